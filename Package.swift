@@ -1,0 +1,67 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "feedsync",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "feedsync", targets: ["feedsync"]),
+        .executable(name: "feedsync-demo-server", targets: ["feedsync-demo-server"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/swhitty/FlyingFox", exact: "0.27.1"),
+    ],
+    targets: [
+        // libcurl, with typed shims over its variadic calls.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+
+        // Turns Migrations/*.sql into a Swift source at build time, so the binary carries its schema.
+        .executableTarget(name: "EmbedMigrationsTool"),
+        .plugin(
+            name: "EmbedMigrations",
+            capability: .buildTool(),
+            dependencies: ["EmbedMigrationsTool"]),
+
+        // Lowest modules: none of them imports another of ours.
+        .target(
+            name: "FeedSyncStore",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            plugins: ["EmbedMigrations"]),
+        .target(name: "FeedSyncTransport", dependencies: ["CCurl"]),
+        .target(name: "FeedSyncFeed"),
+
+        // Sync drives Transport, Feed and Store.
+        .target(
+            name: "FeedSyncSync",
+            dependencies: ["FeedSyncStore", "FeedSyncTransport", "FeedSyncFeed"]),
+
+        // Thin executable: parse arguments, format output, map errors to exit codes.
+        .executableTarget(
+            name: "feedsync",
+            dependencies: [
+                "FeedSyncSync",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+
+        // Loopback feed server shared by tests, benchmarks and the README's demo.
+        .target(
+            name: "FeedSyncDemoServer",
+            dependencies: [.product(name: "FlyingFox", package: "FlyingFox")]),
+        .executableTarget(
+            name: "feedsync-demo-server",
+            dependencies: [
+                "FeedSyncDemoServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+
+        .testTarget(
+            name: "FeedSyncTests",
+            dependencies: ["FeedSyncSync", "FeedSyncDemoServer"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

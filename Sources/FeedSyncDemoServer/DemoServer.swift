@@ -1,0 +1,244 @@
+// This file is the entirety of the public API of FeedSyncDemoServer: a paged JSON feed on
+// 127.0.0.1 with generated items and pictures, and switches for the faults a real server has.
+// Tests, benchmarks and the README's demo all use it.
+
+import FlyingFox
+import FlyingSocks
+import Foundation
+import Synchronization
+
+/// Faults the server can be told to produce; change them at any time while it runs.
+public struct Faults: Sendable {
+    /// How a failing page fails.
+    public enum Failure: Sendable, Equatable {
+        /// An HTTP status with an empty body, and `Retry-After` when given.
+        case status(Int, retryAfter: String? = nil)
+        /// `Content-Length` promises the whole page, half is sent, the connection closes.
+        case truncate
+        /// Half the page is sent chunked, then the connection is dropped without the last chunk.
+        case reset
+        /// A 200 with a body that is not valid JSON.
+        case malformed
+        /// Nothing is sent for this many seconds, then the page.
+        case stall(Double)
+    }
+
+    /// Added before every response.
+    public var latency: Double = 0
+    /// The next `count` feed requests fail this way, whatever page they ask for.
+    public var next: (count: Int, failure: Failure)? = nil
+    /// Every request for a page at or after `page` fails this way (a network lost mid-pull).
+    public var fromPage: (page: Int, failure: Failure)? = nil
+    /// `has_more` is always true; pages past the end repeat the last page.
+    public var endless = false
+    /// The server ignores `If-None-Match` (some do) and always sends the page.
+    public var ignoreValidators = false
+
+    public init() {}
+}
+
+/// One request the server answered, for tests to assert on.
+public struct LoggedRequest: Sendable {
+    public var path: String
+    public var page: Int?
+    public var ifNoneMatch: String?
+    public var status: Int
+    public var at: Date
+}
+
+public final class DemoServer: Sendable {
+    /// What the server has, and what it has been told to do.
+    struct State: Sendable {
+        var itemCount: Int
+        var perPage: Int
+        var distinctPictures: Int
+        var faults = Faults()
+        var log: [LoggedRequest] = []
+    }
+
+    private let server: HTTPServer
+    private let state: Mutex<State>
+    private let runner: Mutex<Task<Void, any Error>?> = Mutex(nil)
+
+    /// - Parameters:
+    ///   - items: items in the feed; item `n` is the n-th oldest, and page 1 is the newest.
+    ///   - perPage: items per page.
+    ///   - distinctPictures: items use pictures `1...distinctPictures` in turn.
+    public init(items: Int = 200, perPage: Int = 20, distinctPictures: Int? = nil, port: UInt16 = 0) {
+        state = Mutex(State(itemCount: items, perPage: perPage, distinctPictures: distinctPictures ?? max(items, 1)))
+        server = HTTPServer(address: try! .inet(ip4: "127.0.0.1", port: port), timeout: 120, logger: .disabled)
+    }
+
+    /// Starts listening; returns once the port is bound.
+    public func start() async throws {
+        let server = server
+        await server.appendRoute("GET /feed") { [self] request in try await self.feedPage(request) }
+        await server.appendRoute("GET /pictures/*") { [self] request in try await self.picture(request) }
+        runner.withLock { $0 = Task { try await server.run() } }
+        try await server.waitUntilListening(timeout: 10)
+    }
+
+    public func stop() async {
+        await server.stop(timeout: 1)
+        runner.withLock { $0?.cancel() }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    public var baseURL: String {
+        get async {
+            guard case .ip4(_, let port) = await server.listeningAddress else { return "http://127.0.0.1:0" }
+            return "http://127.0.0.1:\(port)"
+        }
+    }
+
+    /// The feed's URL.
+    public var feedURL: String {
+        get async { await baseURL + "/feed" }
+    }
+
+    public var faults: Faults {
+        get { state.withLock { $0.faults } }
+    }
+
+    public func setFaults(_ faults: Faults) {
+        state.withLock { $0.faults = faults }
+    }
+
+    /// Adds `count` new items at the head of the feed.
+    public func prepend(_ count: Int) {
+        state.withLock { $0.itemCount += count }
+    }
+
+    public var itemCount: Int { state.withLock { $0.itemCount } }
+
+    /// Every request answered so far, oldest first.
+    public var requests: [LoggedRequest] { state.withLock { $0.log } }
+
+    public func clearLog() {
+        state.withLock { $0.log.removeAll() }
+    }
+
+    /// The key `feedsync` stores for item `n`, in the feed's order (newest first).
+    public var expectedKeys: [String] {
+        let count = itemCount
+        return (0..<count).map { "item-\(count - $0)" }
+    }
+
+    // MARK: Handlers
+
+    private func feedPage(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let page = request.query["page"].flatMap(Int.init) ?? 1
+        let ifNoneMatch = request.headers[HTTPHeader("If-None-Match")]
+        let (snapshot, failure) = state.withLock { state -> (State, Faults.Failure?) in
+            var failure: Faults.Failure? = nil
+            if let next = state.faults.next, next.count > 0 {
+                failure = next.failure
+                state.faults.next = next.count > 1 ? (next.count - 1, next.failure) : nil
+            } else if let from = state.faults.fromPage, page >= from.page {
+                failure = from.failure
+            }
+            return (state, failure)
+        }
+        if snapshot.faults.latency > 0 { try await Task.sleep(nanoseconds: UInt64(snapshot.faults.latency * 1e9)) }
+
+        let body = Self.pageBody(page: page, state: snapshot, baseURL: await baseURL)
+        let etag = "\"n\(snapshot.itemCount)-p\(page)\(snapshot.faults.endless ? "-e" : "")\""
+        var response: HTTPResponse
+        switch failure {
+        case .status(let code, let retryAfter)?:
+            var headers: HTTPHeaders = [:]
+            if let retryAfter { headers[HTTPHeader("Retry-After")] = retryAfter }
+            response = HTTPResponse(statusCode: HTTPStatusCode(code, phrase: "Injected"), headers: headers)
+        case .truncate?:
+            let half = body.prefix(body.count / 2)
+            response = HTTPResponse(
+                statusCode: .ok, headers: [.contentType: "application/json", .contentLength: String(body.count)] as HTTPHeaders,
+                body: HTTPBodySequence(from: FailingBytes(bytes: Array(half)), count: body.count))
+        case .reset?:
+            response = HTTPResponse(
+                statusCode: .ok, headers: [.contentType: "application/json"] as HTTPHeaders,
+                body: HTTPBodySequence(from: FailingBytes(bytes: Array(body.prefix(body.count / 2)))))
+        case .malformed?:
+            response = HTTPResponse(statusCode: .ok, headers: [.contentType: "application/json"] as HTTPHeaders, body: Data(body.prefix(body.count / 3)))
+        case .stall(let seconds)?:
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+            response = HTTPResponse(statusCode: .ok, headers: [.contentType: "application/json"] as HTTPHeaders, body: body)
+        case nil:
+            if ifNoneMatch == etag, !snapshot.faults.ignoreValidators {
+                response = HTTPResponse(statusCode: .notModified, headers: [HTTPHeader("ETag"): etag] as HTTPHeaders)
+            } else {
+                response = HTTPResponse(
+                    statusCode: .ok, headers: [.contentType: "application/json", HTTPHeader("ETag"): etag] as HTTPHeaders, body: body)
+            }
+        }
+        let logged = LoggedRequest(
+            path: request.path, page: page, ifNoneMatch: ifNoneMatch, status: response.statusCode.code, at: Date())
+        state.withLock { $0.log.append(logged) }
+        return response
+    }
+
+    static func pageBody(page: Int, state: State, baseURL: String) -> Data {
+        let total = state.itemCount
+        let perPage = state.perPage
+        let lastPage = max(1, (total + perPage - 1) / perPage)
+        let shown = state.faults.endless ? min(page, lastPage) : page
+        let start = (shown - 1) * perPage
+        let numbers = start < total ? (start..<min(total, start + perPage)).map { total - $0 } : []
+        let items = numbers.map { n in
+            let picture = (n - 1) % state.distinctPictures + 1
+            let published = Date(timeIntervalSince1970: 1_700_000_000 + Double(n) * 60)
+            return """
+                {"id": "item-\(n)", "title": "Item \(n)", "link": "\(baseURL)/items/\(n)", \
+                "picUrl": "\(baseURL)/pictures/\(picture).png", \
+                "published": "\(ISO8601DateFormatter().string(from: published))", "summary": "Summary of item \(n)."}
+                """
+        }
+        let hasMore = state.faults.endless || start + perPage < total
+        return Data("""
+            {"page": \(page), "total": \(total), "has_more": \(hasMore), "items": [\(items.joined(separator: ", "))]}
+            """.utf8)
+    }
+
+    private func picture(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let name = request.path.split(separator: "/").last.map(String.init) ?? ""
+        let number = Int(name.split(separator: ".").first ?? "") ?? 0
+        let response = HTTPResponse(
+            statusCode: .ok, headers: [.contentType: "image/png"] as HTTPHeaders, body: Self.png(seed: number))
+        let logged = LoggedRequest(path: request.path, page: nil, ifNoneMatch: nil, status: 200, at: Date())
+        state.withLock { $0.log.append(logged) }
+        return response
+    }
+
+    /// A valid PNG signature and header followed by bytes that differ per picture.
+    static func png(seed: Int) -> Data {
+        var bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        bytes += [0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]
+        var value = UInt64(truncatingIfNeeded: seed) &* 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<256 {
+            value = value &* 6_364_136_223_846_793_005 &+ 1
+            bytes.append(UInt8(truncatingIfNeeded: value >> 56))
+        }
+        return Data(bytes)
+    }
+}
+
+/// Yields its bytes, then fails: the connection is closed before the promised body is complete.
+struct FailingBytes: AsyncBufferedSequence, AsyncBufferedIteratorProtocol {
+    typealias Element = UInt8
+    var bytes: [UInt8]
+    var sent = false
+
+    func makeAsyncIterator() -> FailingBytes { self }
+
+    mutating func next() async throws -> UInt8? {
+        try await nextBuffer(suggested: 1)?.first
+    }
+
+    mutating func nextBuffer(suggested count: Int) async throws -> [UInt8]? {
+        if !sent, !bytes.isEmpty {
+            sent = true
+            return bytes
+        }
+        throw CancellationError()
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import GRDB
+
+extension Store {
+    /// Remembers `url` as a subscribed feed, or returns it if it already is.
+    public func subscribe(url: String) throws(StoreError) -> Feed {
+        try write { db in
+            try db.execute(
+                sql: "INSERT INTO feed (url, added_at) VALUES (?, ?) ON CONFLICT(url) DO NOTHING",
+                arguments: [url, Date().timeIntervalSince1970])
+            return try Feed.fetchOne(db, sql: "SELECT * FROM feed WHERE url = ?", arguments: [url])!
+        }
+    }
+
+    /// Every subscribed feed, in the order they were added.
+    public func feeds() throws(StoreError) -> [Feed] {
+        try read { db in try Feed.fetchAll(db, sql: "SELECT * FROM feed ORDER BY id") }
+    }
+
+    public func feed(url: String) throws(StoreError) -> Feed? {
+        try read { db in try Feed.fetchOne(db, sql: "SELECT * FROM feed WHERE url = ?", arguments: [url]) }
+    }
+
+    /// Records how a pull of the feed ended.
+    public func recordOutcome(
+        feedID: Int64, _ outcome: PullOutcome, error: String?, at date: Date, nextRetryAt: Date?
+    ) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: """
+                    UPDATE feed SET last_pull_at = ?, last_outcome = ?, last_error = ?, next_retry_at = ?
+                    WHERE id = ?
+                    """,
+                arguments: [date.timeIntervalSince1970, outcome.rawValue, error,
+                            nextRetryAt?.timeIntervalSince1970, feedID])
+        }
+    }
+
+    /// Per feed: items stored, pictures by status, and everything the feed row says.
+    public func status() throws(StoreError) -> [FeedStatus] {
+        try read { db in
+            let feeds = try Feed.fetchAll(db, sql: "SELECT * FROM feed ORDER BY id")
+            return try feeds.map { feed in
+                var pictures: [String: (count: Int, bytes: Int64)] = [:]
+                for row in try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT image_status, count(*) AS n, coalesce(sum(image_bytes), 0) AS bytes
+                        FROM item WHERE feed_id = ? GROUP BY image_status
+                        """,
+                    arguments: [feed.id])
+                {
+                    pictures[row["image_status"]] = (row["n"], row["bytes"])
+                }
+                let count = pictures.values.reduce(0) { $0 + $1.count }
+                return FeedStatus(feed: feed, itemCount: count, pictures: pictures)
+            }
+        }
+    }
+}
+
+extension Feed: FetchableRecord {
+    public init(row: Row) {
+        id = row["id"]
+        url = row["url"]
+        let gapBand: Int? = row["gap_band"]
+        let gapPage: Int? = row["gap_page"]
+        cursor = FeedCursor(
+            etag: row["etag"], lastModified: row["last_modified"], remoteTotal: row["remote_total"],
+            perPage: row["per_page"], backfillPage: row["backfill_page"], backfillTotal: row["backfill_total"],
+            backfillDone: row["backfill_done"],
+            gap: gapBand.flatMap { band in
+                gapPage.map { FeedCursor.Walk(band: band, page: $0, total: row["gap_total"]) }
+            })
+        lastPullAt = (row["last_pull_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+        lastOutcome = (row["last_outcome"] as String?).flatMap(PullOutcome.init(rawValue:))
+        lastError = row["last_error"]
+        nextRetryAt = (row["next_retry_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+    }
+}

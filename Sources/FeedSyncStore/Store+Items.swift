@@ -1,0 +1,71 @@
+import Foundation
+import GRDB
+
+extension Store {
+    /// For those of `keys` already stored in the feed, the band each one sits in.
+    public func bands(feedID: Int64, keys: [String]) throws(StoreError) -> [String: Int] {
+        try read { db in
+            var found: [String: Int] = [:]
+            let statement = try db.cachedStatement(sql: "SELECT band FROM item WHERE feed_id = ? AND key = ?")
+            for key in keys {
+                if let band = try Int.fetchOne(statement, arguments: [feedID, key]) { found[key] = band }
+            }
+            return found
+        }
+    }
+
+    /// The highest band in use (the lowest number), or `nil` when the feed has no items.
+    public func topBand(feedID: Int64) throws(StoreError) -> Int? {
+        try read { db in try Int.fetchOne(db, sql: "SELECT min(band) FROM item WHERE feed_id = ?", arguments: [feedID]) }
+    }
+
+    /// Writes a page's items and the cursor that follows them in one transaction: a process killed
+    /// at any instant leaves either both or neither.
+    public func commit(_ page: PageCommit) throws(StoreError) {
+        try write { db in
+            let now = Date().timeIntervalSince1970
+            var seq = try Int.fetchOne(
+                db, sql: "SELECT max(seq) FROM item WHERE feed_id = ? AND band = ?",
+                arguments: [page.feedID, page.band]) ?? -1
+            // New and known items go through the same upsert: a known key keeps its place (band,
+            // seq) and only its content is refreshed; a changed picture URL resets the picture.
+            let upsert = try db.cachedStatement(sql: """
+                INSERT INTO item (feed_id, key, band, seq, title, link, pic_url, published, summary,
+                                  image_status, stored_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (feed_id, key) DO UPDATE SET
+                    title = excluded.title, link = excluded.link, published = excluded.published,
+                    summary = excluded.summary,
+                    image_status = CASE WHEN pic_url IS excluded.pic_url THEN image_status
+                                        ELSE excluded.image_status END,
+                    image_path = CASE WHEN pic_url IS excluded.pic_url THEN image_path ELSE NULL END,
+                    pic_url = excluded.pic_url
+                """)
+            for item in page.newItems + page.updatedItems {
+                seq += 1
+                try upsert.execute(arguments: [
+                    page.feedID, item.key, page.band, seq, item.title, item.link, item.pictureURL,
+                    item.published, item.summary, item.pictureURL == nil ? "none" : "pending", now,
+                ])
+            }
+            let cursor = page.cursor
+            try db.execute(
+                sql: """
+                    UPDATE feed SET etag = ?, last_modified = ?, remote_total = ?, per_page = ?,
+                        backfill_page = ?, backfill_total = ?, backfill_done = ?,
+                        gap_band = ?, gap_page = ?, gap_total = ?
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    cursor.etag, cursor.lastModified, cursor.remoteTotal, cursor.perPage,
+                    cursor.backfillPage, cursor.backfillTotal, cursor.backfillDone,
+                    cursor.gap?.band, cursor.gap?.page, cursor.gap?.total, page.feedID,
+                ])
+        }
+    }
+
+    /// Saves the cursor alone (e.g. the backfill finished on a page with nothing new).
+    public func saveCursor(feedID: Int64, _ cursor: FeedCursor) throws(StoreError) {
+        try commit(PageCommit(feedID: feedID, band: 0, newItems: [], updatedItems: [], cursor: cursor))
+    }
+}

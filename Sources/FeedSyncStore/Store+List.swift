@@ -1,0 +1,52 @@
+import Foundation
+import GRDB
+
+extension Store {
+    /// One page of the local list: a feed's items in the server's order, or with `feedURL` nil,
+    /// every feed's, feed after feed in the order they were added.
+    public func list(feedURL: String?, page: Int, perPage: Int) throws(StoreError) -> ListedPage {
+        try read { db in
+            let filter = feedURL == nil ? "" : "WHERE feed_id = (SELECT id FROM feed WHERE url = ?)"
+            let arguments: StatementArguments = feedURL.map { [$0] } ?? []
+            let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM item \(filter)", arguments: arguments) ?? 0
+            let offset = (page - 1) * perPage
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT key, title, link, pic_url, image_status, image_path, published FROM item \(filter)
+                    ORDER BY feed_id, band, seq LIMIT ? OFFSET ?
+                    """,
+                arguments: arguments + [perPage, offset])
+            let items = rows.enumerated().map { index, row in
+                StoredItem(
+                    key: row["key"], title: row["title"], link: row["link"], pictureURL: row["pic_url"],
+                    imageStatus: row["image_status"], imagePath: row["image_path"], published: row["published"],
+                    position: offset + index + 1)
+            }
+            let lastPull = try Double.fetchOne(
+                db, sql: "SELECT max(last_pull_at) FROM feed \(feedURL == nil ? "" : "WHERE url = ?")",
+                arguments: arguments)
+            return ListedPage(items: items, total: total, lastPullAt: lastPull.map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+
+    /// Remembers the page the reader was shown, per feed URL or `*` for all feeds.
+    public func setReadingPosition(scope: String, page: Int, perPage: Int) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO reading_position (scope, page, per_page, updated_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (scope) DO UPDATE SET page = excluded.page, per_page = excluded.per_page,
+                        updated_at = excluded.updated_at
+                    """,
+                arguments: [scope, page, perPage, Date().timeIntervalSince1970])
+        }
+    }
+
+    public func readingPosition(scope: String) throws(StoreError) -> (page: Int, perPage: Int)? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT page, per_page FROM reading_position WHERE scope = ?", arguments: [scope])
+                .map { ($0["page"], $0["per_page"]) }
+        }
+    }
+}

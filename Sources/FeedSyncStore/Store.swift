@@ -1,0 +1,190 @@
+// This file is the entirety of the public API of FeedSyncStore: the local SQLite store.
+// Only this module speaks SQL.
+
+import Foundation
+import GRDB
+
+/// Where a pull stands with one feed: what to ask for next, and how to ask.
+public struct FeedCursor: Sendable, Equatable {
+    public var etag: String?
+    public var lastModified: String?
+    public var remoteTotal: Int?
+    public var perPage: Int?
+    /// Next older page to ask for, numbered as when the feed had `backfillTotal` items.
+    /// `nil` until the first page was committed.
+    public var backfillPage: Int?
+    public var backfillTotal: Int?
+    public var backfillDone: Bool
+    /// An interrupted head walk: new items above the old top were only partly fetched.
+    public var gap: Walk?
+
+    /// A walk through consecutive pages that was stopped and will be continued.
+    public struct Walk: Sendable, Equatable {
+        public var band: Int
+        public var page: Int
+        public var total: Int?
+        public init(band: Int, page: Int, total: Int?) {
+            self.band = band
+            self.page = page
+            self.total = total
+        }
+    }
+
+    public init(
+        etag: String? = nil, lastModified: String? = nil, remoteTotal: Int? = nil, perPage: Int? = nil,
+        backfillPage: Int? = nil, backfillTotal: Int? = nil, backfillDone: Bool = false, gap: Walk? = nil
+    ) {
+        self.etag = etag
+        self.lastModified = lastModified
+        self.remoteTotal = remoteTotal
+        self.perPage = perPage
+        self.backfillPage = backfillPage
+        self.backfillTotal = backfillTotal
+        self.backfillDone = backfillDone
+        self.gap = gap
+    }
+}
+
+/// How a pull of one feed ended.
+public enum PullOutcome: String, Sendable {
+    case ok, transient, data, local
+}
+
+/// A subscribed feed.
+public struct Feed: Sendable, Equatable {
+    public var id: Int64
+    public var url: String
+    public var cursor: FeedCursor
+    public var lastPullAt: Date?
+    public var lastOutcome: PullOutcome?
+    public var lastError: String?
+    public var nextRetryAt: Date?
+}
+
+/// A stored item, as `list` shows it.
+public struct StoredItem: Sendable, Equatable {
+    public var key: String
+    public var title: String
+    public var link: String?
+    public var pictureURL: String?
+    public var imageStatus: String
+    public var imagePath: String?
+    public var published: String?
+    /// 1-based rank in the list being shown.
+    public var position: Int
+}
+
+/// A page of the local list.
+public struct ListedPage: Sendable {
+    public var items: [StoredItem]
+    public var total: Int
+    public var lastPullAt: Date?
+}
+
+/// What `status` shows for one feed.
+public struct FeedStatus: Sendable {
+    public var feed: Feed
+    public var itemCount: Int
+    public var pictures: [String: (count: Int, bytes: Int64)]
+}
+
+/// A page's changes, written in one transaction together with the cursor that follows them.
+public struct PageCommit: Sendable {
+    public var feedID: Int64
+    /// Items not stored before, in the server's order, appended to `band`.
+    public var newItems: [NewItem]
+    /// Items stored before whose content is refreshed in place; their order is kept.
+    public var updatedItems: [NewItem]
+    public var cursor: FeedCursor
+
+    public struct NewItem: Sendable {
+        public var key: String
+        public var title: String
+        public var link: String?
+        public var pictureURL: String?
+        public var published: String?
+        public var summary: String?
+        public init(key: String, title: String, link: String?, pictureURL: String?, published: String?, summary: String?) {
+            self.key = key
+            self.title = title
+            self.link = link
+            self.pictureURL = pictureURL
+            self.published = published
+            self.summary = summary
+        }
+    }
+
+    /// Band `0` holds the first pull and all backfill; each head walk opens a lower band.
+    public var band: Int
+
+    public init(feedID: Int64, band: Int, newItems: [NewItem], updatedItems: [NewItem], cursor: FeedCursor) {
+        self.feedID = feedID
+        self.band = band
+        self.newItems = newItems
+        self.updatedItems = updatedItems
+        self.cursor = cursor
+    }
+}
+
+/// A failure of the local database or file system.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The SQLite store of one data home: WAL, so `list` reads while a pull writes.
+public final class Store: Sendable {
+    let pool: DatabasePool
+    public let path: String
+
+    /// Opens (creating if needed) the database at `path` and applies pending migrations.
+    public init(path: String) throws(StoreError) {
+        self.path = path
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            // WAL with NORMAL sync survives a killed process; a power cut may lose the last pages.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw StoreError("cannot open the database \(path): \(Self.describe(error))")
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        for migration in embeddedMigrations {
+            migrator.registerMigration(migration.name) { db in try db.execute(sql: migration.sql) }
+        }
+        return migrator
+    }
+
+    /// The names of the migrations applied to this database, in order.
+    public func appliedMigrations() throws(StoreError) -> [String] {
+        try read { db in try Self.migrator.appliedMigrations(db) }
+    }
+
+    /// `PRAGMA integrity_check`'s answer: `["ok"]` for a sound file.
+    public func integrityCheck() throws(StoreError) -> [String] {
+        try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do { return try pool.read(body) } catch { throw StoreError("cannot read \(path): \(Self.describe(error))") }
+    }
+
+    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do { return try pool.write(body) } catch { throw StoreError("cannot write \(path): \(Self.describe(error))") }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? DatabaseError {
+            return error.message ?? "SQLite error \(error.resultCode)"
+        }
+        return String(describing: error)
+    }
+}

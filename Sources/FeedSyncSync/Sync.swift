@@ -1,0 +1,226 @@
+// The public surface of FeedSyncSync: the engine that pulls feeds into the store, the data home,
+// and the error type the command line maps to exit codes. The paging rules live in PagingMachine.
+
+import FeedSyncFeed
+import FeedSyncStore
+import FeedSyncTransport
+import Foundation
+
+public enum FeedSyncVersion {
+    public static let string = "0.1.0"
+    public static let userAgent = "feedsync/\(string)"
+}
+
+/// A failure a user has to hear about, sorted by what the command line should exit with.
+public struct SyncError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Comparable {
+        /// Worth trying again later: the network, the server or the lock (exit 75).
+        case transient
+        /// The server sent something unusable (exit 65).
+        case data
+        /// The local database or file system failed (exit 74).
+        case local
+        /// The command was used wrongly (exit 64).
+        case usage
+    }
+
+    public var kind: Kind
+    /// One plain sentence: what failed, where, and what to do.
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// What happens during a pull, for `--verbose` and progress output.
+public enum PullEvent: Sendable {
+    case notModified(url: String)
+    case page(url: String, number: Int, items: Int, new: Int)
+    case retrying(url: String, attempt: Int, delay: Double, reason: String)
+    case skipped(url: String, until: Date)
+    case endless(url: String, reason: String)
+}
+
+public struct PullOptions: Sendable {
+    /// Pages each feed may fetch in this run, `nil` for no limit.
+    public var maxPages: Int?
+    public var retry: RetryPolicy
+    public var onEvent: @Sendable (PullEvent) -> Void
+
+    public init(maxPages: Int? = nil, retry: RetryPolicy = RetryPolicy(), onEvent: @escaping @Sendable (PullEvent) -> Void = { _ in }) {
+        self.maxPages = maxPages
+        self.retry = retry
+        self.onEvent = onEvent
+    }
+}
+
+/// What one feed's pull did.
+public struct PullReport: Sendable {
+    public var url: String
+    public var pages: Int
+    public var newItems: Int
+    public var finish: PagingMachine.Finish?
+    /// The feed was skipped: a server asked us to wait until then.
+    public var skippedUntil: Date?
+}
+
+/// Pulls feeds into the store, one page per transaction.
+public final class SyncEngine: Sendable {
+    let store: Store
+    let client: HTTPClient
+
+    public init(store: Store, client: HTTPClient) {
+        self.store = store
+        self.client = client
+    }
+
+    /// Pulls one feed: head check, head walk, gap and backfill, as PagingMachine decides. The
+    /// outcome is recorded on the feed whether it succeeds or not.
+    public func pull(_ feed: Feed, options: PullOptions) async throws(SyncError) -> PullReport {
+        let started = Date()
+        if let until = feed.nextRetryAt, until > started {
+            options.onEvent(.skipped(url: feed.url, until: until))
+            return PullReport(url: feed.url, pages: 0, newItems: 0, finish: nil, skippedUntil: until)
+        }
+        var report = PullReport(url: feed.url, pages: 0, newItems: 0, finish: nil, skippedUntil: nil)
+        do throws(PullFailure) {
+            try await walk(feed, options: options, report: &report)
+            try record(feed, .ok, error: nil, at: started, nextRetryAt: nil)
+            return report
+        } catch {
+            let failure = error
+            let outcome: PullOutcome = switch failure.error.kind {
+            case .transient: .transient
+            case .data: .data
+            case .local, .usage: .local
+            }
+            try? record(feed, outcome, error: failure.error.message, at: started, nextRetryAt: failure.nextRetryAt)
+            throw failure.error
+        }
+    }
+
+    private func record(_ feed: Feed, _ outcome: PullOutcome, error: String?, at: Date, nextRetryAt: Date?) throws(PullFailure) {
+        do {
+            try store.recordOutcome(feedID: feed.id, outcome, error: error, at: at, nextRetryAt: nextRetryAt)
+        } catch {
+            throw PullFailure(SyncError(.local, "\(error.message); check the disk and the data home's permissions"))
+        }
+    }
+
+    private func walk(_ feed: Feed, options: PullOptions, report: inout PullReport) async throws(PullFailure) {
+        var machine = PagingMachine(
+            feedID: feed.id, cursor: feed.cursor, topBand: try local { try store.topBand(feedID: feed.id) },
+            maxPages: options.maxPages)
+        var action = machine.start()
+        while true {
+            let page: FeedPage
+            let validators: PagingMachine.Validators
+            switch action {
+            case .finish(let finish):
+                report.finish = finish
+                if case .endless(let reason) = finish { options.onEvent(.endless(url: feed.url, reason: reason)) }
+                return
+            case .revisit(let held, let heldValidators):
+                (page, validators) = (held, heldValidators)
+            case .fetch(let number, let conditional):
+                let url = PagedJSON.url(of: feed.url, page: number)
+                var headers: [(name: String, value: String)] = [("Accept", "application/json")]
+                if conditional {
+                    if let etag = machine.cursor.etag { headers.append(("If-None-Match", etag)) }
+                    if let date = machine.cursor.lastModified { headers.append(("If-Modified-Since", date)) }
+                }
+                let response = try await fetch(HTTPRequest(url: url, headers: headers), options: options)
+                report.pages += 1
+                if response.status == 304, conditional {
+                    options.onEvent(.notModified(url: url))
+                    action = machine.notModified()
+                    continue
+                }
+                do {
+                    page = try PagedJSON.decode(response.body)
+                } catch {
+                    throw PullFailure(SyncError(.data, "\(url) sent an unusable page: \(error.reason); the items stored before are kept"))
+                }
+                validators = .init(etag: response.headers["etag"], lastModified: response.headers["last-modified"])
+            }
+            let bands = try local { try store.bands(feedID: feed.id, keys: page.items.map(\.key)) }
+            let step = machine.received(page, validators: validators, bands: bands)
+            if let commit = step.commit {
+                try local { try store.commit(commit) }
+                report.newItems += step.newCount
+                options.onEvent(.page(url: feed.url, number: page.page ?? 0, items: page.items.count, new: step.newCount))
+            }
+            action = step.next
+        }
+    }
+
+    /// One request with retries. Returns any response that is not a transient failure.
+    private func fetch(_ request: HTTPRequest, options: PullOptions) async throws(PullFailure) -> HTTPResponse {
+        let policy = options.retry
+        var attempt = 1
+        while true {
+            let reason: String
+            var retryAfter: Double? = nil
+            do {
+                let response = try await client.get(request)
+                switch response.status {
+                case 200..<300, 304:
+                    return response
+                case 408, 425, 429, 500...599:
+                    reason = "the server answered \(response.status)"
+                    retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"])
+                default:
+                    throw PullFailure(SyncError(.data, "\(request.url) answered \(response.status); check the feed URL"))
+                }
+            } catch let error as TransportError {
+                guard error.isTransient else {
+                    throw PullFailure(SyncError(.data, "\(request.url) could not be used: \(error.detail)"))
+                }
+                reason = error.detail
+            } catch let failure as PullFailure {
+                throw failure
+            } catch {
+                throw PullFailure(SyncError(.transient, "\(request.url): \(error)"))
+            }
+
+            if let retryAfter, retryAfter > policy.maxRetryAfter {
+                throw PullFailure(
+                    SyncError(.transient, "\(request.url): \(reason) and asked to wait \(Int(retryAfter)) s; the place is saved and pulls skip this feed until then"),
+                    nextRetryAt: Date().addingTimeInterval(retryAfter))
+            }
+            guard attempt < policy.maxAttempts else {
+                throw PullFailure(SyncError(.transient, "\(request.url): \(reason), \(attempt) attempts; the place is saved, the next pull continues from it"))
+            }
+            let delay = retryAfter.map { max($0, 0) } ?? policy.backoff(afterAttempt: attempt)
+            options.onEvent(.retrying(url: request.url, attempt: attempt, delay: delay, reason: reason))
+            do {
+                try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+            } catch {
+                throw PullFailure(SyncError(.transient, "the pull was cancelled; the place is saved"))
+            }
+            attempt += 1
+        }
+    }
+
+    private func local<T>(_ body: () throws -> T) throws(PullFailure) -> T {
+        do {
+            return try body()
+        } catch {
+            throw PullFailure(SyncError(.local, "\(error); check the disk and the data home's permissions"))
+        }
+    }
+}
+
+/// A SyncError on its way out of a pull, with what the feed row should remember.
+struct PullFailure: Error {
+    var error: SyncError
+    var nextRetryAt: Date?
+    init(_ error: SyncError, nextRetryAt: Date? = nil) {
+        self.error = error
+        self.nextRetryAt = nextRetryAt
+    }
+}

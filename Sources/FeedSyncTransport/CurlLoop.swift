@@ -1,0 +1,266 @@
+import CCurl
+import Foundation
+
+/// Owns one libcurl multi handle and the one thread that drives it. Every libcurl call on an easy
+/// handle that has been submitted happens on that thread; other threads only touch `inbox` under
+/// `lock` and wake the thread with `curl_multi_wakeup`, which libcurl allows from any thread.
+final class CurlLoop: @unchecked Sendable {
+    private let configuration: TransportConfiguration
+    private let multi: UnsafeMutableRawPointer
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var inbox: [Transfer] = []
+    private var cancellations: [Transfer] = []
+    private var stopping = false
+    // Touched only on the loop thread.
+    private var active: [UnsafeMutableRawPointer: Transfer] = [:]
+
+    private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+
+    init(configuration: TransportConfiguration) {
+        _ = Self.globalInit
+        self.configuration = configuration
+        multi = curl_multi_init()
+        fs_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxConnections)
+        fs_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnections)
+        fs_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        let thread = Thread { [self] in run() }
+        thread.name = "feedsync.curl"
+        thread.start()
+    }
+
+    func perform(_ request: HTTPRequest) async -> Result<HTTPResponse, TransportError> {
+        let transfer = Transfer(request: request)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                transfer.continuation = continuation
+                lock.lock()
+                let refused = stopping
+                if !refused { inbox.append(transfer) }
+                lock.unlock()
+                if refused {
+                    transfer.finish(.failure(transfer.error(.cancelled, "the client was shut down")))
+                } else {
+                    curl_multi_wakeup(multi)
+                }
+            }
+        } onCancel: {
+            lock.lock()
+            transfer.cancelRequested = true
+            cancellations.append(transfer)
+            let running = !stopping  // after shutdown the multi handle may be gone
+            lock.unlock()
+            if running { curl_multi_wakeup(multi) }
+        }
+    }
+
+    func shutdown() {
+        lock.lock()
+        let first = !stopping
+        stopping = true
+        lock.unlock()
+        if first { curl_multi_wakeup(multi) }
+    }
+
+    // MARK: The loop thread
+
+    private func run() {
+        var running: Int32 = 0
+        while true {
+            lock.lock()
+            let arrived = inbox.map { ($0, $0.cancelRequested) }
+            let cancelled = cancellations
+            let stop = stopping
+            inbox.removeAll()
+            cancellations.removeAll()
+            lock.unlock()
+
+            for (transfer, cancelRequested) in arrived {
+                if cancelRequested {
+                    transfer.finish(.failure(transfer.error(.cancelled, "cancelled")))
+                } else {
+                    start(transfer)
+                }
+            }
+            for transfer in cancelled { abort(transfer, detail: "cancelled") }
+            if stop { break }
+
+            curl_multi_perform(multi, &running)
+            collectFinished()
+            curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        for transfer in Array(active.values) { abort(transfer, detail: "the client was shut down") }
+        curl_multi_cleanup(multi)
+        lock.lock()
+        let late = inbox
+        inbox.removeAll()
+        lock.unlock()
+        for transfer in late { transfer.finish(.failure(transfer.error(.cancelled, "the client was shut down"))) }
+    }
+
+    private func start(_ transfer: Transfer) {
+        guard let easy = curl_easy_init() else {
+            transfer.finish(.failure(transfer.error(.other, "libcurl could not create a transfer")))
+            return
+        }
+        transfer.easy = easy
+        configure(easy, for: transfer)
+        active[easy] = transfer
+        curl_multi_add_handle(multi, easy)
+    }
+
+    private func configure(_ easy: UnsafeMutableRawPointer, for transfer: Transfer) {
+        let request = transfer.request
+        let config = configuration
+        fs_easy_setopt_string(easy, CURLOPT_URL, request.url)
+        fs_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        fs_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        fs_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        fs_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1)
+        fs_easy_setopt_long(easy, CURLOPT_MAXREDIRS, 5)
+        fs_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
+        fs_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        fs_easy_setopt_string(easy, CURLOPT_USERAGENT, config.userAgent)
+        fs_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, config.connectTimeout)
+        fs_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, config.lowSpeedBytes)
+        fs_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, config.lowSpeedSeconds)
+        fs_easy_setopt_long(easy, CURLOPT_TIMEOUT, config.totalTimeout)
+        // libcurl 7.88 ignores this for chunked bodies; the write callback enforces the cap too.
+        fs_easy_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBodyBytes))
+
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        for header in request.headers {
+            list = curl_slist_append(list, "\(header.name): \(header.value)")
+        }
+        transfer.headerList = list
+        if let list { fs_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list) }
+
+        // The transfer is kept alive by `active`; callbacks and CURLINFO_PRIVATE get it back.
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        fs_easy_setopt_pointer(easy, CURLOPT_PRIVATE, context)
+        fs_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
+        fs_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteBody)
+        fs_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
+        fs_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader)
+    }
+
+    private func collectFinished() {
+        var queued: Int32 = 0
+        while let message = curl_multi_info_read(multi, &queued) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = fs_msg_result(message)
+            var context: UnsafeMutableRawPointer? = nil
+            fs_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &context)
+            guard let context else { continue }
+            let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+            let result: Result<HTTPResponse, TransportError>
+            if code == CURLE_OK {
+                var status = 0
+                fs_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+                var effective: UnsafeMutablePointer<CChar>? = nil
+                fs_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &effective)
+                result = .success(HTTPResponse(
+                    status: status, headers: transfer.headers, body: transfer.body,
+                    effectiveURL: effective.map { String(cString: $0) } ?? transfer.request.url))
+            } else {
+                result = .failure(transfer.error(for: code))
+            }
+            release(transfer)
+            transfer.finish(result)
+        }
+    }
+
+    /// Ends a running transfer as cancelled; one not started yet is ended when it arrives.
+    private func abort(_ transfer: Transfer, detail: String) {
+        guard let easy = transfer.easy, active[easy] != nil else { return }
+        release(transfer)
+        transfer.finish(.failure(transfer.error(.cancelled, detail)))
+    }
+
+    private func release(_ transfer: Transfer) {
+        guard let easy = transfer.easy else { return }
+        active[easy] = nil
+        curl_multi_remove_handle(multi, easy)
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(transfer.headerList)
+        transfer.headerList = nil
+        transfer.easy = nil
+    }
+}
+
+/// One request in flight. After submission it is touched only on the loop thread.
+final class Transfer: @unchecked Sendable {
+    let request: HTTPRequest
+    var continuation: CheckedContinuation<Result<HTTPResponse, TransportError>, Never>?
+    var easy: UnsafeMutableRawPointer?
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    var headers: [String: String] = [:]
+    var body = Data()
+    var exceededCap = false
+    var finished = false
+    /// Set under the loop's lock by the cancelling task.
+    var cancelRequested = false
+
+    init(request: HTTPRequest) {
+        self.request = request
+    }
+
+    func finish(_ result: Result<HTTPResponse, TransportError>) {
+        guard !finished else { return }
+        finished = true
+        continuation?.resume(returning: result)
+        continuation = nil
+    }
+
+    func error(_ kind: TransportError.Kind, _ detail: String) -> TransportError {
+        TransportError(kind: kind, url: request.url, detail: detail)
+    }
+
+    func error(for code: CURLcode) -> TransportError {
+        let text = String(cString: curl_easy_strerror(code))
+        if exceededCap || code == CURLE_FILESIZE_EXCEEDED {
+            return error(.tooLarge, "the body is larger than \(request.maxBodyBytes) bytes")
+        }
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
+            return error(.unreachable, text)
+        case CURLE_OPERATION_TIMEDOUT:
+            return error(.timedOut, text)
+        case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING,
+             CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            return error(.interrupted, text)
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_TOO_MANY_REDIRECTS, CURLE_URL_MALFORMAT:
+            return error(.refusedRedirect, text)
+        default:
+            return error(.other, text)
+        }
+    }
+}
+
+// C callbacks: libcurl hands back the Transfer as the opaque user pointer. They run on the loop thread.
+
+private let curlWriteBody: curl_write_callback = { data, size, count, context in
+    let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+    let length = size * count
+    if transfer.body.count + length > transfer.request.maxBodyBytes {
+        transfer.exceededCap = true
+        return 0  // makes libcurl fail the transfer with CURLE_WRITE_ERROR
+    }
+    if let data { data.withMemoryRebound(to: UInt8.self, capacity: length) { transfer.body.append($0, count: length) } }
+    return length
+}
+
+private let curlWriteHeader: curl_write_callback = { data, size, count, context in
+    let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+    let length = size * count
+    guard let data else { return length }
+    let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+    if line.hasPrefix("HTTP/") {
+        transfer.headers.removeAll()  // a new response after a redirect or a 100 Continue
+    } else if let colon = line.firstIndex(of: ":") {
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        transfer.headers[name] = value
+    }
+    return length
+}

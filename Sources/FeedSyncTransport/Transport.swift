@@ -1,0 +1,128 @@
+// This file is the entirety of the public API of FeedSyncTransport: an HTTP client over libcurl's
+// multi interface. Only this module speaks libcurl.
+
+import Foundation
+
+/// One GET request.
+public struct HTTPRequest: Sendable {
+    public var url: String
+    /// Extra request headers, e.g. `If-None-Match`.
+    public var headers: [(name: String, value: String)]
+    /// The body is cut off, and the transfer fails with `.tooLarge`, past this many bytes.
+    public var maxBodyBytes: Int
+
+    public init(url: String, headers: [(name: String, value: String)] = [], maxBodyBytes: Int = 64 << 20) {
+        self.url = url
+        self.headers = headers
+        self.maxBodyBytes = maxBodyBytes
+    }
+}
+
+/// A complete response, whatever its status.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    /// Header names in lower case; a repeated header keeps its last value.
+    public var headers: [String: String]
+    public var body: Data
+    /// The URL the body came from, after redirects.
+    public var effectiveURL: String
+
+    public init(status: Int, headers: [String: String], body: Data, effectiveURL: String) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.effectiveURL = effectiveURL
+    }
+}
+
+/// Why a transfer produced no response.
+public struct TransportError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// Name resolution failed, the connection was refused or could not be made.
+        case unreachable
+        /// No progress within the deadline (connect timeout or low-speed limit).
+        case timedOut
+        /// The connection broke before the whole body arrived.
+        case interrupted
+        /// The body was larger than the request allowed.
+        case tooLarge
+        /// A URL, or a redirect, to a scheme other than http and https; or too many redirects.
+        case refusedRedirect
+        /// The request was cancelled.
+        case cancelled
+        /// Anything else libcurl reported.
+        case other
+    }
+
+    public var kind: Kind
+    public var url: String
+    /// libcurl's own words, for `--verbose` and bug reports.
+    public var detail: String
+
+    public init(kind: Kind, url: String, detail: String) {
+        self.kind = kind
+        self.url = url
+        self.detail = detail
+    }
+
+    /// Worth trying again later: the network or the server may recover.
+    public var isTransient: Bool {
+        switch kind {
+        case .unreachable, .timedOut, .interrupted, .other: true
+        case .tooLarge, .refusedRedirect, .cancelled: false
+        }
+    }
+
+    public var description: String { "\(url): \(detail)" }
+}
+
+/// Settings shared by every transfer of one client.
+public struct TransportConfiguration: Sendable {
+    public var userAgent: String
+    /// Seconds allowed to establish a connection.
+    public var connectTimeout: Int
+    /// A transfer slower than `lowSpeedBytes` per second for `lowSpeedSeconds` is abandoned.
+    public var lowSpeedBytes: Int
+    public var lowSpeedSeconds: Int
+    /// A hard cap on a whole transfer, in seconds.
+    public var totalTimeout: Int
+    /// Transfers running at once; more are queued by libcurl.
+    public var maxConnections: Int
+
+    public init(
+        userAgent: String, connectTimeout: Int = 10, lowSpeedBytes: Int = 1,
+        lowSpeedSeconds: Int = 20, totalTimeout: Int = 300, maxConnections: Int = 8
+    ) {
+        self.userAgent = userAgent
+        self.connectTimeout = connectTimeout
+        self.lowSpeedBytes = lowSpeedBytes
+        self.lowSpeedSeconds = lowSpeedSeconds
+        self.totalTimeout = totalTimeout
+        self.maxConnections = maxConnections
+    }
+}
+
+/// An HTTP client whose transfers all run on one dedicated thread driving a libcurl multi handle,
+/// so connections are reused and HTTP/2 streams multiplexed across concurrent requests.
+public final class HTTPClient: Sendable {
+    private let loop: CurlLoop
+
+    public init(configuration: TransportConfiguration) {
+        loop = CurlLoop(configuration: configuration)
+    }
+
+    /// Performs a GET. Cancelling the calling task aborts the transfer.
+    public func get(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
+        let result: Result<HTTPResponse, TransportError> = await loop.perform(request)
+        return try result.get()
+    }
+
+    /// Stops the event loop; requests still running fail as cancelled.
+    public func shutdown() {
+        loop.shutdown()
+    }
+
+    deinit {
+        loop.shutdown()
+    }
+}

@@ -1,0 +1,73 @@
+import ArgumentParser
+import FeedSyncStore
+import FeedSyncSync
+import Foundation
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show each feed's items, backfill progress, last pull and pictures.")
+
+    @OptionGroup var homeOptions: HomeOptions
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    static let pictureStatuses = ["none", "pending", "cached", "failed"]
+
+    func run() async throws {
+        let (_, store) = try homeOptions.openStore()
+        let feeds = try fail(on: { try store.status() })
+        if json {
+            print("{\"feeds\": [\(feeds.map(jsonFeed).joined(separator: ", "))]}")
+        } else if feeds.isEmpty {
+            print("no feeds yet; subscribe with: feedsync pull --feed URL")
+        } else {
+            print(feeds.map(text).joined(separator: "\n\n"))
+        }
+    }
+
+    func backfill(_ cursor: FeedCursor) -> String {
+        if cursor.backfillDone { return "complete" }
+        guard let next = cursor.backfillPage else { return "not started" }
+        var text = "next page \(next)"
+        if let total = cursor.remoteTotal, let perPage = cursor.perPage, perPage > 0 {
+            text += " of \((total + perPage - 1) / perPage)"
+        }
+        return text
+    }
+
+    func text(_ status: FeedStatus) -> String {
+        let feed = status.feed
+        var lines = [Terminal.safe(feed.url)]
+        lines.append("  items stored:  \(status.itemCount)" + (feed.cursor.remoteTotal.map { " (server reports \($0))" } ?? ""))
+        lines.append("  backfill:      \(backfill(feed.cursor))")
+        if let at = feed.lastPullAt {
+            var line = "  last pull:     \(relative(at)), \(feed.lastOutcome?.rawValue ?? "unknown")"
+            if let error = feed.lastError { line += ": \(Terminal.safe(error))" }
+            lines.append(line)
+        } else {
+            lines.append("  last pull:     never")
+        }
+        if let next = feed.nextRetryAt, next > Date() { lines.append("  next retry:    \(iso(next))") }
+        let pictures = Self.pictureStatuses.map { "\($0) \(status.pictures[$0]?.count ?? 0)" }
+        let bytes = status.pictures["cached"]?.bytes ?? 0
+        lines.append("  pictures:      \(pictures.joined(separator: ", ")); \(bytes) bytes cached")
+        return lines.joined(separator: "\n")
+    }
+
+    func jsonFeed(_ status: FeedStatus) -> String {
+        let feed = status.feed
+        let cursor = feed.cursor
+        let pictures = Self.pictureStatuses.map { "\(JSON.string($0)): \(status.pictures[$0]?.count ?? 0)" }
+        return """
+            {"url": \(JSON.string(feed.url)), "items": \(status.itemCount), \
+            "remote_total": \(JSON.number(cursor.remoteTotal)), \
+            "backfill": {"done": \(cursor.backfillDone), "next_page": \(JSON.number(cursor.backfillDone ? nil : cursor.backfillPage))}, \
+            "last_pull_at": \(JSON.string(feed.lastPullAt.map(iso))), \
+            "last_outcome": \(JSON.string(feed.lastOutcome?.rawValue)), \
+            "last_error": \(JSON.string(feed.lastError)), \
+            "next_retry_at": \(JSON.string(feed.nextRetryAt.map(iso))), \
+            "pictures": {\(pictures.joined(separator: ", ")), "cached_bytes": \(status.pictures["cached"]?.bytes ?? 0)}}
+            """
+    }
+}
