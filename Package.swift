@@ -61,7 +61,7 @@ let package = Package(
 
         .testTarget(
             name: "FeedSyncTests",
-            dependencies: ["FeedSyncSync", "FeedSyncDemoServer"]),
+            dependencies: ["FeedSyncSync", "FeedSyncDemoServer", "feedsync"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -25,14 +25,16 @@ public struct Faults: Sendable {
 
     /// Added before every response.
     public var latency: Double = 0
-    /// The next `count` feed requests fail this way, whatever page they ask for.
-    public var next: (count: Int, failure: Failure)? = nil
+    /// The next feed requests fail these ways, one each in turn, whatever page they ask for.
+    public var next: [Failure] = []
     /// Every request for a page at or after `page` fails this way (a network lost mid-pull).
     public var fromPage: (page: Int, failure: Failure)? = nil
     /// `has_more` is always true; pages past the end repeat the last page.
     public var endless = false
     /// The server ignores `If-None-Match` (some do) and always sends the page.
     public var ignoreValidators = false
+    /// Titles carry terminal escape sequences, control characters and bidi overrides.
+    public var hostileTitles = false
 
     public init() {}
 }
@@ -131,9 +133,8 @@ public final class DemoServer: Sendable {
         let ifNoneMatch = request.headers[HTTPHeader("If-None-Match")]
         let (snapshot, failure) = state.withLock { state -> (State, Faults.Failure?) in
             var failure: Faults.Failure? = nil
-            if let next = state.faults.next, next.count > 0 {
-                failure = next.failure
-                state.faults.next = next.count > 1 ? (next.count - 1, next.failure) : nil
+            if !state.faults.next.isEmpty {
+                failure = state.faults.next.removeFirst()
             } else if let from = state.faults.fromPage, page >= from.page {
                 failure = from.failure
             }
@@ -184,11 +185,13 @@ public final class DemoServer: Sendable {
         let shown = state.faults.endless ? min(page, lastPage) : page
         let start = (shown - 1) * perPage
         let numbers = start < total ? (start..<min(total, start + perPage)).map { total - $0 } : []
+        let hostile = state.faults.hostileTitles
         let items = numbers.map { n in
+            let title = hostile ? "\\u001b[31mItem \(n)\\u001b]0;pwned\\u0007\\u202eevil\\r\\nnext" : "Item \(n)"
             let picture = (n - 1) % state.distinctPictures + 1
             let published = Date(timeIntervalSince1970: 1_700_000_000 + Double(n) * 60)
             return """
-                {"id": "item-\(n)", "title": "Item \(n)", "link": "\(baseURL)/items/\(n)", \
+                {"id": "item-\(n)", "title": "\(title)", "link": "\(baseURL)/items/\(n)", \
                 "picUrl": "\(baseURL)/pictures/\(picture).png", \
                 "published": "\(ISO8601DateFormatter().string(from: published))", "summary": "Summary of item \(n)."}
                 """

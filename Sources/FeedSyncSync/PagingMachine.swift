@@ -191,6 +191,7 @@ public struct PagingMachine: Sendable {
         if let (held, validators) = heldHead {
             heldHead = nil
             phase = .headCheck  // the held page 1 now starts the head walk
+            page = 1
             return .revisit(held, validators)
         }
         return afterHead()

@@ -1,0 +1,81 @@
+import FeedSyncStore
+import Foundation
+import Testing
+
+/// The store on a real SQLite file with the real migrations.
+@Suite struct StoreTests {
+    let directory: TempDirectory
+    let store: Store
+
+    init() throws {
+        directory = try TempDirectory()
+        store = try Store(path: directory.path + "/feedsync.sqlite")
+    }
+
+    func item(_ key: String, title: String? = nil, picture: String? = nil) -> PageCommit.NewItem {
+        PageCommit.NewItem(key: key, title: title ?? key, link: nil, pictureURL: picture, published: nil, summary: nil)
+    }
+
+    @Test func appliesTheEmbeddedMigrationsOnceAndInOrder() throws {
+        #expect(try store.appliedMigrations() == ["0001_init"])
+        // Opening again applies nothing twice.
+        let again = try Store(path: store.path)
+        #expect(try again.appliedMigrations() == ["0001_init"])
+        #expect(try again.integrityCheck() == ["ok"])
+    }
+
+    @Test func ordersByBandThenArrivalAndKeepsAKnownKeysPlace() throws {
+        let feed = try store.subscribe(url: "http://h/feed")
+        try store.commit(PageCommit(feedID: feed.id, band: 0, newItems: [item("a"), item("b")], updatedItems: [], cursor: FeedCursor()))
+        try store.commit(PageCommit(feedID: feed.id, band: -1, newItems: [item("new")], updatedItems: [], cursor: FeedCursor()))
+        // "a" arrives again with a new title: refreshed in place, not moved, not duplicated.
+        try store.commit(PageCommit(
+            feedID: feed.id, band: 0, newItems: [item("c")], updatedItems: [item("a", title: "A2")], cursor: FeedCursor()))
+        let page = try store.list(feedURL: nil, page: 1, perPage: 10)
+        #expect(page.items.map(\.key) == ["new", "a", "b", "c"])
+        #expect(page.items.map(\.title) == ["new", "A2", "b", "c"])
+        #expect(page.items.map(\.position) == [1, 2, 3, 4])
+        #expect(page.total == 4)
+        #expect(try store.topBand(feedID: feed.id) == -1)
+        #expect(try store.bands(feedID: feed.id, keys: ["a", "new", "zzz"]) == ["a": 0, "new": -1])
+    }
+
+    @Test func pictureStatusFollowsThePictureURL() throws {
+        let feed = try store.subscribe(url: "http://h/feed")
+        try store.commit(PageCommit(
+            feedID: feed.id, band: 0, newItems: [item("p", picture: "http://h/1.png"), item("n")], updatedItems: [],
+            cursor: FeedCursor()))
+        #expect(try store.list(feedURL: nil, page: 1, perPage: 10).items.map(\.imageStatus) == ["pending", "none"])
+        try store.commit(PageCommit(
+            feedID: feed.id, band: 0, newItems: [], updatedItems: [item("p"), item("n", picture: "http://h/2.png")],
+            cursor: FeedCursor()))
+        #expect(try store.list(feedURL: nil, page: 1, perPage: 10).items.map(\.imageStatus) == ["none", "pending"])
+    }
+
+    @Test func theCursorIsWrittenWithThePage() throws {
+        let feed = try store.subscribe(url: "http://h/feed")
+        let cursor = FeedCursor(
+            etag: "\"x\"", lastModified: "Wed, 01 May 2024 10:00:00 GMT", remoteTotal: 95, perPage: 10,
+            backfillPage: 4, backfillTotal: 95, backfillDone: false, gap: .init(band: -2, page: 3, total: 90))
+        try store.commit(PageCommit(feedID: feed.id, band: 0, newItems: [item("a")], updatedItems: [], cursor: cursor))
+        #expect(try store.feed(url: "http://h/feed")?.cursor == cursor)
+    }
+
+    @Test func subscribingTwiceKeepsOneFeed() throws {
+        let first = try store.subscribe(url: "http://h/feed")
+        let second = try store.subscribe(url: "http://h/feed")
+        #expect(first.id == second.id)
+        #expect(try store.feeds().count == 1)
+    }
+
+    @Test func theSchemaRejectsAFeedURLThatIsNotHTTP() {
+        #expect(throws: StoreError.self) { try store.subscribe(url: "file:///etc/passwd") }
+    }
+
+    @Test func remembersTheReadingPositionPerScope() throws {
+        try store.setReadingPosition(scope: "*", page: 3, perPage: 20)
+        try store.setReadingPosition(scope: "*", page: 4, perPage: 50)
+        #expect(try store.readingPosition(scope: "*")! == (4, 50))
+        #expect(try store.readingPosition(scope: "http://h/feed") == nil)
+    }
+}

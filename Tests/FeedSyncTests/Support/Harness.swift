@@ -1,0 +1,145 @@
+import FeedSyncDemoServer
+import FeedSyncStore
+import Foundation
+import Testing
+
+/// A fresh temp folder, removed when the test is done with it.
+final class TempDirectory: Sendable {
+    let path: String
+
+    init() throws {
+        let template = NSTemporaryDirectory() + "feedsync-test-XXXXXX"
+        var bytes = Array(template.utf8CString)
+        guard mkdtemp(&bytes) != nil else { throw CocoaError(.fileWriteUnknown) }
+        path = String(cString: bytes)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// What a run of the built binary printed and how it exited.
+struct RunResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs the real `feedsync` binary against a data home in a temp folder.
+final class CLI: Sendable {
+    let home: TempDirectory
+    /// Short retries so fault tests don't wait seconds per attempt.
+    let environment: [String: String]
+
+    static var binary: String {
+        let testExecutable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        // swift test runs the test bundle from the same folder as the built products.
+        return testExecutable.deletingLastPathComponent().appendingPathComponent("feedsync").path
+    }
+
+    init(retryAttempts: Int = 4) throws {
+        home = try TempDirectory()
+        var environment = ProcessInfo.processInfo.environment
+        environment["FEEDSYNC_HOME"] = home.path
+        environment["FEEDSYNC_RETRY_BASE_DELAY"] = "0.05"
+        environment["FEEDSYNC_RETRY_ATTEMPTS"] = String(retryAttempts)
+        self.environment = environment
+    }
+
+    var databasePath: String { home.path + "/feedsync.sqlite" }
+
+    /// Starts the binary; the returned process can be waited for or killed.
+    func start(_ arguments: [String]) throws -> RunningCLI {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        process.environment = environment
+        let id = UUID().uuidString
+        let outPath = home.path + "/.out-\(id)"
+        let errPath = home.path + "/.err-\(id)"
+        FileManager.default.createFile(atPath: outPath, contents: nil)
+        FileManager.default.createFile(atPath: errPath, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: outPath)
+        process.standardError = FileHandle(forWritingAtPath: errPath)
+        let exited = AsyncStream<Int32>.makeStream()
+        process.terminationHandler = { process in
+            exited.continuation.yield(process.terminationStatus)
+            exited.continuation.finish()
+        }
+        try process.run()
+        return RunningCLI(process: process, exited: exited.stream, outPath: outPath, errPath: errPath)
+    }
+
+    /// Runs the binary to completion, without blocking a thread of the cooperative pool (the
+    /// test's feed server runs there).
+    func run(_ arguments: String...) async throws -> RunResult {
+        try await start(arguments).wait()
+    }
+
+    /// `list --json` parsed: the item ids in order.
+    func listedKeys(_ extra: String...) async throws -> [String] {
+        let result = try await start(["list", "--json", "--per-page", "500"] + extra).wait()
+        #expect(result.status == 0, "list failed: \(result.stderr)")
+        var keys: [String] = []
+        var page = 1
+        var current = result
+        while true {
+            let object = try JSONSerialization.jsonObject(with: Data(current.stdout.utf8)) as! [String: Any]
+            let items = object["items"] as! [[String: Any]]
+            keys += items.map { $0["id"] as! String }
+            if items.count < 500 { break }
+            page += 1
+            current = try await start(["list", "--json", "--per-page", "500", "--page", String(page)] + extra).wait()
+        }
+        return keys
+    }
+
+    func openStore() throws -> Store {
+        try Store(path: databasePath)
+    }
+}
+
+struct RunningCLI: @unchecked Sendable {
+    let process: Process
+    let exited: AsyncStream<Int32>
+    let outPath: String
+    let errPath: String
+
+    func wait() async throws -> RunResult {
+        var status: Int32 = -1
+        for await value in exited { status = value }
+        return RunResult(
+            status: status,
+            stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+    }
+
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+    }
+}
+
+/// A started demo server, stopped when the test is done.
+func withServer<T>(
+    items: Int = 95, perPage: Int = 10, _ body: (DemoServer, String) async throws -> T
+) async throws -> T {
+    let server = DemoServer(items: items, perPage: perPage)
+    try await server.start()
+    let url = await server.feedURL
+    do {
+        let result = try await body(server, url)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
+
+extension DemoServer {
+    /// Pages of the feed requested so far, in order (304s included).
+    var requestedPages: [Int] {
+        requests.filter { $0.path == "/feed" }.compactMap(\.page)
+    }
+}
