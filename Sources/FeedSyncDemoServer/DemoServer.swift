@@ -76,6 +76,8 @@ public final class DemoServer: Sendable {
         let server = server
         await server.appendRoute("GET /feed") { [self] request in try await self.feedPage(request) }
         await server.appendRoute("GET /pictures/*") { [self] request in try await self.picture(request) }
+        await server.appendRoute("GET /redirect") { request in Self.redirect(request) }
+        await server.appendRoute("GET /bytes") { request in Self.bytes(request) }
         runner.withLock { $0 = Task { try await server.run() } }
         try await server.waitUntilListening(timeout: 10)
     }
@@ -210,6 +212,23 @@ public final class DemoServer: Sendable {
         let logged = LoggedRequest(path: request.path, page: nil, ifNoneMatch: nil, status: 200, at: Date())
         state.withLock { $0.log.append(logged) }
         return response
+    }
+
+    /// `/redirect?to=URL` answers 302 to URL; `/redirect?loop=1` redirects to itself forever.
+    static func redirect(_ request: HTTPRequest) -> HTTPResponse {
+        let target = request.query["loop"] != nil ? "/redirect?loop=1" : (request.query["to"] ?? "/")
+        return HTTPResponse(statusCode: .found, headers: [.location: target] as HTTPHeaders)
+    }
+
+    /// `/bytes?count=N` sends N bytes; with `&chunked=1` without a Content-Length.
+    static func bytes(_ request: HTTPRequest) -> HTTPResponse {
+        let count = request.query["count"].flatMap(Int.init) ?? 0
+        let data = Data(repeating: 0x61, count: count)
+        let headers: HTTPHeaders = [.contentType: "application/octet-stream"]
+        if request.query["chunked"] != nil {
+            return HTTPResponse(statusCode: .ok, headers: headers, body: HTTPBodySequence(from: AsyncBufferedCollection(data)))
+        }
+        return HTTPResponse(statusCode: .ok, headers: headers, body: data)
     }
 
     /// A valid PNG signature and header followed by bytes that differ per picture.

@@ -1,0 +1,272 @@
+import FeedSyncDemoServer
+import FeedSyncStore
+import Foundation
+import Testing
+
+/// The built `feedsync` binary against the demo feed server on 127.0.0.1, with a real SQLite file
+/// in a temp folder. Serialized: several of these kill processes or count requests.
+@Suite(.serialized) struct EndToEndTests {
+    @Test func fullPullThenOfflineListEqualsTheServersItemsInOrder() async throws {
+        let cli = try CLI()
+        let expected = try await withServer { server, url in
+            let pull = try await cli.run("pull", "--feed", url)
+            #expect(pull.status == 0, "\(pull.stderr)")
+            #expect(pull.stdout.isEmpty, "stdout is quiet when it is not a terminal")
+            return server.expectedKeys
+        }
+        // The server is gone: list reads only the store.
+        #expect(try await cli.listedKeys() == expected)
+        let page3 = try await cli.run("list", "--page", "3", "--per-page", "20")
+        #expect(page3.status == 0)
+        #expect(page3.stdout.contains("Item 55"))  // 95 items, newest first: position 41 is item 55
+        #expect(page3.stdout.contains("page 3 of 5 · 95 items · last pull just now"))
+        let json = try await cli.run("list", "--page", "3", "--json")
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
+        #expect(object["page"] as? Int == 3 && object["per_page"] as? Int == 20 && object["total"] as? Int == 95)
+        let first = (object["items"] as! [[String: Any]])[0]
+        #expect(first["id"] as? String == "item-55")
+        #expect(first["position"] as? Int == 41)
+        #expect((first["image"] as? [String: Any])?["status"] as? String == "pending")
+        let past = try await cli.run("list", "--page", "99", "--json")
+        #expect(past.status == 0 && past.stdout.contains("\"items\": []"))
+    }
+
+    @Test func networkLostAtPage4KeepsPages1To3AndTheNextPullResumesWithoutRefetching() async throws {
+        let cli = try CLI()
+        try await withServer { server, url in
+            var faults = Faults()
+            faults.fromPage = (4, .reset)
+            server.setFaults(faults)
+            let lost = try await cli.run("pull", "--feed", url)
+            #expect(lost.status == 75, "\(lost.stderr)")
+            #expect(lost.stderr.contains("page=4"), "the message names the URL that failed: \(lost.stderr)")
+            #expect(try await cli.listedKeys() == Array(server.expectedKeys.prefix(30)))
+
+            server.setFaults(Faults())
+            server.clearLog()
+            let resumed = try await cli.run("pull")
+            #expect(resumed.status == 0, "\(resumed.stderr)")
+            #expect(server.requestedPages == [1, 4, 5, 6, 7, 8, 9, 10], "page 1 is the head check (304)")
+            #expect(server.requests.first?.status == 304)
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+        }
+    }
+
+    @Test func aServerThatIsDownExits75AndKeepsEverything() async throws {
+        let cli = try CLI(retryAttempts: 2)
+        let url = try await withServer { server, url in
+            let pull = try await cli.run("pull", "--feed", url, "--max-pages", "2")
+            #expect(pull.status == 0)
+            return url
+        }
+        let down = try await cli.run("pull")
+        #expect(down.status == 75, "\(down.stderr)")
+        #expect(down.stderr.contains("127.0.0.1"))
+        #expect(try await cli.listedKeys().count == 20)
+        let status = try await cli.run("status", "--json")
+        #expect(status.stdout.contains("\"last_outcome\": \"transient\""), "\(status.stdout)")
+        _ = url
+    }
+
+    @Test func itemsPrependedBetweenRunsAppearOnTopAndOnlyTheNewHeadIsFetched() async throws {
+        let cli = try CLI()
+        try await withServer { server, url in
+            #expect(try await cli.run("pull", "--feed", url).status == 0)
+            server.prepend(15)
+            server.clearLog()
+            let pull = try await cli.run("pull")
+            #expect(pull.status == 0, "\(pull.stderr)")
+            #expect(server.requestedPages == [1, 2])
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+        }
+    }
+
+    @Test func anUnchangedFeedCostsExactlyOneRequest() async throws {
+        let cli = try CLI()
+        try await withServer { server, url in
+            #expect(try await cli.run("pull", "--feed", url).status == 0)
+            server.clearLog()
+            let pull = try await cli.run("pull")
+            #expect(pull.status == 0)
+            #expect(server.requests.map(\.status) == [304])
+            #expect(server.requests.first?.ifNoneMatch != nil)
+        }
+    }
+
+    @Test func serverErrorsAreRetriedAndRetryAfterIsHonoured() async throws {
+        let cli = try CLI(retryAttempts: 5)
+        try await withServer { server, url in
+            var faults = Faults()
+            faults.next = [.status(500), .status(503), .status(429, retryAfter: "1")]
+            server.setFaults(faults)
+            let pull = try await cli.run("pull", "--feed", url)
+            #expect(pull.status == 0, "\(pull.stderr)")
+            let log = server.requests
+            #expect(log.prefix(4).map(\.status) == [500, 503, 429, 200])
+            let waited = log[3].at.timeIntervalSince(log[2].at)
+            #expect(waited >= 0.95, "Retry-After: 1 was honoured (waited \(waited) s)")
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+        }
+    }
+
+    @Test func aLongRetryAfterSavesThePlaceAndLaterPullsWait() async throws {
+        let cli = try CLI()
+        try await withServer { server, url in
+            var faults = Faults()
+            faults.fromPage = (3, .status(503, retryAfter: "3600"))
+            server.setFaults(faults)
+            let pull = try await cli.run("pull", "--feed", url)
+            #expect(pull.status == 75)
+            #expect(pull.stderr.contains("3600"), "\(pull.stderr)")
+            let status = try await cli.run("status")
+            #expect(status.stdout.contains("next retry:"), "\(status.stdout)")
+            server.clearLog()
+            let again = try await cli.run("pull")
+            #expect(again.status == 0)
+            #expect(server.requests.isEmpty, "the feed is skipped until the server's time")
+            #expect(try await cli.listedKeys().count == 20)
+        }
+    }
+
+    @Test(arguments: [Faults.Failure.truncate, .reset])
+    func aBrokenPageFailsTheRunKeepsEarlierPagesAndALaterPullRecovers(failure: Faults.Failure) async throws {
+        let cli = try CLI(retryAttempts: 2)
+        try await withServer { server, url in
+            var faults = Faults()
+            faults.fromPage = (3, failure)
+            server.setFaults(faults)
+            let broken = try await cli.run("pull", "--feed", url)
+            #expect(broken.status == 75, "\(broken.stderr)")
+            #expect(try await cli.listedKeys() == Array(server.expectedKeys.prefix(20)))
+            server.setFaults(Faults())
+            #expect(try await cli.run("pull").status == 0)
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+        }
+    }
+
+    @Test func aMalformedPageExits65NamingTheURLAndKeepsEarlierPages() async throws {
+        let cli = try CLI()
+        try await withServer { server, url in
+            var faults = Faults()
+            faults.fromPage = (3, .malformed)
+            server.setFaults(faults)
+            let bad = try await cli.run("pull", "--feed", url)
+            #expect(bad.status == 65)
+            #expect(bad.stderr.contains("\(url)?page=3") && bad.stderr.contains("not valid JSON"), "\(bad.stderr)")
+            #expect(try await cli.listedKeys() == Array(server.expectedKeys.prefix(20)))
+            server.setFaults(Faults())
+            #expect(try await cli.run("pull").status == 0)
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+        }
+    }
+
+    @Test func aFeedWhoseHasMoreNeverEndsIsStopped() async throws {
+        let cli = try CLI()
+        try await withServer(items: 30, perPage: 10) { server, url in
+            var faults = Faults()
+            faults.endless = true
+            server.setFaults(faults)
+            let pull = try await cli.run("pull", "--feed", url, "--verbose")
+            #expect(pull.status == 0)
+            #expect(pull.stderr.contains("endless"), "\(pull.stderr)")
+            #expect(server.requestedPages == [1, 2, 3, 4], "the repeated last page gives it away")
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+            server.clearLog()
+            #expect(try await cli.run("pull").status == 0)
+            #expect(server.requests.count == 1, "the backfill is not repeated")
+        }
+    }
+
+    @Test func killedAtRandomMomentsTheStoreStaysSoundAndTheNextPullCompletes() async throws {
+        let cli = try CLI()
+        try await withServer(items: 600, perPage: 10) { server, url in
+            var faults = Faults()
+            faults.latency = 0.02  // 60 pages take over a second: every kill lands mid-pull
+            server.setFaults(faults)
+            var subscribed = false
+            for _ in 0..<5 {
+                let running = try cli.start(subscribed ? ["pull"] : ["pull", "--feed", url])
+                subscribed = true
+                try await Task.sleep(nanoseconds: UInt64.random(in: 100_000_000...700_000_000))
+                running.kill9()
+                _ = try await running.wait()
+                #expect(running.process.terminationReason == .uncaughtSignal)
+                let store = try cli.openStore()
+                #expect(try store.integrityCheck() == ["ok"])
+                let keys = try await cli.listedKeys()
+                #expect(Set(keys).count == keys.count, "no duplicates")
+                #expect(keys == Array(server.expectedKeys.prefix(keys.count)), "a prefix of the feed, in order")
+                #expect(keys.count < 600, "killed before the end")
+            }
+            server.setFaults(Faults())
+            let final = try await cli.run("pull")
+            #expect(final.status == 0, "\(final.stderr)")
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+        }
+    }
+
+    @Test func aSecondPullExits75AtOnceWhileListKeepsAnswering() async throws {
+        let cli = try CLI()
+        try await withServer(items: 100, perPage: 10) { server, url in
+            var faults = Faults()
+            faults.latency = 0.2
+            server.setFaults(faults)
+            let first = try cli.start(["pull", "--feed", url])
+            // Wait until the first pull is inside its run (it has asked for a page).
+            for _ in 0..<200 where server.requests.isEmpty {
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+            let started = Date()
+            let second = try await cli.run("pull")
+            let took = Date().timeIntervalSince(started)
+            #expect(second.status == 75)
+            #expect(second.stderr.contains("another pull is running"), "\(second.stderr)")
+            #expect(took < 5, "exits at once (took \(took) s)")
+            let list = try await cli.run("list", "--json")
+            #expect(list.status == 0, "list is never blocked: \(list.stderr)")
+            let done = try await first.wait()
+            #expect(done.status == 0, "\(done.stderr)")
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+        }
+    }
+
+    @Test func usageErrorsExit64WithAHint() async throws {
+        let cli = try CLI()
+        let none = try await cli.run("pull")
+        #expect(none.status == 64)
+        #expect(none.stderr.contains("feedsync pull --feed URL"))
+        #expect(try await cli.run("list", "--per-page", "501").status == 64)
+        #expect(try await cli.run("list", "--page", "0").status == 64)
+        #expect(try await cli.run("pull", "--feed", "ftp://example.com/feed").status == 64)
+    }
+
+    @Test func aMissingFeedExits65() async throws {
+        let cli = try CLI()
+        try await withServer { _, url in
+            let pull = try await cli.run("pull", "--feed", url + "/nope")
+            #expect(pull.status == 65, "\(pull.stderr)")
+            #expect(pull.stderr.contains("404"))
+        }
+    }
+
+    @Test func hostileTitlesNeverReachTheTerminalRaw() async throws {
+        let cli = try CLI()
+        try await withServer(items: 5) { server, url async throws -> Void in
+            var faults = Faults()
+            faults.hostileTitles = true
+            server.setFaults(faults)
+            #expect(try await cli.run("pull", "--feed", url).status == 0)
+        }
+        let text = try await cli.run("list")
+        for forbidden in ["\u{1B}", "\u{07}", "\u{202E}", "\r"] {
+            #expect(!text.stdout.contains(forbidden))
+        }
+        #expect(text.stdout.contains("Item 5"))
+        let json = try await cli.run("list", "--json")
+        #expect(!json.stdout.contains("\u{1B}") && !json.stdout.contains("\u{202E}"))
+        #expect(json.stdout.contains("\\u001b") && json.stdout.contains("\\u202e"))
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
+        let title = (object["items"] as! [[String: Any]])[0]["title"] as! String
+        #expect(title.hasPrefix("\u{1B}[31mItem 5"), "JSON keeps the exact title, escaped")
+    }
+}

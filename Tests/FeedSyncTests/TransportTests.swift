@@ -1,0 +1,102 @@
+import FeedSyncDemoServer
+import FeedSyncTransport
+import Foundation
+import Testing
+
+/// Real libcurl against the demo server on 127.0.0.1.
+@Suite struct TransportTests {
+    let client = HTTPClient(configuration: TransportConfiguration(userAgent: "feedsync-tests", connectTimeout: 5, lowSpeedSeconds: 5))
+
+    func failure(_ request: HTTPRequest) async -> TransportError? {
+        do {
+            let response = try await client.get(request)
+            Issue.record("expected a failure, got \(response.status)")
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func getsStatusBodyAndLowercasedHeaders() async throws {
+        try await withServer { _, url in
+            let response = try await client.get(HTTPRequest(url: url + "?page=1"))
+            #expect(response.status == 200)
+            #expect(response.headers["content-type"] == "application/json")
+            #expect(response.headers["etag"] != nil)
+            #expect(String(decoding: response.body, as: UTF8.self).hasPrefix("{\"page\": 1"))
+        }
+    }
+
+    @Test(arguments: ["file:///etc/passwd", "ftp://127.0.0.1/x"])
+    func refusesRedirectsToOtherSchemes(target: String) async throws {
+        try await withServer { server, _ in
+            let base = await server.baseURL
+            let url = base + "/redirect?to=" + target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let error = await failure(HTTPRequest(url: url))
+            #expect(error?.kind == .refusedRedirect)
+            #expect(error?.isTransient == false)
+        }
+    }
+
+    @Test func stopsARedirectLoop() async throws {
+        try await withServer { server, _ in
+            let error = await failure(HTTPRequest(url: await server.baseURL + "/redirect?loop=1"))
+            #expect(error?.kind == .refusedRedirect)
+            #expect(server.requests.filter { $0.path == "/redirect" }.count <= 6, "at most 5 redirects followed")
+        }
+    }
+
+    @Test func followsARedirectToHTTP() async throws {
+        try await withServer { server, url in
+            let target = (url + "?page=2").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let response = try await client.get(HTTPRequest(url: await server.baseURL + "/redirect?to=" + target))
+            #expect(response.status == 200)
+            #expect(response.effectiveURL.hasSuffix("/feed?page=2"))
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func capsTheBodyWhileStreaming(chunked: Bool) async throws {
+        try await withServer { server, _ in
+            let url = await server.baseURL + "/bytes?count=200000" + (chunked ? "&chunked=1" : "")
+            let error = await failure(HTTPRequest(url: url, maxBodyBytes: 50_000))
+            #expect(error?.kind == .tooLarge)
+            let fits = try await client.get(HTTPRequest(url: url, maxBodyBytes: 200_000))
+            #expect(fits.body.count == 200_000)
+        }
+    }
+
+    @Test func aClosedPortIsUnreachableAndTransient() async throws {
+        let url = try await withServer { _, url in url }  // the server is stopped on return
+        let error = await failure(HTTPRequest(url: url))
+        #expect(error?.kind == .unreachable)
+        #expect(error?.isTransient == true)
+    }
+
+    @Test func cancellingTheTaskAbortsAStalledTransfer() async throws {
+        try await withServer { server, url in
+            var faults = Faults()
+            faults.next = [.stall(30)]
+            server.setFaults(faults)
+            let task = Task { await failure(HTTPRequest(url: url)) }
+            try await Task.sleep(nanoseconds: 300_000_000)
+            let started = Date()
+            task.cancel()
+            let error = await task.value
+            #expect(error?.kind == .cancelled)
+            #expect(Date().timeIntervalSince(started) < 10)
+        }
+    }
+
+    @Test func runsManyTransfersAtOnceOnOneLoop() async throws {
+        try await withServer { _, url in
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for page in 1...30 {
+                    group.addTask { try await client.get(HTTPRequest(url: url + "?page=\(page)")).status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.count == 30 && statuses.allSatisfy { $0 == 200 })
+        }
+    }
+}
