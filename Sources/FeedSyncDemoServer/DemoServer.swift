@@ -156,11 +156,11 @@ public final class DemoServer: Sendable {
             let half = body.prefix(body.count / 2)
             response = HTTPResponse(
                 statusCode: .ok, headers: [.contentType: "application/json", .contentLength: String(body.count)] as HTTPHeaders,
-                body: HTTPBodySequence(from: FailingBytes(bytes: Array(half)), count: body.count))
+                body: HTTPBodySequence(from: StreamedBytes(half, thenFail: true), count: body.count))
         case .reset?:
             response = HTTPResponse(
                 statusCode: .ok, headers: [.contentType: "application/json"] as HTTPHeaders,
-                body: HTTPBodySequence(from: FailingBytes(bytes: Array(body.prefix(body.count / 2)))))
+                body: HTTPBodySequence(from: StreamedBytes(body.prefix(body.count / 2), thenFail: true)))
         case .malformed?:
             response = HTTPResponse(statusCode: .ok, headers: [.contentType: "application/json"] as HTTPHeaders, body: Data(body.prefix(body.count / 3)))
         case .stall(let seconds)?:
@@ -226,7 +226,7 @@ public final class DemoServer: Sendable {
         let data = Data(repeating: 0x61, count: count)
         let headers: HTTPHeaders = [.contentType: "application/octet-stream"]
         if request.query["chunked"] != nil {
-            return HTTPResponse(statusCode: .ok, headers: headers, body: HTTPBodySequence(from: AsyncBufferedCollection(data)))
+            return HTTPResponse(statusCode: .ok, headers: headers, body: HTTPBodySequence(from: StreamedBytes(data)))
         }
         return HTTPResponse(statusCode: .ok, headers: headers, body: data)
     }
@@ -244,23 +244,31 @@ public final class DemoServer: Sendable {
     }
 }
 
-/// Yields its bytes, then fails: the connection is closed before the promised body is complete.
-struct FailingBytes: AsyncBufferedSequence, AsyncBufferedIteratorProtocol {
+/// Yields its bytes in chunks; with `thenFail`, fails instead of ending, so the connection is
+/// closed before the promised body is complete.
+struct StreamedBytes: AsyncBufferedSequence, AsyncBufferedIteratorProtocol {
     typealias Element = UInt8
-    var bytes: [UInt8]
-    var sent = false
+    var bytes: ArraySlice<UInt8>
+    var thenFail = false
 
-    func makeAsyncIterator() -> FailingBytes { self }
+    init(_ bytes: some Sequence<UInt8>, thenFail: Bool = false) {
+        self.bytes = ArraySlice(bytes)
+        self.thenFail = thenFail
+    }
+
+    func makeAsyncIterator() -> StreamedBytes { self }
 
     mutating func next() async throws -> UInt8? {
         try await nextBuffer(suggested: 1)?.first
     }
 
-    mutating func nextBuffer(suggested count: Int) async throws -> [UInt8]? {
-        if !sent, !bytes.isEmpty {
-            sent = true
-            return bytes
+    mutating func nextBuffer(suggested count: Int) async throws -> ArraySlice<UInt8>? {
+        guard !bytes.isEmpty else {
+            if thenFail { throw CancellationError() }
+            return nil
         }
-        throw CancellationError()
+        let chunk = bytes.prefix(Swift.max(count, 16_384))
+        bytes = bytes.dropFirst(chunk.count)
+        return chunk
     }
 }

@@ -11,7 +11,7 @@ final class TempDirectory: Sendable {
         let template = NSTemporaryDirectory() + "feedsync-test-XXXXXX"
         var bytes = Array(template.utf8CString)
         guard mkdtemp(&bytes) != nil else { throw CocoaError(.fileWriteUnknown) }
-        path = String(cString: bytes)
+        path = String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     deinit {
@@ -58,8 +58,9 @@ final class CLI: Sendable {
         let id = UUID().uuidString
         let outPath = home.path + "/.out-\(id)"
         let errPath = home.path + "/.err-\(id)"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        for path in [outPath, errPath] {
+            guard FileManager.default.createFile(atPath: path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        }
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: errPath)
         let exited = AsyncStream<Int32>.makeStream()
