@@ -92,37 +92,39 @@ public struct FeedStatus: Sendable {
 public struct PageCommit: Sendable {
     public var feedID: Int64
     /// Items not stored before, in the server's order, appended to `band`.
-    public var newItems: [NewItem]
+    public var newItems: [ItemContent]
     /// Items stored before whose content is refreshed in place; their order is kept.
-    public var updatedItems: [NewItem]
+    public var updatedItems: [ItemContent]
     public var cursor: FeedCursor
-
-    public struct NewItem: Sendable {
-        public var key: String
-        public var title: String
-        public var link: String?
-        public var pictureURL: String?
-        public var published: String?
-        public var summary: String?
-        public init(key: String, title: String, link: String?, pictureURL: String?, published: String?, summary: String?) {
-            self.key = key
-            self.title = title
-            self.link = link
-            self.pictureURL = pictureURL
-            self.published = published
-            self.summary = summary
-        }
-    }
 
     /// Band `0` holds the first pull and all backfill; each head walk opens a lower band.
     public var band: Int
 
-    public init(feedID: Int64, band: Int, newItems: [NewItem], updatedItems: [NewItem], cursor: FeedCursor) {
+    public init(feedID: Int64, band: Int, newItems: [ItemContent], updatedItems: [ItemContent], cursor: FeedCursor) {
         self.feedID = feedID
         self.band = band
         self.newItems = newItems
         self.updatedItems = updatedItems
         self.cursor = cursor
+    }
+}
+
+/// An item's content as the store keeps it (the Feed module's `FeedItem`, which Store may not import).
+public struct ItemContent: Sendable {
+    public var key: String
+    public var title: String
+    public var link: String?
+    public var pictureURL: String?
+    public var published: String?
+    public var summary: String?
+
+    public init(key: String, title: String, link: String?, pictureURL: String?, published: String?, summary: String?) {
+        self.key = key
+        self.title = title
+        self.link = link
+        self.pictureURL = pictureURL
+        self.published = published
+        self.summary = summary
     }
 }
 

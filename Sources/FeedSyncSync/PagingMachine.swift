@@ -121,12 +121,12 @@ public struct PagingMachine: Sendable {
         }
 
         // Place each item: new ones are appended to the walk's band, known ones refreshed in place.
-        var newItems: [PageCommit.NewItem] = []
-        var updated: [PageCommit.NewItem] = []
+        var newItems: [ItemContent] = []
+        var updated: [ItemContent] = []
         var overlap = false
         var seen = Set<String>()
         for item in feedPage.items where seen.insert(item.key).inserted {
-            let entry = PageCommit.NewItem(
+            let entry = ItemContent(
                 key: item.key, title: item.title, link: item.link, pictureURL: item.pictureURL,
                 published: item.published, summary: item.summary)
             if let knownBand = bands[item.key] {

@@ -119,6 +119,7 @@ public final class SyncEngine: Sendable {
         while true {
             let page: FeedPage
             let validators: PagingMachine.Validators
+            var number = 1
             switch action {
             case .finish(let finish):
                 report.finish = finish
@@ -126,7 +127,8 @@ public final class SyncEngine: Sendable {
                 return
             case .revisit(let held, let heldValidators):
                 (page, validators) = (held, heldValidators)
-            case .fetch(let number, let conditional):
+            case .fetch(let requested, let conditional):
+                number = requested
                 let url = PagedJSON.url(of: feed.url, page: number)
                 var headers: [(name: String, value: String)] = [("Accept", "application/json")]
                 if conditional {
@@ -152,7 +154,7 @@ public final class SyncEngine: Sendable {
             if let commit = step.commit {
                 try local { try store.commit(commit) }
                 report.newItems += step.newCount
-                options.onEvent(.page(url: feed.url, number: page.page ?? 0, items: page.items.count, new: step.newCount))
+                options.onEvent(.page(url: feed.url, number: number, items: page.items.count, new: step.newCount))
             }
             action = step.next
         }

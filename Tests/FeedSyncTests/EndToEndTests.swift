@@ -240,6 +240,21 @@ import Testing
         #expect(try await cli.run("pull", "--feed", "ftp://example.com/feed").status == 64)
     }
 
+    @Test func localFailuresExit74NamingThePath() async throws {
+        let cli = try CLI()
+        // The data home is a file, not a folder.
+        let blocker = cli.home.path + "/not-a-folder"
+        #expect(FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8)))
+        let pull = try await cli.run("pull", "--home", blocker + "/home", "--feed", "http://127.0.0.1:9/feed")
+        #expect(pull.status == 74, "\(pull.stderr)")
+        #expect(pull.stderr.contains(blocker))
+        // The database file is not a database.
+        #expect(FileManager.default.createFile(atPath: cli.databasePath, contents: Data(repeating: 7, count: 8192)))
+        let list = try await cli.run("list")
+        #expect(list.status == 74, "\(list.stderr)")
+        #expect(list.stderr.contains("feedsync.sqlite"))
+    }
+
     @Test func aMissingFeedExits65() async throws {
         let cli = try CLI()
         try await withServer { _, url in

@@ -12,8 +12,8 @@ import Testing
         store = try Store(path: directory.path + "/feedsync.sqlite")
     }
 
-    func item(_ key: String, title: String? = nil, picture: String? = nil) -> PageCommit.NewItem {
-        PageCommit.NewItem(key: key, title: title ?? key, link: nil, pictureURL: picture, published: nil, summary: nil)
+    func item(_ key: String, title: String? = nil, picture: String? = nil) -> ItemContent {
+        ItemContent(key: key, title: title ?? key, link: nil, pictureURL: picture, published: nil, summary: nil)
     }
 
     @Test func appliesTheEmbeddedMigrationsOnceAndInOrder() throws {
