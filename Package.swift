@@ -40,11 +40,15 @@ let package = Package(
             name: "FeedSyncSync",
             dependencies: ["FeedSyncStore", "FeedSyncTransport", "FeedSyncFeed"]),
 
+        // Images uses Transport and Store.
+        .target(name: "FeedSyncImages", dependencies: ["FeedSyncStore", "FeedSyncTransport"]),
+
         // Thin executable: parse arguments, format output, map errors to exit codes.
         .executableTarget(
             name: "feedsync",
             dependencies: [
                 "FeedSyncSync",
+                "FeedSyncImages",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
@@ -61,7 +65,7 @@ let package = Package(
 
         .testTarget(
             name: "FeedSyncTests",
-            dependencies: ["FeedSyncSync", "FeedSyncDemoServer", "feedsync"]),
+            dependencies: ["FeedSyncSync", "FeedSyncImages", "FeedSyncDemoServer", "feedsync"]),
     ],
     swiftLanguageModes: [.v6]
 )

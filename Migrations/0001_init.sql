@@ -30,6 +30,23 @@ CREATE TABLE feed (
     CHECK ((gap_band IS NULL) = (gap_page IS NULL))
 );
 
+-- One picture per distinct URL, however many items use it: it is downloaded once.
+CREATE TABLE picture (
+    id                 INTEGER PRIMARY KEY,
+    url                TEXT NOT NULL UNIQUE,
+    status             TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'cached', 'failed')),
+    -- The file's name inside the picture folder, made from id, never from the URL.
+    file               TEXT,
+    bytes              INTEGER CHECK (bytes >= 0),
+    mime               TEXT,
+    -- Failed downloads are not tried again before next_attempt_at.
+    attempts           INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at    REAL,
+    last_error         TEXT,
+    updated_at         REAL,
+    CHECK ((status = 'cached') = (file IS NOT NULL))
+);
+
 -- One news item. Order within a feed is (band, seq): bands below 0 hold items found at the head
 -- (each head walk opens a new, lower band), band 0 holds the first pull and everything backfilled.
 CREATE TABLE item (
@@ -41,17 +58,15 @@ CREATE TABLE item (
     title              TEXT NOT NULL,
     link               TEXT,
     pic_url            TEXT,
+    picture_id         INTEGER REFERENCES picture(id),
     published          TEXT,
     summary            TEXT,
-    image_status       TEXT NOT NULL CHECK (image_status IN ('none', 'pending', 'cached', 'failed')),
-    image_path         TEXT,
-    image_bytes        INTEGER CHECK (image_bytes >= 0),
     stored_at          REAL NOT NULL,
     UNIQUE (feed_id, key),
     UNIQUE (feed_id, band, seq),
-    CHECK ((image_status = 'none') = (pic_url IS NULL)),
-    CHECK (image_status = 'cached' OR image_path IS NULL)
+    CHECK ((pic_url IS NULL) = (picture_id IS NULL))
 );
+CREATE INDEX item_picture ON item (picture_id);
 
 -- Where the reader is: the page `list` showed last, per feed URL or '*' for all feeds.
 CREATE TABLE reading_position (
@@ -59,4 +74,10 @@ CREATE TABLE reading_position (
     page               INTEGER NOT NULL CHECK (page >= 1),
     per_page           INTEGER NOT NULL CHECK (per_page BETWEEN 1 AND 500),
     updated_at         REAL NOT NULL
+);
+
+-- Settings remembered between runs, e.g. cache_size (bytes).
+CREATE TABLE setting (
+    name               TEXT PRIMARY KEY,
+    value              TEXT NOT NULL
 );

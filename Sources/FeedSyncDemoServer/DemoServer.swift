@@ -232,7 +232,7 @@ public final class DemoServer: Sendable {
     }
 
     /// A valid PNG signature and header followed by bytes that differ per picture.
-    static func png(seed: Int) -> Data {
+    public static func png(seed: Int) -> Data {
         var bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         bytes += [0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]
         var value = UInt64(truncatingIfNeeded: seed) &* 0x9E37_79B9_7F4A_7C15

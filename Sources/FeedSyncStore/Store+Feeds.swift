@@ -42,17 +42,22 @@ extension Store {
             let feeds = try Feed.fetchAll(db, sql: "SELECT * FROM feed ORDER BY id")
             return try feeds.map { feed in
                 var pictures: [String: (count: Int, bytes: Int64)] = [:]
+                // Distinct pictures, however many items share one.
                 for row in try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT image_status, count(*) AS n, coalesce(sum(image_bytes), 0) AS bytes
-                        FROM item WHERE feed_id = ? GROUP BY image_status
+                        SELECT status, count(*) AS n, coalesce(sum(bytes), 0) AS bytes FROM picture
+                        WHERE id IN (SELECT picture_id FROM item WHERE feed_id = ?) GROUP BY status
                         """,
                     arguments: [feed.id])
                 {
-                    pictures[row["image_status"]] = (row["n"], row["bytes"])
+                    pictures[row["status"]] = (row["n"], row["bytes"])
                 }
-                let count = pictures.values.reduce(0) { $0 + $1.count }
+                pictures["none"] = (
+                    try Int.fetchOne(
+                        db, sql: "SELECT count(*) FROM item WHERE feed_id = ? AND picture_id IS NULL",
+                        arguments: [feed.id]) ?? 0, 0)
+                let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE feed_id = ?", arguments: [feed.id]) ?? 0
                 return FeedStatus(feed: feed, itemCount: count, pictures: pictures)
             }
         }

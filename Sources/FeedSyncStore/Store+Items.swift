@@ -28,24 +28,21 @@ extension Store {
                 db, sql: "SELECT max(seq) FROM item WHERE feed_id = ? AND band = ?",
                 arguments: [page.feedID, page.band]) ?? -1
             // New and known items go through the same upsert: a known key keeps its place (band,
-            // seq) and only its content is refreshed; a changed picture URL resets the picture.
+            // seq) and only its content is refreshed. Items sharing a picture URL share its row.
             let upsert = try db.cachedStatement(sql: """
-                INSERT INTO item (feed_id, key, band, seq, title, link, pic_url, published, summary,
-                                  image_status, stored_at)
+                INSERT INTO item (feed_id, key, band, seq, title, link, pic_url, picture_id, published, summary,
+                                  stored_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (feed_id, key) DO UPDATE SET
                     title = excluded.title, link = excluded.link, published = excluded.published,
-                    summary = excluded.summary,
-                    image_status = CASE WHEN pic_url IS excluded.pic_url THEN image_status
-                                        ELSE excluded.image_status END,
-                    image_path = CASE WHEN pic_url IS excluded.pic_url THEN image_path ELSE NULL END,
-                    pic_url = excluded.pic_url
+                    summary = excluded.summary, pic_url = excluded.pic_url, picture_id = excluded.picture_id
                 """)
             for item in page.newItems + page.updatedItems {
                 seq += 1
+                let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
                 try upsert.execute(arguments: [
-                    page.feedID, item.key, page.band, seq, item.title, item.link, item.pictureURL,
-                    item.published, item.summary, item.pictureURL == nil ? "none" : "pending", now,
+                    page.feedID, item.key, page.band, seq, item.title, item.link, item.pictureURL, pictureID,
+                    item.published, item.summary, now,
                 ])
             }
             let cursor = page.cursor
@@ -62,6 +59,13 @@ extension Store {
                     cursor.gap?.band, cursor.gap?.page, cursor.gap?.total, page.feedID,
                 ])
         }
+    }
+
+    /// The picture row for `url`, created pending if new.
+    static func pictureID(_ db: Database, url: String) throws -> Int64 {
+        try db.cachedStatement(sql: "INSERT INTO picture (url) VALUES (?) ON CONFLICT (url) DO NOTHING")
+            .execute(arguments: [url])
+        return try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM picture WHERE url = ?"), arguments: [url])!
     }
 
     /// Saves the cursor alone (e.g. the backfill finished on a page with nothing new).

@@ -6,21 +6,23 @@ extension Store {
     /// every feed's, feed after feed in the order they were added.
     public func list(feedURL: String?, page: Int, perPage: Int) throws(StoreError) -> ListedPage {
         try read { db in
-            let filter = feedURL == nil ? "" : "WHERE feed_id = (SELECT id FROM feed WHERE url = ?)"
+            let filter = feedURL == nil ? "" : "WHERE item.feed_id = (SELECT id FROM feed WHERE url = ?)"
             let arguments: StatementArguments = feedURL.map { [$0] } ?? []
             let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM item \(filter)", arguments: arguments) ?? 0
             let offset = (page - 1) * perPage
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT key, title, link, pic_url, image_status, image_path, published FROM item \(filter)
-                    ORDER BY feed_id, band, seq LIMIT ? OFFSET ?
+                    SELECT key, title, link, pic_url, coalesce(picture.status, 'none') AS status, picture.file,
+                        published
+                    FROM item LEFT JOIN picture ON picture.id = item.picture_id \(filter)
+                    ORDER BY item.feed_id, item.band, item.seq LIMIT ? OFFSET ?
                     """,
                 arguments: arguments + [perPage, offset])
             let items = rows.enumerated().map { index, row in
                 StoredItem(
                     key: row["key"], title: row["title"], link: row["link"], pictureURL: row["pic_url"],
-                    imageStatus: row["image_status"], imagePath: row["image_path"], published: row["published"],
+                    imageStatus: row["status"], imagePath: row["file"], published: row["published"],
                     position: offset + index + 1)
             }
             let lastPull = try Double.fetchOne(

@@ -26,7 +26,12 @@ import Testing
         let first = (object["items"] as! [[String: Any]])[0]
         #expect(first["id"] as? String == "item-55")
         #expect(first["position"] as? Int == 41)
-        #expect((first["image"] as? [String: Any])?["status"] as? String == "pending")
+        // Pictures of the default window (page 1 and five after it) were prefetched.
+        let image = try #require(first["image"] as? [String: Any])
+        #expect(image["status"] as? String == "cached")
+        let path = try #require(image["path"] as? String)
+        #expect(path.hasPrefix(cli.home.path + "/pictures/"))
+        #expect(FileManager.default.contents(atPath: path) == DemoServer.png(seed: 55))
         let past = try await cli.run("list", "--page", "99", "--json")
         #expect(past.status == 0 && past.stdout.contains("\"items\": []"))
     }
@@ -47,7 +52,7 @@ import Testing
             let resumed = try await cli.run("pull")
             #expect(resumed.status == 0, "\(resumed.stderr)")
             #expect(server.requestedPages == [1, 4, 5, 6, 7, 8, 9, 10], "page 1 is the head check (304)")
-            #expect(server.requests.first?.status == 304)
+            #expect(server.feedRequests.first?.status == 304)
             #expect(try await cli.listedKeys() == server.expectedKeys)
         }
     }
@@ -88,8 +93,8 @@ import Testing
             server.clearLog()
             let pull = try await cli.run("pull")
             #expect(pull.status == 0)
-            #expect(server.requests.map(\.status) == [304])
-            #expect(server.requests.first?.ifNoneMatch != nil)
+            #expect(server.feedRequests.map(\.status) == [304])
+            #expect(server.feedRequests.first?.ifNoneMatch != nil)
         }
     }
 
@@ -101,7 +106,7 @@ import Testing
             server.setFaults(faults)
             let pull = try await cli.run("pull", "--feed", url)
             #expect(pull.status == 0, "\(pull.stderr)")
-            let log = server.requests
+            let log = server.feedRequests
             #expect(log.prefix(4).map(\.status) == [500, 503, 429, 200])
             let waited = log[3].at.timeIntervalSince(log[2].at)
             #expect(waited >= 0.95, "Retry-After: 1 was honoured (waited \(waited) s)")
@@ -123,7 +128,7 @@ import Testing
             server.clearLog()
             let again = try await cli.run("pull")
             #expect(again.status == 0)
-            #expect(server.requests.isEmpty, "the feed is skipped until the server's time")
+            #expect(server.feedRequests.isEmpty, "the feed is skipped until the server's time")
             #expect(try await cli.listedKeys().count == 20)
         }
     }
@@ -173,7 +178,7 @@ import Testing
             #expect(try await cli.listedKeys() == server.expectedKeys)
             server.clearLog()
             #expect(try await cli.run("pull").status == 0)
-            #expect(server.requests.count == 1, "the backfill is not repeated")
+            #expect(server.feedRequests.count == 1, "the backfill is not repeated")
         }
     }
 
@@ -213,7 +218,7 @@ import Testing
             server.setFaults(faults)
             let first = try cli.start(["pull", "--feed", url])
             // Wait until the first pull is inside its run (it has asked for a page).
-            for _ in 0..<200 where server.requests.isEmpty {
+            for _ in 0..<200 where server.feedRequests.isEmpty {
                 try await Task.sleep(nanoseconds: 20_000_000)
             }
             let started = Date()

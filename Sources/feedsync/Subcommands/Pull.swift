@@ -1,4 +1,5 @@
 import ArgumentParser
+import FeedSyncImages
 import FeedSyncStore
 import FeedSyncSync
 import FeedSyncTransport
@@ -21,6 +22,21 @@ struct Pull: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Fetch at most this many pages per feed in this run.", valueName: "n"))
     var maxPages: Int?
 
+    @OptionGroup var pictureOptions: PictureOptions
+
+    @Option(help: ArgumentHelp("Which pictures to download: window, all or none.", valueName: "mode"))
+    var images: PrefetchMode = .window
+
+    @Option(help: ArgumentHelp("Prefetch pictures this many pages past the reading position.", valueName: "k"))
+    var prefetchPages = 5
+
+    @Option(help: ArgumentHelp("Picture downloads running at once.", valueName: "n"))
+    var imageConcurrency = 8
+
+    @Option(help: ArgumentHelp("Largest picture accepted, in bytes (K, M and G suffixes work).", valueName: "size"),
+            transform: ByteSize.parse)
+    var maxImageBytes: Int64 = 10 << 20
+
     @Flag(help: "Print nothing but errors.")
     var quiet = false
 
@@ -31,6 +47,9 @@ struct Pull: AsyncParsableCommand {
         if let feed { try validateFeedURL(feed) }
         if let maxPages, maxPages < 1 { throw ValidationError("--max-pages must be at least 1") }
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
+        if prefetchPages < 0 { throw ValidationError("--prefetch-pages must be 0 or more") }
+        guard (1...64).contains(imageConcurrency) else { throw ValidationError("--image-concurrency must be between 1 and 64") }
+        guard maxImageBytes >= 1 else { throw ValidationError("--max-image-bytes must be at least 1") }
     }
 
     func run() async throws {
@@ -51,24 +70,46 @@ struct Pull: AsyncParsableCommand {
             }
         }
 
-        let client = HTTPClient(configuration: TransportConfiguration(userAgent: FeedSyncVersion.userAgent))
+        let client = HTTPClient(configuration: TransportConfiguration(
+            userAgent: FeedSyncVersion.userAgent, maxConnections: imageConcurrency + 1))
         defer { client.shutdown() }
-        let engine = SyncEngine(store: store, client: client)
-        let verbose = verbose
-        let onEvent: @Sendable (PullEvent) -> Void = { event in if verbose { Self.log(event) } }
-        let options = PullOptions(maxPages: maxPages, retry: Self.retryPolicy(), onEvent: onEvent)
         let talk = !quiet && Terminal.isInteractive
+        let progress = talk ? ProgressLine() : nil
+        let verbose = verbose
 
+        let prefetcher = PicturePrefetcher(
+            store: store, client: client, directory: dataHome.cacheDirectory,
+            options: PrefetchOptions(
+                mode: images, pagesAhead: prefetchPages, concurrency: imageConcurrency,
+                maxBytes: Int(maxImageBytes), cacheBudget: try pictureOptions.budget(store)),
+            onEvent: { event in
+                progress?.record(event)
+                if verbose { Self.log(event) }
+            })
+        let engine = SyncEngine(store: store, client: client)
+        let options = PullOptions(maxPages: maxPages, retry: Self.retryPolicy(), onEvent: { event in
+            if case .page = event { prefetcher.pagesChanged() }
+            progress?.record(event)
+            if verbose { Self.log(event) }
+        })
+
+        // Pictures download while pages keep flowing; the exit code reflects paging only.
+        async let pictures: Void = prefetcher.run()
         var worst: SyncError.Kind? = nil
+        var summaries: [String] = []
         for feed in feeds {
             do throws(SyncError) {
-                let report = try await engine.pull(feed, options: options)
-                if talk { print(Self.summary(report)) }
+                summaries.append(Self.summary(try await engine.pull(feed, options: options)))
             } catch {
+                progress?.clear()
                 complain(error.message)
                 worst = max(worst ?? error.kind, error.kind)
             }
         }
+        prefetcher.pagingFinished()
+        await pictures
+        progress?.clear()
+        if talk { summaries.forEach { print($0) } }
         if let worst { throw ExitCode(Exit.code(for: worst)) }
     }
 
@@ -96,6 +137,16 @@ struct Pull: AsyncParsableCommand {
         default: break
         }
         return line
+    }
+
+    static func log(_ event: PictureEvent) {
+        let line: String
+        switch event {
+        case .failed(let url, let reason): line = "picture \(url): \(reason)"
+        case .evicted(let count, let bytes): line = "evicted \(count) pictures (\(bytes) bytes) to fit the cache size"
+        case .planned, .cached: return
+        }
+        FileHandle.standardError.write(Data((Terminal.safe(line) + "\n").utf8))
     }
 
     static func log(_ event: PullEvent) {

@@ -49,9 +49,10 @@ struct Status: AsyncParsableCommand {
             lines.append("  last pull:     never")
         }
         if let next = feed.nextRetryAt, next > Date() { lines.append("  next retry:    \(iso(next))") }
-        let pictures = Self.pictureStatuses.map { "\($0) \(status.pictures[$0]?.count ?? 0)" }
+        let pictures = ["cached", "pending", "failed"].map { "\($0) \(status.pictures[$0]?.count ?? 0)" }
         let bytes = status.pictures["cached"]?.bytes ?? 0
-        lines.append("  pictures:      \(pictures.joined(separator: ", ")); \(bytes) bytes cached")
+        lines.append("  pictures:      \(pictures.joined(separator: ", ")) (\(bytes) bytes cached)")
+        lines.append("  no picture:    \(status.pictures["none"]?.count ?? 0) items")
         return lines.joined(separator: "\n")
     }
 

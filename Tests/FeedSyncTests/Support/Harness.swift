@@ -141,6 +141,16 @@ func withServer<T>(
 extension DemoServer {
     /// Pages of the feed requested so far, in order (304s included).
     var requestedPages: [Int] {
-        requests.filter { $0.path == "/feed" }.compactMap(\.page)
+        feedRequests.compactMap(\.page)
+    }
+
+    /// Requests for pages of the feed, pictures left out.
+    var feedRequests: [LoggedRequest] {
+        requests.filter { $0.path == "/feed" }
+    }
+
+    /// Paths of picture requests, in order.
+    var pictureRequests: [String] {
+        requests.filter { $0.path.hasPrefix("/pictures/") }.map(\.path)
     }
 }

@@ -1,0 +1,31 @@
+import FeedSyncStore
+
+/// Which list rows to prefetch pictures for, and in what order: the rows nearest to the page the
+/// reader is on first, as a table view asks for the rows nearest the visible ones.
+public enum PrefetchPlan {
+    /// The rows (0-based) of the window: one page before the reading page to `pagesAhead` after it.
+    public static func window(_ position: ReadingPosition, pagesAhead: Int) -> Range<Int> {
+        let start = max(0, (position.page - 2) * position.perPage)
+        return start..<((position.page + pagesAhead) * position.perPage)
+    }
+
+    /// 0 for a row on the reading page; otherwise how many rows away from it.
+    public static func distance(ofRow row: Int, from position: ReadingPosition) -> Int {
+        let start = (position.page - 1) * position.perPage
+        let end = start + position.perPage
+        if row < start { return start - row }
+        if row >= end { return row - end + 1 }
+        return 0
+    }
+
+    /// Jobs nearest first; at equal distance the row below (where readers go next) first.
+    public static func order(_ jobs: [PictureJob], from position: ReadingPosition) -> [PictureJob] {
+        let start = (position.page - 1) * position.perPage
+        return jobs.sorted {
+            let a = distance(ofRow: $0.row, from: position)
+            let b = distance(ofRow: $1.row, from: position)
+            if a != b { return a < b }
+            return ($0.row >= start) != ($1.row >= start) ? $0.row >= start : $0.row < $1.row
+        }
+    }
+}

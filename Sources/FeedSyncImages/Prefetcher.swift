@@ -1,0 +1,116 @@
+import FeedSyncStore
+import FeedSyncTransport
+import Foundation
+import Synchronization
+
+/// Downloads pictures for the rows the reader will see next while a pull is paging.
+///
+/// It plans from the store: the reading position `list` recorded, the rows of the window, the
+/// pictures there that are due. It plans again whenever a page is committed, and at least every
+/// half second, so a reader who moves is followed within about a second: queued downloads outside
+/// the new window are dropped, never started. Downloads already running finish.
+public final class PicturePrefetcher: Sendable {
+    let store: Store
+    let client: HTTPClient
+    let files: PictureFiles
+    let options: PrefetchOptions
+    let onEvent: @Sendable (PictureEvent) -> Void
+    private let signals = Mutex(Signals())
+
+    struct Signals {
+        var pagesChanged = true
+        var pagingFinished = false
+    }
+
+    enum Finished: Sendable {
+        case download(Int64)
+        case tick
+    }
+
+    public init(store: Store, client: HTTPClient, directory: String, options: PrefetchOptions,
+                onEvent: @escaping @Sendable (PictureEvent) -> Void = { _ in }) {
+        self.store = store
+        self.client = client
+        self.files = PictureFiles(directory: directory)
+        self.options = options
+        self.onEvent = onEvent
+    }
+
+    /// A page was committed: there may be new pictures in the window.
+    public func pagesChanged() {
+        signals.withLock { $0.pagesChanged = true }
+    }
+
+    /// Paging is over: `run` returns once nothing due is left.
+    public func pagingFinished() {
+        signals.withLock {
+            $0.pagingFinished = true
+            $0.pagesChanged = true
+        }
+    }
+
+    /// Runs until paging has finished and the window holds nothing due, then enforces the budget.
+    public func run() async {
+        guard options.mode != .none else { return }
+        files.sweepTemporaryFiles()
+        var queue: [PictureJob] = []
+        var running = Set<Int64>()
+        var tried = Set<Int64>()  // each picture at most once per run: failures wait for a later pull
+        var lastPlan = Date.distantPast
+        var lastPosition: ReadingPosition? = nil
+
+        await withTaskGroup(of: Finished.self) { group in
+            var ticking = false
+            while true {
+                let (changed, finished) = signals.withLock { state -> (Bool, Bool) in
+                    defer { state.pagesChanged = false }
+                    return (state.pagesChanged, state.pagingFinished)
+                }
+                if changed || Date().timeIntervalSince(lastPlan) >= 0.5 {
+                    let position = currentPosition()
+                    let planned = plan(position).filter { !running.contains($0.id) && !tried.contains($0.id) }
+                    let kept = Set(planned.map(\.id))
+                    let dropped = position != lastPosition ? queue.filter { !kept.contains($0.id) }.count : 0
+                    if planned.map(\.id) != queue.map(\.id) { onEvent(.planned(queued: planned.count, dropped: dropped)) }
+                    queue = planned
+                    lastPlan = Date()
+                    lastPosition = position
+                }
+                while running.count < options.concurrency, !queue.isEmpty {
+                    let job = queue.removeFirst()
+                    running.insert(job.id)
+                    tried.insert(job.id)
+                    group.addTask { await self.download(job); return .download(job.id) }
+                }
+                if running.isEmpty, queue.isEmpty, finished { break }
+                if !ticking {
+                    ticking = true
+                    group.addTask {
+                        try? await Task.sleep(nanoseconds: 250_000_000)
+                        return .tick
+                    }
+                }
+                switch await group.next() {
+                case .download(let id)?: running.remove(id)
+                case .tick?: ticking = false
+                case nil: break
+                }
+            }
+            group.cancelAll()
+        }
+        if let position = lastPosition {
+            try? enforceBudget(around: position)
+        }
+    }
+
+    func currentPosition() -> ReadingPosition {
+        (try? store.latestReadingPosition()) ?? ReadingPosition(feedURL: nil, page: 1, perPage: 20)
+    }
+
+    /// Due pictures in the window (or everywhere, for `all`), nearest first.
+    func plan(_ position: ReadingPosition) -> [PictureJob] {
+        let rows = options.mode == .all ? 0..<Int(Int32.max) : PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
+        let jobs = (try? store.duePictures(feedURL: position.feedURL, rows: rows)) ?? []
+        return PrefetchPlan.order(jobs, from: position)
+    }
+}

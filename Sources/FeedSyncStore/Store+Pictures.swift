@@ -1,0 +1,164 @@
+import Foundation
+import GRDB
+
+/// A picture to download, with the first list row (0-based) that shows it.
+public struct PictureJob: Sendable, Equatable, Hashable {
+    public var id: Int64
+    public var url: String
+    public var row: Int
+    public init(id: Int64, url: String, row: Int) {
+        self.id = id
+        self.url = url
+        self.row = row
+    }
+}
+
+/// A cached picture file and the first list row that shows it (`nil`: no row in that list).
+public struct CachedPicture: Sendable, Equatable {
+    public var id: Int64
+    public var file: String
+    public var bytes: Int64
+    public var row: Int?
+}
+
+/// The page the reader was shown last, in the list of `feedURL` (nil: all feeds).
+public struct ReadingPosition: Sendable, Equatable {
+    public var feedURL: String?
+    public var page: Int
+    public var perPage: Int
+    public init(feedURL: String?, page: Int, perPage: Int) {
+        self.feedURL = feedURL
+        self.page = page
+        self.perPage = perPage
+    }
+}
+
+extension Store {
+    static let allFeeds = "*"
+
+    /// The position `list` recorded most recently, in whichever list it was.
+    public func latestReadingPosition() throws(StoreError) -> ReadingPosition? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT scope, page, per_page FROM reading_position ORDER BY updated_at DESC LIMIT 1")
+                .map { row in
+                    let scope: String = row["scope"]
+                    return ReadingPosition(feedURL: scope == Self.allFeeds ? nil : scope, page: row["page"], perPage: row["per_page"])
+                }
+        }
+    }
+
+    /// Pictures shown by rows `rows` of the list of `feedURL`, due for a download: not cached, and
+    /// not waiting out a backoff. One job per picture, at the first row that shows it.
+    public func duePictures(feedURL: String?, rows: Range<Int>, now: Date = Date()) throws(StoreError) -> [PictureJob] {
+        try read { db in
+            let filter = feedURL == nil ? "" : "WHERE feed_id = (SELECT id FROM feed WHERE url = ?)"
+            let ids = try Int64?.fetchAll(
+                db,
+                sql: "SELECT picture_id FROM item \(filter) ORDER BY feed_id, band, seq LIMIT ? OFFSET ?",
+                arguments: (feedURL.map { [$0] } ?? []) + [rows.count, rows.lowerBound])
+            let due = try db.cachedStatement(sql: """
+                SELECT url FROM picture WHERE id = ? AND status != 'cached'
+                    AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
+                """)
+            var seen = Set<Int64>()
+            var jobs: [PictureJob] = []
+            for (offset, id) in ids.enumerated() {
+                guard let id, seen.insert(id).inserted else { continue }
+                if let url = try String.fetchOne(due, arguments: [id, now.timeIntervalSince1970]) {
+                    jobs.append(PictureJob(id: id, url: url, row: rows.lowerBound + offset))
+                }
+            }
+            return jobs
+        }
+    }
+
+    /// Records a downloaded picture. Call only once its file is complete and renamed into place.
+    public func markPictureCached(id: Int64, file: String, bytes: Int64, mime: String) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: """
+                    UPDATE picture SET status = 'cached', file = ?, bytes = ?, mime = ?, attempts = 0,
+                        next_attempt_at = NULL, last_error = NULL, updated_at = ?
+                    WHERE id = ?
+                    """,
+                arguments: [file, bytes, mime, Date().timeIntervalSince1970, id])
+        }
+    }
+
+    /// Records a failed download. A `permanent` failure shows as `failed`; a transient one stays
+    /// `pending`. Either way it is not tried again before `retryAt`.
+    public func markPictureFailed(id: Int64, error: String, permanent: Bool, retryAt: Date) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: """
+                    UPDATE picture SET status = ?, file = NULL, bytes = NULL, attempts = attempts + 1,
+                        next_attempt_at = ?, last_error = ?, updated_at = ?
+                    WHERE id = ?
+                    """,
+                arguments: [permanent ? "failed" : "pending", retryAt.timeIntervalSince1970, error,
+                            Date().timeIntervalSince1970, id])
+        }
+    }
+
+    /// How many times the picture's download failed in a row.
+    public func pictureAttempts(id: Int64) throws(StoreError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT attempts FROM picture WHERE id = ?", arguments: [id]) ?? 0 }
+    }
+
+    /// Every cached picture with the first row showing it in the list of `feedURL`.
+    public func cachedPictures(feedURL: String?) throws(StoreError) -> [CachedPicture] {
+        try read { db in
+            let filter = feedURL == nil ? "" : "WHERE feed_id = (SELECT id FROM feed WHERE url = ?)"
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT picture.id, picture.file, picture.bytes, positions.row FROM picture
+                    LEFT JOIN (
+                        SELECT picture_id, min(row) AS row FROM (
+                            SELECT picture_id, row_number() OVER (ORDER BY feed_id, band, seq) - 1 AS row
+                            FROM item \(filter)
+                        ) GROUP BY picture_id
+                    ) AS positions ON positions.picture_id = picture.id
+                    WHERE picture.status = 'cached'
+                    """,
+                arguments: feedURL.map { [$0] } ?? [])
+            return rows.map { CachedPicture(id: $0["id"], file: $0["file"], bytes: $0["bytes"] ?? 0, row: $0["row"]) }
+        }
+    }
+
+    /// Forgets a cached file (evicted or gone): the picture is pending again.
+    public func uncachePicture(id: Int64) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE picture SET status = 'pending', file = NULL, bytes = NULL, mime = NULL WHERE id = ?",
+                arguments: [id])
+        }
+    }
+
+    /// Deletes pictures no item uses any more; returns the files they had.
+    public func deleteUnusedPictures() throws(StoreError) -> [String] {
+        try write { db in
+            let unused = "FROM picture WHERE NOT EXISTS (SELECT 1 FROM item WHERE item.picture_id = picture.id)"
+            let files = try String?.fetchAll(db, sql: "SELECT file \(unused)").compactMap { $0 }
+            try db.execute(sql: "DELETE \(unused)")
+            return files
+        }
+    }
+
+    /// File names of every cached picture.
+    public func cachedPictureFiles() throws(StoreError) -> Set<String> {
+        try read { db in Set(try String.fetchAll(db, sql: "SELECT file FROM picture WHERE status = 'cached'")) }
+    }
+
+    public func setting(_ name: String) throws(StoreError) -> String? {
+        try read { db in try String.fetchOne(db, sql: "SELECT value FROM setting WHERE name = ?", arguments: [name]) }
+    }
+
+    public func setSetting(_ name: String, _ value: String) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: "INSERT INTO setting (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                arguments: [name, value])
+        }
+    }
+}

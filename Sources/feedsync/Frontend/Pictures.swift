@@ -1,0 +1,107 @@
+import ArgumentParser
+import FeedSyncImages
+import FeedSyncStore
+import FeedSyncSync
+import Foundation
+import Synchronization
+
+extension PrefetchMode: ExpressibleByArgument {}
+
+/// `--cache-size`, shared by `pull` and `gc`; a given size is remembered for later runs.
+struct PictureOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Picture cache budget, e.g. 500M or 2G; remembered for later runs. Default 1G.", valueName: "size"),
+        transform: ByteSize.parse)
+    var cacheSize: Int64?
+
+    static let settingName = "cache_size"
+    static let defaultBudget: Int64 = 1 << 30
+
+    /// The budget to use now: the option (then remembered), else the remembered one, else 1 GiB.
+    func budget(_ store: Store) throws -> Int64 {
+        if let cacheSize {
+            try fail(on: { try store.setSetting(Self.settingName, String(cacheSize)) })
+            return cacheSize
+        }
+        return try fail(on: { try store.setting(Self.settingName) }).flatMap { Int64($0) } ?? Self.defaultBudget
+    }
+}
+
+enum ByteSize {
+    /// `123`, `64K`, `500M`, `2G` (powers of 1024; a trailing `B` or `iB` is accepted).
+    static func parse(_ text: String) throws -> Int64 {
+        var digits = text.trimmingCharacters(in: .whitespaces).uppercased()
+        for suffix in ["IB", "B"] where digits.hasSuffix(suffix) && digits.count > suffix.count {
+            digits.removeLast(suffix.count)
+            break
+        }
+        var multiplier: Int64 = 1
+        if let last = digits.last, let power = ["K": 1, "M": 2, "G": 3, "T": 4][String(last)] {
+            multiplier = Int64(1) << (10 * power)
+            digits.removeLast()
+        }
+        guard let value = Double(digits), value >= 0, value * Double(multiplier) < 9e18 else {
+            throw ValidationError("\(String(reflecting: text)) is not a size; write e.g. 500M or 2G")
+        }
+        return Int64(value * Double(multiplier))
+    }
+}
+
+/// The live progress line of a pull on a terminal: pages, items, pictures, bytes, rate.
+final class ProgressLine: Sendable {
+    private struct Counts {
+        var pages = 0
+        var items = 0
+        var picturesDone = 0
+        var picturesQueued = 0
+        var bytes = 0
+        var lastDraw = Date.distantPast
+        var drawn = false
+    }
+    private let counts = Mutex(Counts())
+    private let started = Date()
+
+    func record(_ event: PullEvent) {
+        guard case .page(_, _, _, let new) = event else { return }
+        update { $0.pages += 1; $0.items += new }
+    }
+
+    func record(_ event: PictureEvent) {
+        update { counts in
+            switch event {
+            case .planned(let queued, _): counts.picturesQueued = queued
+            case .cached(_, let bytes):
+                counts.picturesDone += 1
+                counts.bytes += bytes
+                counts.picturesQueued = max(0, counts.picturesQueued - 1)
+            case .failed: counts.picturesQueued = max(0, counts.picturesQueued - 1)
+            case .evicted: break
+            }
+        }
+    }
+
+    private func update(_ change: (inout Counts) -> Void) {
+        let line: String? = counts.withLock { counts in
+            change(&counts)
+            let now = Date()
+            guard now.timeIntervalSince(counts.lastDraw) >= 0.1 else { return nil }
+            counts.lastDraw = now
+            counts.drawn = true
+            let rate = Double(counts.bytes) / max(0.001, now.timeIntervalSince(started))
+            return "pages \(counts.pages) · items \(counts.items) · pictures \(counts.picturesDone) done, "
+                + "\(counts.picturesQueued) queued · \(Self.format(Double(counts.bytes))) · \(Self.format(rate))/s"
+        }
+        if let line { FileHandle.standardOutput.write(Data("\r\u{1B}[K\(line)".utf8)) }
+    }
+
+    /// Erases the line, before other output.
+    func clear() {
+        if counts.withLock({ $0.drawn }) { FileHandle.standardOutput.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    static func format(_ bytes: Double) -> String {
+        if bytes >= 1_048_576 { return String(format: "%.1f MB", bytes / 1_048_576) }
+        if bytes >= 1024 { return String(format: "%.0f KB", bytes / 1024) }
+        return "\(Int(bytes)) B"
+    }
+}
