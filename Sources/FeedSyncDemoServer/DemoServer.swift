@@ -36,6 +36,30 @@ public struct Faults: Sendable {
     /// Titles carry terminal escape sequences, control characters and bidi overrides.
     public var hostileTitles = false
 
+    /// How a picture fails.
+    public enum PictureFault: Sendable, Equatable {
+        /// An HTML page with status 200 and `Content-Type: image/png`.
+        case html
+        case status(Int)
+        /// A valid image start followed by `bytes` in all, with or without `Content-Length`.
+        case oversize(bytes: Int, contentLength: Bool)
+        /// Nothing is sent for this many seconds.
+        case stall(Double)
+        /// Half the picture, then the connection is dropped.
+        case reset
+        /// 302 to this URL.
+        case redirect(String)
+        /// 302 to itself, forever.
+        case redirectLoop
+    }
+
+    /// Added before every picture response.
+    public var pictureLatency: Double = 0
+    /// Faults by picture number (`/pictures/N.png`).
+    public var pictures: [Int: PictureFault] = [:]
+    /// Item `n`'s `picUrl` replaced by this exact string.
+    public var pictureURLs: [Int: String] = [:]
+
     public init() {}
 }
 
@@ -194,7 +218,7 @@ public final class DemoServer: Sendable {
             let published = Date(timeIntervalSince1970: 1_700_000_000 + Double(n) * 60)
             return """
                 {"id": "item-\(n)", "title": "\(title)", "link": "\(baseURL)/items/\(n)", \
-                "picUrl": "\(baseURL)/pictures/\(picture).png", \
+                "picUrl": \(jsonString(state.faults.pictureURLs[n] ?? "\(baseURL)/pictures/\(picture).png")), \
                 "published": "\(ISO8601DateFormatter().string(from: published))", "summary": "Summary of item \(n)."}
                 """
         }
@@ -206,12 +230,38 @@ public final class DemoServer: Sendable {
 
     private func picture(_ request: HTTPRequest) async throws -> HTTPResponse {
         let name = request.path.split(separator: "/").last.map(String.init) ?? ""
-        let number = Int(name.split(separator: ".").first ?? "") ?? 0
-        let response = HTTPResponse(
-            statusCode: .ok, headers: [.contentType: "image/png"] as HTTPHeaders, body: Self.png(seed: number))
-        let logged = LoggedRequest(path: request.path, page: nil, ifNoneMatch: nil, status: 200, at: Date())
+        let number = name.hasSuffix(".png") ? Int(name.dropLast(4)) : nil
+        let faults = state.withLock { $0.faults }
+        let logged = LoggedRequest(path: request.path, page: nil, ifNoneMatch: nil, status: number == nil ? 404 : 200, at: Date())
         state.withLock { $0.log.append(logged) }
-        return response
+        guard let number, request.path == "/pictures/\(name)" else { return HTTPResponse(statusCode: .notFound) }
+        if faults.pictureLatency > 0 { try await Task.sleep(nanoseconds: UInt64(faults.pictureLatency * 1e9)) }
+        let png = Self.png(seed: number)
+        let headers: HTTPHeaders = [.contentType: "image/png"]
+        switch faults.pictures[number] {
+        case nil:
+            return HTTPResponse(statusCode: .ok, headers: headers, body: png)
+        case .html?:
+            return HTTPResponse(statusCode: .ok, headers: headers, body: Data("<!doctype html><html><body>Not found</body></html>".utf8))
+        case .status(let code)?:
+            return HTTPResponse(statusCode: HTTPStatusCode(code, phrase: "Injected"), headers: headers)
+        case .oversize(let count, let contentLength)?:
+            let body = png + Data(repeating: 0, count: max(0, count - png.count))
+            return HTTPResponse(
+                statusCode: .ok, headers: headers,
+                body: contentLength ? HTTPBodySequence(data: body) : HTTPBodySequence(from: StreamedBytes(body)))
+        case .stall(let seconds)?:
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+            return HTTPResponse(statusCode: .ok, headers: headers, body: png)
+        case .reset?:
+            return HTTPResponse(
+                statusCode: .ok, headers: headers,
+                body: HTTPBodySequence(from: StreamedBytes(png.prefix(png.count / 2), thenFail: true), count: png.count))
+        case .redirect(let target)?:
+            return HTTPResponse(statusCode: .found, headers: [.location: target] as HTTPHeaders)
+        case .redirectLoop?:
+            return HTTPResponse(statusCode: .found, headers: [.location: request.path] as HTTPHeaders)
+        }
     }
 
     /// `/redirect?to=URL` answers 302 to URL; `/redirect?loop=1` redirects to itself forever.
@@ -229,6 +279,11 @@ public final class DemoServer: Sendable {
             return HTTPResponse(statusCode: .ok, headers: headers, body: HTTPBodySequence(from: StreamedBytes(data)))
         }
         return HTTPResponse(statusCode: .ok, headers: headers, body: data)
+    }
+
+    /// A JSON string literal.
+    static func jsonString(_ text: String) -> String {
+        String(decoding: try! JSONEncoder().encode(text), as: UTF8.self)
     }
 
     /// A valid PNG signature and header followed by bytes that differ per picture.

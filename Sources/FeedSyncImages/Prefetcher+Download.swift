@@ -57,10 +57,11 @@ extension PicturePrefetcher {
 
     /// Evicts the pictures farthest from the reading position until the cache fits its budget.
     /// Pictures inside the window are never evicted.
-    public func enforceBudget(around position: ReadingPosition) throws(StoreError) {
+    @discardableResult
+    public func enforceBudget(around position: ReadingPosition) throws(StoreError) -> (count: Int, bytes: Int64) {
         let cached = try store.cachedPictures(feedURL: position.feedURL)
         var total = cached.reduce(Int64(0)) { $0 + $1.bytes }
-        guard total > options.cacheBudget else { return }
+        guard total > options.cacheBudget else { return (0, 0) }
         let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
         let candidates = cached
             .filter { $0.row.map { !window.contains($0) } ?? true }
@@ -77,5 +78,6 @@ extension PicturePrefetcher {
             count += 1
         }
         if count > 0 { onEvent(.evicted(count: count, bytes: freed)) }
+        return (count, freed)
     }
 }

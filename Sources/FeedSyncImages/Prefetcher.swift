@@ -99,7 +99,7 @@ public final class PicturePrefetcher: Sendable {
             group.cancelAll()
         }
         if let position = lastPosition {
-            try? enforceBudget(around: position)
+            _ = try? enforceBudget(around: position)
         }
     }
 

@@ -12,5 +12,5 @@ struct FeedSyncCommand: AsyncParsableCommand {
             the place is saved and the next pull continues from it.
             """,
         version: FeedSyncVersion.string,
-        subcommands: [Pull.self, List.self, Status.self])
+        subcommands: [Pull.self, List.self, Status.self, GC.self])
 }

@@ -37,6 +37,9 @@ struct Pull: AsyncParsableCommand {
             transform: ByteSize.parse)
     var maxImageBytes: Int64 = 10 << 20
 
+    @Option(help: ArgumentHelp("Give up on a transfer that makes no progress for this many seconds.", valueName: "seconds"))
+    var timeout = 20
+
     @Flag(help: "Print nothing but errors.")
     var quiet = false
 
@@ -49,6 +52,7 @@ struct Pull: AsyncParsableCommand {
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
         if prefetchPages < 0 { throw ValidationError("--prefetch-pages must be 0 or more") }
         guard (1...64).contains(imageConcurrency) else { throw ValidationError("--image-concurrency must be between 1 and 64") }
+        guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 600 seconds") }
         guard maxImageBytes >= 1 else { throw ValidationError("--max-image-bytes must be at least 1") }
     }
 
@@ -71,7 +75,8 @@ struct Pull: AsyncParsableCommand {
         }
 
         let client = HTTPClient(configuration: TransportConfiguration(
-            userAgent: FeedSyncVersion.userAgent, maxConnections: imageConcurrency + 1))
+            userAgent: FeedSyncVersion.userAgent, connectTimeout: min(timeout, 10), lowSpeedSeconds: timeout,
+            maxConnections: imageConcurrency + 1))
         defer { client.shutdown() }
         let talk = !quiet && Terminal.isInteractive
         let progress = talk ? ProgressLine() : nil

@@ -1,0 +1,62 @@
+import ArgumentParser
+import FeedSyncImages
+import FeedSyncStore
+import FeedSyncSync
+import FeedSyncTransport
+import Foundation
+
+struct GC: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gc",
+        abstract: "Tidy the picture cache: drop what the store does not know, fit the cache size.",
+        discussion: """
+            Removes leftover temp files and files the store does not know, forgets pictures whose \
+            file is gone and pictures no item uses, then evicts the pictures farthest from the \
+            reading position until the cache fits --cache-size. Pictures in the window are kept.
+            """)
+
+    @OptionGroup var homeOptions: HomeOptions
+    @OptionGroup var pictureOptions: PictureOptions
+
+    @Option(help: ArgumentHelp("The window kept: pages past the reading position.", valueName: "k"))
+    var prefetchPages = 5
+
+    func run() async throws {
+        let dataHome = homeOptions.dataHome
+        try fail(on: { try dataHome.prepare() })
+        // The cache is the pull's to write: tidy it only when no pull runs.
+        let lock = try fail(on: { try PullLock(path: dataHome.lockPath) })
+        defer { withExtendedLifetime(lock) {} }
+        let store = try fail(on: { try Store(path: dataHome.databasePath) })
+        let files = PictureFiles(directory: dataHome.cacheDirectory)
+
+        let swept = files.sweepTemporaryFiles()
+        let unused = try fail(on: { try store.deleteUnusedPictures() })
+        unused.forEach(files.remove)
+        let known = try fail(on: { try store.cachedPictureFiles() })
+        let onDisk = Set(files.allFiles())
+        let unknown = onDisk.subtracting(known)
+        unknown.forEach(files.remove)
+        var gone = 0
+        for picture in try fail(on: { try store.cachedPictures(feedURL: nil) }) where !onDisk.contains(picture.file) {
+            try fail(on: { try store.uncachePicture(id: picture.id) })
+            gone += 1
+        }
+
+        let client = HTTPClient(configuration: TransportConfiguration(userAgent: FeedSyncVersion.userAgent))
+        defer { client.shutdown() }
+        let prefetcher = PicturePrefetcher(
+            store: store, client: client, directory: dataHome.cacheDirectory,
+            options: PrefetchOptions(pagesAhead: prefetchPages, cacheBudget: try pictureOptions.budget(store)))
+        let position = try fail(on: { try store.latestReadingPosition() }) ?? ReadingPosition(feedURL: nil, page: 1, perPage: 20)
+        let evicted = try fail(on: { try prefetcher.enforceBudget(around: position) })
+
+        if Terminal.isInteractive {
+            print("""
+                removed \(swept) temp files, \(unknown.count) unknown files, \(unused.count) unused pictures; \
+                forgot \(gone) pictures whose file was gone; evicted \(evicted.count) (\(evicted.bytes) bytes)
+                """)
+        }
+    }
+}
+

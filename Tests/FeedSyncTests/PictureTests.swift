@@ -1,0 +1,216 @@
+import FeedSyncDemoServer
+import FeedSyncImages
+import FeedSyncStore
+import Foundation
+import Testing
+
+/// Picture prefetch through the built binary against the demo server: real downloads, real files.
+@Suite(.serialized) struct PictureTests {
+    /// Pulls the items alone, so a later pull's picture requests can be watched on their own.
+    func storeItems(_ cli: CLI, _ url: String) async throws {
+        let pull = try await cli.run("pull", "--feed", url, "--images", "none")
+        #expect(pull.status == 0, "\(pull.stderr)")
+    }
+
+    /// `list --json` items: picture number (from `/pictures/N.png`) → (status, path).
+    func pictures(_ cli: CLI) async throws -> [(url: String?, status: String, path: String?)] {
+        let result = try await cli.run("list", "--json", "--per-page", "500")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        return (object["items"] as! [[String: Any]]).map { item in
+            let image = item["image"] as! [String: Any]
+            return (item["pic_url"] as? String, image["status"] as! String, image["path"] as? String)
+        }
+    }
+
+    func seed(_ url: String) -> Int? {
+        guard url.hasSuffix(".png"), let name = url.split(separator: "/").last else { return nil }
+        return Int(name.dropLast(4))
+    }
+
+    @Test func theWindowIsFetchedNearestRowsFirst() async throws {
+        let cli = try CLI()
+        try await withServer(items: 200, perPage: 10) { server, url in
+            try await storeItems(cli, url)
+            #expect(try await cli.run("list", "--page", "3", "--per-page", "10").status == 0)
+            server.clearLog()
+            let pull = try await cli.run("pull", "--prefetch-pages", "2", "--image-concurrency", "1")
+            #expect(pull.status == 0, "\(pull.stderr)")
+            // Page 3 is rows 20...29; the window is one page before to two after: rows 10...49.
+            var rows = Array(20...29)
+            for distance in 1...20 {
+                if 29 + distance <= 49 { rows.append(29 + distance) }
+                if 20 - distance >= 10 { rows.append(20 - distance) }
+            }
+            #expect(server.pictureRequests == rows.map { "/pictures/\(200 - $0).png" })
+        }
+    }
+
+    @Test func movingTheReaderDuringAPullRetargetsThePrefetch() async throws {
+        let cli = try CLI()
+        try await withServer(items: 400, perPage: 10) { server, url in
+            try await storeItems(cli, url)
+            #expect(try await cli.run("list", "--page", "1", "--per-page", "10").status == 0)
+            var faults = Faults()
+            faults.pictureLatency = 0.1
+            server.setFaults(faults)
+            server.clearLog()
+            let pull = try cli.start(["pull", "--image-concurrency", "1"])
+            for _ in 0..<300 where server.pictureRequests.count < 5 {
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+            #expect(try await cli.run("list", "--page", "30", "--per-page", "10").status == 0)
+            let result = try await pull.wait()
+            #expect(result.status == 0, "\(result.stderr)")
+            let requested = Set(server.pictureRequests)
+            // Old window: rows 0...59. New window: rows 280...349 (page 30, one before, five after).
+            let oldFarEnd = (30...59).map { "/pictures/\(400 - $0).png" }
+            let newWindow = (280...349).map { "/pictures/\(400 - $0).png" }
+            #expect(requested.isDisjoint(with: oldFarEnd), "queued downloads for the old window were dropped")
+            #expect(requested.isSuperset(of: newWindow))
+            #expect(server.pictureRequests.count < 5 + 15 + newWindow.count)
+        }
+    }
+
+    @Test func picturesStartAsSoonAsPageOneIsCommittedWhilePagesKeepFlowing() async throws {
+        let cli = try CLI()
+        try await withServer(items: 200, perPage: 10) { server, url in
+            var faults = Faults()
+            faults.latency = 0.05
+            server.setFaults(faults)
+            #expect(try await cli.run("pull", "--feed", url).status == 0)
+            let log = server.requests
+            let firstPicture = try #require(log.firstIndex { $0.path.hasPrefix("/pictures/") })
+            let lastPage = try #require(log.lastIndex { $0.path == "/feed" })
+            #expect(firstPicture < lastPage, "pictures were downloading before paging finished")
+            #expect(log[firstPicture].path == "/pictures/200.png", "row 1's picture first")
+        }
+    }
+
+    @Test func tenItemsSharingOnePictureMakeOneRequest() async throws {
+        let cli = try CLI()
+        let server = DemoServer(items: 10, perPage: 20, distinctPictures: 1)
+        try await server.start()
+        let pull = try await cli.run("pull", "--feed", await server.feedURL)
+        await server.stop()
+        #expect(pull.status == 0)
+        #expect(server.pictureRequests == ["/pictures/1.png"])
+        let listed = try await pictures(cli)
+        #expect(listed.count == 10)
+        #expect(listed.allSatisfy { $0.status == "cached" && $0.path == listed[0].path })
+    }
+
+    @Test func badPicturesNeverReachTheCacheAndGoodOnesStillDo() async throws {
+        let cli = try CLI()
+        let outside = try TempDirectory()
+        try await withServer(items: 14, perPage: 20) { server, url in
+            let base = await server.baseURL
+            var faults = Faults()
+            faults.pictures = [
+                1: .html, 2: .status(404), 3: .oversize(bytes: 200_000, contentLength: true),
+                4: .oversize(bytes: 200_000, contentLength: false), 5: .stall(30), 6: .reset,
+                7: .redirect("file://\(outside.path)/stolen"), 8: .redirect("ftp://127.0.0.1/x.png"), 9: .redirectLoop,
+                10: .status(503),
+            ]
+            faults.pictureURLs = [
+                11: "../../../etc/passwd",
+                12: "\(base)/pictures/..%2f..%2f..%2fetc%2fpasswd",
+                13: "\(base)/pictures/../../../etc/passwd",
+            ]
+            server.setFaults(faults)
+            let pull = try await cli.run(
+                "pull", "--feed", url, "--timeout", "2", "--max-image-bytes", "100000", "--verbose")
+            #expect(pull.status == 0, "a failed picture never fails the pull: \(pull.stderr)")
+            #expect(pull.stderr.contains("/pictures/1.png: not an image"), "\(pull.stderr)")
+
+            let listed = try await pictures(cli)
+            #expect(listed.count == 14, "every item is stored")
+            let cached = listed.filter { $0.status == "cached" }
+            #expect(cached.count == 1)
+            #expect(cached.first?.url == "\(base)/pictures/14.png")
+            let files = PictureFiles(directory: cli.home.path + "/pictures").allFiles()
+            #expect(files.count == 1, "nothing but the good picture was written: \(files)")
+            #expect(FileManager.default.contents(atPath: cached[0].path!) == DemoServer.png(seed: 14))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+
+            // Failures are retried later with backoff, not on the next run.
+            server.clearLog()
+            #expect(try await cli.run("pull").status == 0)
+            #expect(server.pictureRequests.isEmpty)
+            let status = try await cli.run("status", "--json")
+            #expect(status.stdout.contains("\"cached\": 1"), "\(status.stdout)")
+            #expect(status.stdout.contains("\"failed\": 10"), "\(status.stdout)")
+        }
+    }
+
+    @Test func killedDuringDownloadsEveryCachedPictureIsWholeAndNoTempFileSurvives() async throws {
+        let cli = try CLI()
+        try await withServer(items: 300, perPage: 20) { server, url in
+            try await storeItems(cli, url)
+            var faults = Faults()
+            faults.pictureLatency = 0.02
+            server.setFaults(faults)
+            for _ in 0..<4 {
+                let running = try cli.start(["pull", "--images", "all", "--image-concurrency", "2"])
+                try await Task.sleep(nanoseconds: UInt64.random(in: 200_000_000...1_500_000_000))
+                running.kill9()
+                _ = try await running.wait()
+                for picture in try await pictures(cli) where picture.status == "cached" {
+                    let path = try #require(picture.path)
+                    let number = try #require(picture.url.flatMap(seed))
+                    #expect(FileManager.default.contents(atPath: path) == DemoServer.png(seed: number))
+                }
+            }
+            server.setFaults(Faults())
+            #expect(try await cli.run("pull", "--images", "all").status == 0)
+            let files = PictureFiles(directory: cli.home.path + "/pictures").allFiles()
+            #expect(!files.contains { $0.contains(".tmp-") }, "leftover temp files are swept at start")
+            #expect(try await pictures(cli).allSatisfy { $0.status == "cached" })
+        }
+    }
+
+    @Test func overBudgetTheFarthestPicturesGoFirstAndTheWindowStays() async throws {
+        let cli = try CLI()
+        try await withServer(items: 100, perPage: 10) { server, url in
+            try await storeItems(cli, url)
+            #expect(try await cli.run("list", "--page", "5", "--per-page", "10").status == 0)
+            // 285-byte pictures: the window (rows 30...59) is 30 of them; the budget fits about 35.
+            let pull = try await cli.run("pull", "--images", "all", "--prefetch-pages", "1", "--cache-size", "10K")
+            #expect(pull.status == 0, "\(pull.stderr)")
+            let listed = try await pictures(cli)
+            let position = ReadingPosition(feedURL: nil, page: 5, perPage: 10)
+            let cachedRows = listed.indices.filter { listed[$0].status == "cached" }
+            let evictedRows = listed.indices.filter { listed[$0].status != "cached" }
+            #expect(Set(30...59).isSubset(of: cachedRows), "the window is never evicted")
+            #expect(cachedRows.count * 285 <= 10 * 1024)
+            #expect(!evictedRows.isEmpty)
+            let farthestKept = cachedRows.map { PrefetchPlan.distance(ofRow: $0, from: position) }.max()!
+            let nearestEvicted = evictedRows.map { PrefetchPlan.distance(ofRow: $0, from: position) }.min()!
+            #expect(farthestKept <= nearestEvicted)
+            let files = PictureFiles(directory: cli.home.path + "/pictures").allFiles()
+            #expect(files.count == cachedRows.count, "evicted files are deleted")
+        }
+    }
+
+    @Test func gcRemovesStrayFilesAndForgetsMissingOnes() async throws {
+        let cli = try CLI()
+        try await withServer(items: 20, perPage: 10) { _, url async throws -> Void in
+            #expect(try await cli.run("pull", "--feed", url).status == 0)
+        }
+        let folder = cli.home.path + "/pictures"
+        let files = PictureFiles(directory: folder)
+        try files.write(Data("stray".utf8), as: "zz/stray.png")
+        #expect(FileManager.default.createFile(atPath: folder + "/.tmp-left-behind", contents: Data()))
+        let before = try await pictures(cli)
+        let missing = try #require(before.first?.path)
+        try FileManager.default.removeItem(atPath: missing)
+
+        let gc = try await cli.run("gc")
+        #expect(gc.status == 0, "\(gc.stderr)")
+        let after = files.allFiles()
+        #expect(!after.contains("zz/stray.png") && !after.contains(".tmp-left-behind"))
+        #expect(after.count == 19)
+        let listed = try await pictures(cli)
+        #expect(listed.first?.status == "pending", "a picture whose file is gone is fetched again later")
+        #expect(listed.dropFirst().allSatisfy { $0.status == "cached" })
+    }
+}
