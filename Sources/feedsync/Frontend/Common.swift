@@ -19,6 +19,16 @@ struct HomeOptions: ParsableArguments {
         let store = try fail(on: { try Store(path: dataHome.databasePath) })
         return (dataHome, store)
     }
+
+    /// Like `openStore`, for commands that write the cache: first takes the pull lock (exit 75 if
+    /// a pull holds it). Keep the lock alive as long as the work.
+    func lockAndOpenStore() throws -> (DataHome, PullLock, Store) {
+        let dataHome = dataHome
+        try fail(on: { try dataHome.prepare() })
+        let lock = try fail(on: { try PullLock(path: dataHome.lockPath) })
+        let store = try fail(on: { try Store(path: dataHome.databasePath) })
+        return (dataHome, lock, store)
+    }
 }
 
 /// Exit codes, from sysexits.h.

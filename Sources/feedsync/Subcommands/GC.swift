@@ -22,12 +22,9 @@ struct GC: AsyncParsableCommand {
     var prefetchPages = 5
 
     func run() async throws {
-        let dataHome = homeOptions.dataHome
-        try fail(on: { try dataHome.prepare() })
         // The cache is the pull's to write: tidy it only when no pull runs.
-        let lock = try fail(on: { try PullLock(path: dataHome.lockPath) })
+        let (dataHome, lock, store) = try homeOptions.lockAndOpenStore()
         defer { withExtendedLifetime(lock) {} }
-        let store = try fail(on: { try Store(path: dataHome.databasePath) })
         let files = PictureFiles(directory: dataHome.cacheDirectory)
 
         let swept = files.sweepTemporaryFiles()

@@ -57,11 +57,8 @@ struct Pull: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let dataHome = homeOptions.dataHome
-        try fail(on: { try dataHome.prepare() })
-        let lock = try fail(on: { try PullLock(path: dataHome.lockPath) })
+        let (dataHome, lock, store) = try homeOptions.lockAndOpenStore()
         defer { withExtendedLifetime(lock) {} }
-        let store = try fail(on: { try Store(path: dataHome.databasePath) })
 
         let feeds: [Feed]
         if let feed {
