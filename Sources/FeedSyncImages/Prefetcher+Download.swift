@@ -12,7 +12,8 @@ extension PicturePrefetcher {
     }
 
     /// Downloads one picture, verifies it is an image, writes it atomically, then marks it cached.
-    func download(_ job: PictureJob) async {
+    /// Returns the bytes cached, 0 when it failed.
+    func download(_ job: PictureJob) async -> Int {
         guard let components = URLComponents(string: job.url),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               components.host?.isEmpty == false
@@ -43,16 +44,19 @@ extension PicturePrefetcher {
             try files.write(response.body, as: name)
             try store.markPictureCached(id: job.id, file: name, bytes: Int64(response.body.count), mime: kind.mime)
             onEvent(.cached(url: job.url, bytes: response.body.count))
+            return response.body.count
         } catch {
-            fail(job, "cannot write the picture: \(error)", permanent: false)
+            return fail(job, "cannot write the picture: \(error)", permanent: false)
         }
     }
 
-    func fail(_ job: PictureJob, _ reason: String, permanent: Bool) {
+    /// Records the failure; returns 0, the bytes cached.
+    func fail(_ job: PictureJob, _ reason: String, permanent: Bool) -> Int {
         let attempts = (try? store.pictureAttempts(id: job.id)) ?? 0
         let delay = permanent ? Self.permanentRetry : Self.transientRetry(afterAttempts: attempts)
         try? store.markPictureFailed(id: job.id, error: reason, permanent: permanent, retryAt: Date().addingTimeInterval(delay))
         onEvent(.failed(url: job.url, reason: reason))
+        return 0
     }
 
     /// Evicts the pictures farthest from the reading position until the cache fits its budget.

@@ -23,7 +23,7 @@ public final class PicturePrefetcher: Sendable {
     }
 
     enum Finished: Sendable {
-        case download(Int64)
+        case download(Int64, bytes: Int)
         case tick
     }
 
@@ -58,6 +58,8 @@ public final class PicturePrefetcher: Sendable {
         var tried = Set<Int64>()  // each picture at most once per run: failures wait for a later pull
         var lastPlan = Date.distantPast
         var lastPosition: ReadingPosition? = nil
+        // Kept over the budget only until the next plan: eviction runs as the cache grows.
+        var cachedBytes = (try? store.cachedBytes()) ?? 0
 
         await withTaskGroup(of: Finished.self) { group in
             var ticking = false
@@ -75,12 +77,15 @@ public final class PicturePrefetcher: Sendable {
                     queue = planned
                     lastPlan = Date()
                     lastPosition = position
+                    if cachedBytes > options.cacheBudget, let evicted = try? enforceBudget(around: position) {
+                        cachedBytes -= evicted.bytes
+                    }
                 }
                 while running.count < options.concurrency, !queue.isEmpty {
                     let job = queue.removeFirst()
                     running.insert(job.id)
                     tried.insert(job.id)
-                    group.addTask { await self.download(job); return .download(job.id) }
+                    group.addTask { .download(job.id, bytes: await self.download(job)) }
                 }
                 if running.isEmpty, queue.isEmpty, finished { break }
                 if !ticking {
@@ -91,7 +96,9 @@ public final class PicturePrefetcher: Sendable {
                     }
                 }
                 switch await group.next() {
-                case .download(let id)?: running.remove(id)
+                case .download(let id, let bytes)?:
+                    running.remove(id)
+                    cachedBytes += Int64(bytes)
                 case .tick?: ticking = false
                 case nil: break
                 }

@@ -126,6 +126,11 @@ extension Store {
         }
     }
 
+    /// Bytes of every cached picture.
+    public func cachedBytes() throws(StoreError) -> Int64 {
+        try read { db in try Int64.fetchOne(db, sql: "SELECT coalesce(sum(bytes), 0) FROM picture WHERE status = 'cached'") ?? 0 }
+    }
+
     /// Forgets a cached file (evicted or gone): the picture is pending again.
     public func uncachePicture(id: Int64) throws(StoreError) {
         try write { db in

@@ -77,7 +77,8 @@ import Testing
             var faults = Faults()
             faults.latency = 0.05
             server.setFaults(faults)
-            #expect(try await cli.run("pull", "--feed", url).status == 0)
+            // One at a time, so the server sees the pictures in the order they were started.
+            #expect(try await cli.run("pull", "--feed", url, "--image-concurrency", "1").status == 0)
             let log = server.requests
             let firstPicture = try #require(log.firstIndex { $0.path.hasPrefix("/pictures/") })
             let lastPage = try #require(log.lastIndex { $0.path == "/feed" })
