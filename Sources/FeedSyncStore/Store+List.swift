@@ -6,8 +6,7 @@ extension Store {
     /// every feed's, feed after feed in the order they were added.
     public func list(feedURL: String?, page: Int, perPage: Int) throws(StoreError) -> ListedPage {
         try read { db in
-            let filter = feedURL == nil ? "" : "WHERE item.feed_id = (SELECT id FROM feed WHERE url = ?)"
-            let arguments: StatementArguments = feedURL.map { [$0] } ?? []
+            let (filter, arguments) = Self.itemFilter(feedURL: feedURL)
             let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM item \(filter)", arguments: arguments) ?? 0
             let offset = (page - 1) * perPage
             let rows = try Row.fetchAll(
@@ -32,8 +31,8 @@ extension Store {
         }
     }
 
-    /// Remembers the page the reader was shown, per feed URL or `*` for all feeds.
-    public func setReadingPosition(scope: String, page: Int, perPage: Int) throws(StoreError) {
+    /// Remembers the page the reader was shown, in the list of one feed or of all feeds.
+    public func setReadingPosition(_ position: ReadingPosition) throws(StoreError) {
         try write { db in
             try db.execute(
                 sql: """
@@ -41,14 +40,15 @@ extension Store {
                     ON CONFLICT (scope) DO UPDATE SET page = excluded.page, per_page = excluded.per_page,
                         updated_at = excluded.updated_at
                     """,
-                arguments: [scope, page, perPage, Date().timeIntervalSince1970])
+                arguments: [position.feedURL ?? Self.allFeeds, position.page, position.perPage,
+                            Date().timeIntervalSince1970])
         }
     }
 
-    public func readingPosition(scope: String) throws(StoreError) -> (page: Int, perPage: Int)? {
-        try read { db in
-            try Row.fetchOne(db, sql: "SELECT page, per_page FROM reading_position WHERE scope = ?", arguments: [scope])
-                .map { ($0["page"], $0["per_page"]) }
-        }
+    /// The `WHERE` clause and its arguments that keep the items of the list of `feedURL`
+    /// (every item when nil). Every query that follows the list's order uses it.
+    static func itemFilter(feedURL: String?) -> (sql: String, arguments: StatementArguments) {
+        guard let feedURL else { return ("", []) }
+        return ("WHERE item.feed_id = (SELECT id FROM feed WHERE url = ?)", [feedURL])
     }
 }

@@ -51,11 +51,11 @@ extension Store {
     /// not waiting out a backoff. One job per picture, at the first row that shows it.
     public func duePictures(feedURL: String?, rows: Range<Int>, now: Date = Date()) throws(StoreError) -> [PictureJob] {
         try read { db in
-            let filter = feedURL == nil ? "" : "WHERE feed_id = (SELECT id FROM feed WHERE url = ?)"
+            let (filter, arguments) = Self.itemFilter(feedURL: feedURL)
             let ids = try Int64?.fetchAll(
                 db,
                 sql: "SELECT picture_id FROM item \(filter) ORDER BY feed_id, band, seq LIMIT ? OFFSET ?",
-                arguments: (feedURL.map { [$0] } ?? []) + [rows.count, rows.lowerBound])
+                arguments: arguments + [rows.count, rows.lowerBound])
             let due = try db.cachedStatement(sql: """
                 SELECT url FROM picture WHERE id = ? AND status != 'cached'
                     AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
@@ -108,7 +108,7 @@ extension Store {
     /// Every cached picture with the first row showing it in the list of `feedURL`.
     public func cachedPictures(feedURL: String?) throws(StoreError) -> [CachedPicture] {
         try read { db in
-            let filter = feedURL == nil ? "" : "WHERE feed_id = (SELECT id FROM feed WHERE url = ?)"
+            let (filter, arguments) = Self.itemFilter(feedURL: feedURL)
             let rows = try Row.fetchAll(
                 db,
                 sql: """
@@ -121,7 +121,7 @@ extension Store {
                     ) AS positions ON positions.picture_id = picture.id
                     WHERE picture.status = 'cached'
                     """,
-                arguments: feedURL.map { [$0] } ?? [])
+                arguments: arguments)
             return rows.map { CachedPicture(id: $0["id"], file: $0["file"], bytes: $0["bytes"] ?? 0, row: $0["row"]) }
         }
     }

@@ -72,10 +72,13 @@ import Testing
         #expect(throws: StoreError.self) { try store.subscribe(url: "file:///etc/passwd") }
     }
 
-    @Test func remembersTheReadingPositionPerScope() throws {
-        try store.setReadingPosition(scope: "*", page: 3, perPage: 20)
-        try store.setReadingPosition(scope: "*", page: 4, perPage: 50)
-        #expect(try store.readingPosition(scope: "*")! == (4, 50))
-        #expect(try store.readingPosition(scope: "http://h/feed") == nil)
+    @Test func remembersTheLatestReadingPositionInWhicheverList() throws {
+        #expect(try store.latestReadingPosition() == nil)
+        try store.setReadingPosition(ReadingPosition(feedURL: nil, page: 3, perPage: 20))
+        try store.setReadingPosition(ReadingPosition(feedURL: nil, page: 4, perPage: 50))
+        #expect(try store.latestReadingPosition() == ReadingPosition(feedURL: nil, page: 4, perPage: 50))
+        Thread.sleep(forTimeInterval: 0.01)  // positions are ordered by the time they were recorded
+        try store.setReadingPosition(ReadingPosition(feedURL: "http://h/feed", page: 2, perPage: 10))
+        #expect(try store.latestReadingPosition() == ReadingPosition(feedURL: "http://h/feed", page: 2, perPage: 10))
     }
 }

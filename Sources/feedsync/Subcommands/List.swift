@@ -34,7 +34,7 @@ struct List: AsyncParsableCommand {
         }
         let listed = try fail(on: { try store.list(feedURL: feed, page: page, perPage: perPage) })
         // The reader's position steers picture prefetch; failing to record it must not hide the list.
-        try? store.setReadingPosition(scope: feed ?? "*", page: page, perPage: perPage)
+        try? store.setReadingPosition(ReadingPosition(feedURL: feed, page: page, perPage: perPage))
 
         let paths = listed.items.map { item in
             item.imageStatus == "cached" ? item.imagePath.map { dataHome.absolutePicturePath($0) } : nil
