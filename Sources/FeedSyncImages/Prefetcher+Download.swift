@@ -14,10 +14,7 @@ extension PicturePrefetcher {
     /// Downloads one picture, verifies it is an image, writes it atomically, then marks it cached.
     /// Returns the bytes cached, 0 when it failed.
     func download(_ job: PictureJob) async -> Int {
-        guard let components = URLComponents(string: job.url),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              components.host?.isEmpty == false
-        else {
+        guard HTTPRequest.isFetchable(job.url) else {
             return fail(job, "not an http(s) URL", permanent: true)
         }
         let response: HTTPResponse

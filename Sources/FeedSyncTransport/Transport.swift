@@ -18,6 +18,16 @@ public struct HTTPRequest: Sendable {
     }
 }
 
+extension HTTPRequest {
+    /// Whether `url` is one this client will fetch: absolute `http://` or `https://` with a host.
+    public static func isFetchable(_ url: String) -> Bool {
+        guard let components = URLComponents(string: url),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else { return false }
+        return components.host?.isEmpty == false
+    }
+}
+
 /// A complete response, whatever its status.
 public struct HTTPResponse: Sendable {
     public var status: Int

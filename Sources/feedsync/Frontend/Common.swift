@@ -1,6 +1,7 @@
 import ArgumentParser
 import FeedSyncStore
 import FeedSyncSync
+import FeedSyncTransport
 import Foundation
 
 /// `--home`, shared by every subcommand.
@@ -69,10 +70,7 @@ func fail<T>(on body: () throws -> T) throws -> T {
 
 /// `http://` or `https://` with a host, else a usage error.
 func validateFeedURL(_ url: String) throws {
-    guard let components = URLComponents(string: url),
-          let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-          let host = components.host, !host.isEmpty
-    else {
+    guard HTTPRequest.isFetchable(url) else {
         throw ValidationError("--feed must be an http:// or https:// URL, got \(String(reflecting: url))")
     }
 }
