@@ -12,11 +12,9 @@ import Testing
         #expect(pull.status == 0, "\(pull.stderr)")
     }
 
-    /// `list --json` items: picture number (from `/pictures/N.png`) → (status, path).
+    /// Each listed item's picture: its URL, status and cached path.
     func pictures(_ cli: CLI) async throws -> [(url: String?, status: String, path: String?)] {
-        let result = try await cli.run("list", "--json", "--per-page", "500")
-        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
-        return (object["items"] as! [[String: Any]]).map { item in
+        try await cli.listedItems().map { item in
             let image = item["image"] as! [String: Any]
             return (item["pic_url"] as? String, image["status"] as! String, image["path"] as? String)
         }

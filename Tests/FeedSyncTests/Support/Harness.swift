@@ -78,22 +78,23 @@ final class CLI: Sendable {
         try await start(arguments).wait()
     }
 
-    /// `list --json` parsed: the item ids in order.
-    func listedKeys(_ extra: String...) async throws -> [String] {
-        let result = try await start(["list", "--json", "--per-page", "500"] + extra).wait()
-        #expect(result.status == 0, "list failed: \(result.stderr)")
-        var keys: [String] = []
-        var page = 1
-        var current = result
-        while true {
-            let object = try JSONSerialization.jsonObject(with: Data(current.stdout.utf8)) as! [String: Any]
-            let items = object["items"] as! [[String: Any]]
-            keys += items.map { $0["id"] as! String }
-            if items.count < 500 { break }
-            page += 1
-            current = try await start(["list", "--json", "--per-page", "500", "--page", String(page)] + extra).wait()
+    /// Every item of `list --json`, page after page, parsed.
+    func listedItems(_ extra: String...) async throws -> [[String: Any]] {
+        var items: [[String: Any]] = []
+        for page in 1... {
+            let result = try await start(["list", "--json", "--per-page", "500", "--page", String(page)] + extra).wait()
+            #expect(result.status == 0, "list failed: \(result.stderr)")
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+            let pageItems = object["items"] as! [[String: Any]]
+            items += pageItems
+            if pageItems.count < 500 { break }
         }
-        return keys
+        return items
+    }
+
+    /// The ids `list` shows, in order.
+    func listedKeys() async throws -> [String] {
+        try await listedItems().map { $0["id"] as! String }
     }
 
     func openStore() throws -> Store {
