@@ -67,9 +67,4 @@ extension Store {
             .execute(arguments: [url])
         return try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM picture WHERE url = ?"), arguments: [url])!
     }
-
-    /// Saves the cursor alone (e.g. the backfill finished on a page with nothing new).
-    public func saveCursor(feedID: Int64, _ cursor: FeedCursor) throws(StoreError) {
-        try commit(PageCommit(feedID: feedID, band: 0, newItems: [], updatedItems: [], cursor: cursor))
-    }
 }

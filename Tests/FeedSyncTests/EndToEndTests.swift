@@ -98,6 +98,20 @@ import Testing
         }
     }
 
+    @Test func aServerIgnoringValidatorsStillCostsOnePageWhenNothingIsNew() async throws {
+        let cli = try CLI()
+        try await withServer { server, url async throws -> Void in
+            #expect(try await cli.run("pull", "--feed", url).status == 0)
+            var faults = Faults()
+            faults.ignoreValidators = true
+            server.setFaults(faults)
+            server.clearLog()
+            #expect(try await cli.run("pull").status == 0)
+            #expect(server.feedRequests.map(\.status) == [200], "page 1 overlaps what is stored: the head walk stops")
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+        }
+    }
+
     @Test func serverErrorsAreRetriedAndRetryAfterIsHonoured() async throws {
         let cli = try CLI(retryAttempts: 5)
         try await withServer { server, url in
