@@ -56,29 +56,12 @@ extension PicturePrefetcher {
         return 0
     }
 
-    /// Evicts the pictures farthest from the reading position until the cache fits its budget.
-    /// Pictures inside the window are never evicted.
+    /// Evicts down to the budget around `position`, reporting what went; returns the bytes freed.
     @discardableResult
-    public func enforceBudget(around position: ReadingPosition) throws(StoreError) -> (count: Int, bytes: Int64) {
-        let cached = try store.cachedPictures(feedURL: position.feedURL)
-        var total = cached.reduce(Int64(0)) { $0 + $1.bytes }
-        guard total > options.cacheBudget else { return (0, 0) }
-        let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
-        let candidates = cached
-            .filter { $0.row.map { !window.contains($0) } ?? true }
-            .sorted { ($0.row.map { PrefetchPlan.distance(ofRow: $0, from: position) } ?? .max)
-                    > ($1.row.map { PrefetchPlan.distance(ofRow: $0, from: position) } ?? .max) }
-        var count = 0
-        var freed: Int64 = 0
-        for picture in candidates where total > options.cacheBudget {
-            // The row first: a file without a row is swept by gc; a row without its file would lie.
-            try store.uncachePicture(id: picture.id)
-            files.remove(picture.file)
-            total -= picture.bytes
-            freed += picture.bytes
-            count += 1
-        }
-        if count > 0 { onEvent(.evicted(count: count, bytes: freed)) }
-        return (count, freed)
+    func evict(around position: ReadingPosition) -> Int64 {
+        let budget = CacheBudget(store: store, files: files, bytes: options.cacheBudget, pagesAhead: options.pagesAhead)
+        guard let evicted = try? budget.enforce(around: position), evicted.count > 0 else { return 0 }
+        onEvent(.evicted(count: evicted.count, bytes: evicted.bytes))
+        return evicted.bytes
     }
 }

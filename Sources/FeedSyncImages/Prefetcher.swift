@@ -77,9 +77,7 @@ public final class PicturePrefetcher: Sendable {
                     queue = planned
                     lastPlan = Date()
                     lastPosition = position
-                    if cachedBytes > options.cacheBudget, let evicted = try? enforceBudget(around: position) {
-                        cachedBytes -= evicted.bytes
-                    }
+                    if cachedBytes > options.cacheBudget { cachedBytes -= evict(around: position) }
                 }
                 while running.count < options.concurrency, !queue.isEmpty {
                     let job = queue.removeFirst()
@@ -106,12 +104,12 @@ public final class PicturePrefetcher: Sendable {
             group.cancelAll()
         }
         if let position = lastPosition {
-            _ = try? enforceBudget(around: position)
+            evict(around: position)
         }
     }
 
     func currentPosition() -> ReadingPosition {
-        (try? store.latestReadingPosition()) ?? ReadingPosition(feedURL: nil, page: 1, perPage: 20)
+        (try? store.latestReadingPosition()) ?? .start
     }
 
     /// Due pictures in the window (or everywhere, for `all`), nearest first.

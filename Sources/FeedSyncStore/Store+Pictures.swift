@@ -31,6 +31,9 @@ public struct ReadingPosition: Sendable, Equatable {
         self.page = page
         self.perPage = perPage
     }
+
+    /// Where a reader who never ran `list` is: page 1 of all feeds, `list`'s default page size.
+    public static let start = ReadingPosition(feedURL: nil, page: 1, perPage: 20)
 }
 
 extension Store {

@@ -1,8 +1,6 @@
 import ArgumentParser
 import FeedSyncImages
 import FeedSyncStore
-import FeedSyncSync
-import FeedSyncTransport
 import Foundation
 
 struct GC: AsyncParsableCommand {
@@ -40,13 +38,10 @@ struct GC: AsyncParsableCommand {
             gone += 1
         }
 
-        let client = HTTPClient(configuration: TransportConfiguration(userAgent: FeedSyncVersion.userAgent))
-        defer { client.shutdown() }
-        let prefetcher = PicturePrefetcher(
-            store: store, client: client, directory: dataHome.cacheDirectory,
-            options: PrefetchOptions(pagesAhead: prefetchPages, cacheBudget: try pictureOptions.budget(store)))
-        let position = try fail(on: { try store.latestReadingPosition() }) ?? ReadingPosition(feedURL: nil, page: 1, perPage: 20)
-        let evicted = try fail(on: { try prefetcher.enforceBudget(around: position) })
+        let budget = CacheBudget(
+            store: store, files: files, bytes: try pictureOptions.budget(store), pagesAhead: prefetchPages)
+        let position = try fail(on: { try store.latestReadingPosition() }) ?? .start
+        let evicted = try fail(on: { try budget.enforce(around: position) })
 
         if Terminal.isInteractive {
             print("""
