@@ -65,7 +65,8 @@ let package = Package(
 
         .testTarget(
             name: "FeedSyncTests",
-            dependencies: ["FeedSyncSync", "FeedSyncImages", "FeedSyncDemoServer", "feedsync"]),
+            dependencies: ["FeedSyncSync", "FeedSyncImages", "FeedSyncDemoServer", "feedsync"],
+            resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,5 @@
 // This file is the entirety of the public API of FeedSyncFeed: the neutral shape every feed
-// format is decoded into, and the decoders. It does no I/O.
+// format is decoded into, the formats, and the entry points of their decoders. It does no I/O.
 
 import Foundation
 
@@ -35,136 +35,120 @@ public struct FeedPage: Sendable, Equatable {
     public var hasMore: Bool?
     /// Entries that were not objects, or carried nothing usable, and were skipped.
     public var skipped: Int
+    /// The absolute URL of the next older document, for formats that link their pages
+    /// (`next_url`, `rel="next"`, `rel="prev-archive"`, `Link: <…>; rel="next"`).
+    public var next: String?
 
-    public init(items: [FeedItem], page: Int? = nil, total: Int? = nil, hasMore: Bool? = nil, skipped: Int = 0) {
+    public init(
+        items: [FeedItem], page: Int? = nil, total: Int? = nil, hasMore: Bool? = nil, skipped: Int = 0,
+        next: String? = nil
+    ) {
         self.items = items
         self.page = page
         self.total = total
         self.hasMore = hasMore
         self.skipped = skipped
+        self.next = next
+    }
+}
+
+/// The formats feedsync reads. The raw values are what `--format` takes and `status` shows.
+public enum FeedFormat: String, CaseIterable, Sendable {
+    /// The seed format: `{"page", "total", "has_more", "items"}`, paged by `?page=N`.
+    case pagedJSON = "paged-json"
+    /// JSON Feed 1.0 and 1.1, paged by `next_url`.
+    case jsonFeed = "jsonfeed"
+    /// RSS 2.0 (and RSS 1.0), paged by `<atom:link rel="next">`.
+    case rss
+    /// Atom, paged by RFC 5005 `rel="next"` or `rel="prev-archive"`.
+    case atom
+    /// The WordPress REST API (`/wp-json/wp/v2/posts`), paged by `?page=N&per_page=100`.
+    case wordpress
+
+    /// Whether older pages are found by following the link each document carries, rather than
+    /// by asking for a page number.
+    public var followsLinks: Bool {
+        switch self {
+        case .jsonFeed, .rss, .atom: true
+        case .pagedJSON, .wordpress: false
+        }
+    }
+
+    /// The URL of page `page`. Formats that follow links have only page 1 here, the feed's own URL.
+    public func url(of feedURL: String, page: Int) -> String {
+        switch self {
+        case .pagedJSON: PagedJSON.url(of: feedURL, page: page)
+        case .wordpress: WordPress.url(of: feedURL, page: page)
+        case .jsonFeed, .rss, .atom: feedURL
+        }
+    }
+
+    /// What the URL alone says, before anything was fetched: WordPress's REST route is
+    /// recognisable, and must be asked for with its own query parameters from the first page on.
+    public static func guess(fromURL url: String) -> FeedFormat? {
+        url.contains("/wp-json/") ? .wordpress : nil
+    }
+
+    /// The `Accept` header for a request of this format, or of any when `nil`.
+    public static func accept(_ format: FeedFormat?) -> String {
+        switch format {
+        case .pagedJSON?, .wordpress?: "application/json"
+        case .jsonFeed?: "application/feed+json, application/json;q=0.9"
+        case .rss?, .atom?: "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.8"
+        case nil:
+            "application/feed+json, application/json;q=0.9, application/rss+xml, application/atom+xml, "
+                + "application/xml;q=0.8, text/xml;q=0.8, */*;q=0.5"
+        }
+    }
+}
+
+/// Where a document came from: what relative URLs resolve against and what the headers said.
+public struct DocumentContext: Sendable {
+    /// The URL the document was served from, after redirects.
+    public var url: String
+    /// Response headers, names in lower case.
+    public var headers: [String: String]
+    /// The page number asked for (1 for the head; counts on for formats that follow links).
+    public var page: Int
+
+    public init(url: String, headers: [String: String] = [:], page: Int = 1) {
+        self.url = url
+        self.headers = headers
+        self.page = page
+    }
+}
+
+/// Reads one document of any supported format into a FeedPage.
+public enum FeedDocument {
+    /// Decodes `body`. With `format` `nil`, the format is found from the first bytes and the
+    /// document itself (JSON Feed's `version`, a JSON array for WordPress, the XML root element),
+    /// then the content type. Items with the same key are kept once, the first time.
+    public static func decode(
+        _ body: Data, format: FeedFormat?, context: DocumentContext
+    ) throws(FeedError) -> (format: FeedFormat, page: FeedPage) {
+        var (found, page) = try decodeAnyFormat(body, format: format, context: context)
+        if page.next == nil, found.followsLinks, let link = LinkHeader.next(context.headers["link"], base: context.url) {
+            page.next = link
+            page.hasMore = true
+        }
+        page.items = uniqueKeys(page.items)
+        return (found, page)
+    }
+
+    /// Whether an error status means the feed has no more pages rather than that it failed:
+    /// WordPress answers a page past the end with 400 `rest_post_invalid_page_number`.
+    public static func isPastLastPage(status: Int, body: Data, format: FeedFormat?) -> Bool {
+        status == 400 && format != .jsonFeed && format != .rss && format != .atom
+            && String(decoding: body.prefix(4096), as: UTF8.self).contains("rest_post_invalid_page_number")
     }
 }
 
 /// Why a document could not be used. `reason` is one plain sentence fragment for the user.
 public struct FeedError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What was wrong, naming the line for XML.
     public var reason: String
     public init(_ reason: String) { self.reason = reason }
     public var description: String { reason }
-}
-
-/// The seed format: `{"page": N, "total": T, "has_more": bool, "items": [ … ]}`.
-public enum PagedJSON {
-    /// The URL of page `page` of the feed at `feedURL`: its `page` query parameter set to `page`.
-    public static func url(of feedURL: String, page: Int) -> String {
-        guard var components = URLComponents(string: feedURL) else { return feedURL }
-        var query = (components.queryItems ?? []).filter { $0.name != "page" }
-        query.append(URLQueryItem(name: "page", value: String(page)))
-        components.queryItems = query
-        return components.string ?? feedURL
-    }
-
-    /// Decodes one page. Items that are not objects are skipped and counted; fields that are
-    /// missing, null or of the wrong type are treated as absent.
-    public static func decode(_ data: Data) throws(FeedError) -> FeedPage {
-        let root: JSONValue
-        do {
-            root = try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch {
-            let preview = String(decoding: data.prefix(40), as: UTF8.self)
-            throw FeedError("the page is not valid JSON (it starts with \(String(reflecting: preview)))")
-        }
-        guard case .object(let object) = root else {
-            throw FeedError("the page is JSON but not an object")
-        }
-        guard case .array(let entries) = object["items"] ?? object["news"] else {
-            throw FeedError("the page has no \"items\" (or \"news\") array")
-        }
-        var items: [FeedItem] = []
-        items.reserveCapacity(entries.count)
-        var skipped = 0
-        for entry in entries {
-            guard case .object(let fields) = entry, let item = item(from: fields) else {
-                skipped += 1
-                continue
-            }
-            items.append(item)
-        }
-        return FeedPage(
-            items: items,
-            page: object["page"]?.integer,
-            total: object["total"]?.integer.flatMap { $0 >= 0 ? $0 : nil },
-            hasMore: (object["has_more"] ?? object["hasMore"])?.boolean,
-            skipped: skipped)
-    }
-
-    static func item(from fields: [String: JSONValue]) -> FeedItem? {
-        func text(_ names: String...) -> String? {
-            names.lazy.compactMap { fields[$0]?.text }.first
-        }
-        let title = text("title") ?? ""
-        let picture = text("picUrl", "pic_url", "image", "imageUrl", "image_url")
-        let link = text("link", "url")
-        guard let key = text("id", "guid") ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else {
-            return nil
-        }
-        return FeedItem(
-            key: key, title: title, link: link, pictureURL: picture,
-            published: (fields["published"] ?? fields["date"]).flatMap(FeedDate.normalise),
-            summary: text("summary"))
-    }
-}
-
-/// Any JSON value, decoded without guessing: a boolean is never a number, a number never a string.
-enum JSONValue: Decodable, Sendable {
-    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    /// A non-empty trimmed string; a whole number is accepted as its decimal text (ids often are).
-    var text: String? {
-        switch self {
-        case .string(let string):
-            let trimmed = string.trimmingCharacters(in: .whitespacesAndNewlines)
-            return trimmed.isEmpty ? nil : trimmed
-        case .number:
-            return integer.map(String.init)
-        default:
-            return nil
-        }
-    }
-
-    var integer: Int? {
-        switch self {
-        case .number(let value) where value.rounded() == value && abs(value) < 1e15: Int(value)
-        case .string(let string): Int(string.trimmingCharacters(in: .whitespaces))
-        default: nil
-        }
-    }
-
-    var boolean: Bool? {
-        switch self {
-        case .bool(let value): value
-        case .number(let value): value != 0
-        case .string("true"): true
-        case .string("false"): false
-        default: nil
-        }
-    }
 }
 
 /// Keys for items that carry neither id nor link.

@@ -1,47 +1,221 @@
-import Foundation
-
 /// Reads the date styles feeds use and writes them as ISO 8601 UTC, second precision.
+///
+/// Two hand-written readers, because feeds stretch both standards: ISO 8601 / RFC 3339 (Atom,
+/// JSON Feed, WordPress; with or without a zone, `T` or a space) and RFC 822 as RSS writes it
+/// (with or without weekday, comma or seconds; one-digit days, two-digit years, full month names,
+/// `GMT`, `EST`, `+0200` or `+02:00`, and the `Mon May 05 2024 10:00:00 GMT+0200` JavaScript style).
+/// A date without a zone is read as UTC.
 enum FeedDate {
     static func normalise(_ value: JSONValue) -> String? {
         switch value {
-        case .string(let text): parse(text).map(format)
+        case .string(let text): normalise(text)
         // Seconds, or milliseconds, since 1970.
-        case .number(let number) where number > 0:
-            format(Date(timeIntervalSince1970: number > 1e11 ? number / 1000 : number))
+        case .number(let number) where number > 0 && number < 1e14:
+            format(Int64(number > 1e11 ? number / 1000 : number))
         default: nil
         }
     }
 
-    static func parse(_ text: String) -> Date? {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { return nil }
-        for style in styles {
-            if let date = style.date(from: trimmed) { return date }
+    static func normalise(_ text: String) -> String? {
+        parse(text).map(format)
+    }
+
+    /// Seconds since 1970, or `nil` when `text` is no date this reader knows.
+    static func parse(_ text: String) -> Int64? {
+        let bytes = Array(text.utf8.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D })
+        guard let first = bytes.first else { return nil }
+        if bytes.count >= 10, isDigit(first), bytes[4] == UInt8(ascii: "-") {
+            return iso(bytes)
         }
-        return nil
+        return rfc822(String(decoding: bytes, as: UTF8.self))
     }
 
-    static func format(_ date: Date) -> String {
-        output.string(from: date)
+    // MARK: ISO 8601
+
+    private static func iso(_ b: [UInt8]) -> Int64? {
+        var i = 0
+        func number(_ width: Int) -> Int? {
+            guard i + width <= b.count else { return nil }
+            var value = 0
+            for byte in b[i..<(i + width)] {
+                guard isDigit(byte) else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            i += width
+            return value
+        }
+        func skip(_ byte: Character) -> Bool {
+            guard i < b.count, b[i] == byte.asciiValue! else { return false }
+            i += 1
+            return true
+        }
+        guard let year = number(4), skip("-"), let month = number(2), skip("-"), let day = number(2) else { return nil }
+        var hour = 0, minute = 0, second = 0, offset = 0
+        if i < b.count, b[i] == UInt8(ascii: "T") || b[i] == UInt8(ascii: "t") || b[i] == 0x20 {
+            i += 1
+            guard let h = number(2), skip(":"), let m = number(2) else { return nil }
+            (hour, minute) = (h, m)
+            if skip(":") {
+                guard let s = number(2) else { return nil }
+                second = s
+                if skip(".") || skip(",") { while i < b.count, isDigit(b[i]) { i += 1 } }
+            }
+            while i < b.count, b[i] == 0x20 { i += 1 }
+            if i < b.count {
+                if b[i] == UInt8(ascii: "Z") || b[i] == UInt8(ascii: "z") {
+                    i += 1
+                } else if let zone = zoneOffset(String(decoding: b[i...], as: UTF8.self)) {
+                    offset = zone
+                    i = b.count
+                } else {
+                    return nil
+                }
+            }
+        }
+        guard i == b.count || b[i...].allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else { return nil }
+        return seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second, offset: offset)
     }
 
-    private static func formatter(_ pattern: String) -> DateFormatter {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = pattern
-        return formatter
+    // MARK: RFC 822 and its relatives
+
+    private static func rfc822(_ text: String) -> Int64? {
+        var day: Int?, month: Int?, year: Int?
+        var time: (Int, Int, Int)?
+        var offset = 0
+        let tokens = text.split { $0 == " " || $0 == "," || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        for token in tokens {
+            if token.hasPrefix("(") { continue }  // "(CEST)", a comment
+            if token.contains(":"), time == nil, let parsed = clock(token) {
+                time = parsed
+            } else if let value = Int(token), !token.hasPrefix("+"), !token.hasPrefix("-") {
+                if token.count == 4, year == nil {
+                    year = value
+                } else if day == nil, (1...31).contains(value) {
+                    day = value
+                } else if year == nil, token.count <= 2 {
+                    year = value < 50 ? 2000 + value : 1900 + value
+                } else {
+                    return nil
+                }
+            } else if let found = monthNumber(token), month == nil {
+                month = found
+            } else if weekday(token) {
+                continue
+            } else if let zone = zoneOffset(String(token)) {
+                offset = zone
+            } else {
+                return nil
+            }
+        }
+        guard let day, let month, let year else { return nil }
+        let (hour, minute, second) = time ?? (0, 0, 0)
+        return seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second, offset: offset)
     }
 
-    private static let output = formatter("yyyy-MM-dd'T'HH:mm:ss'Z'")
-    private static let styles: [DateFormatter] = [
-        "yyyy-MM-dd'T'HH:mm:ssXXXXX",
-        "yyyy-MM-dd'T'HH:mm:ss.SSSXXXXX",
-        "yyyy-MM-dd'T'HH:mm:ss",
-        "yyyy-MM-dd HH:mm:ss",
-        "yyyy-MM-dd",
-        "EEE, dd MMM yyyy HH:mm:ss zzz",
-        "EEE, dd MMM yyyy HH:mm:ss Z",
-        "dd MMM yyyy HH:mm:ss Z",
-    ].map(formatter)
+    private static func clock(_ token: Substring) -> (Int, Int, Int)? {
+        let parts = token.split(separator: ":", omittingEmptySubsequences: false)
+        guard (2...3).contains(parts.count) else { return nil }
+        let numbers = parts.map { Int($0.prefix { $0 != "." }) }
+        guard let hour = numbers[0], let minute = numbers[1] else { return nil }
+        let second = parts.count == 3 ? numbers[2] : 0
+        guard let second else { return nil }
+        return (hour, minute, second)
+    }
+
+    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+    private static func monthNumber(_ token: Substring) -> Int? {
+        guard token.count >= 3, token.allSatisfy(\.isLetter) else { return nil }
+        let lower = token.lowercased()
+        guard let index = months.firstIndex(of: String(lower.prefix(3))) else { return nil }
+        // "May", "Sept", "September": a full or shortened name, never another word.
+        let full = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
+                    "october", "november", "december"][index]
+        return full.hasPrefix(lower) ? index + 1 : nil
+    }
+
+    private static func weekday(_ token: Substring) -> Bool {
+        let lower = token.lowercased()
+        return lower.count >= 3 && ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+            .contains { $0.hasPrefix(lower) }
+    }
+
+    /// Seconds east of UTC for `Z`, `GMT`, `UT`, `UTC`, the US zones, military letters, `+0200`,
+    /// `+02:00`, `+02`, and `GMT+0200`.
+    private static func zoneOffset(_ raw: String) -> Int? {
+        var token = raw.trimmingWhitespace.uppercased()
+        if token.hasPrefix("GMT") || token.hasPrefix("UTC") {
+            token = String(token.dropFirst(3))
+            if token.isEmpty { return 0 }
+        }
+        if let named = zones[token] { return named * 3600 }
+        if token.count == 1, let letter = token.first, letter.isLetter { return 0 }
+        guard let sign = token.first, sign == "+" || sign == "-" else { return nil }
+        let digits = token.dropFirst().filter { $0 != ":" }
+        guard digits.allSatisfy(\.isNumber), digits.count == 2 || digits.count == 4, let value = Int(digits) else {
+            return nil
+        }
+        let (hours, minutes) = digits.count == 2 ? (value, 0) : (value / 100, value % 100)
+        guard hours <= 14, minutes < 60 else { return nil }
+        return (sign == "-" ? -1 : 1) * (hours * 3600 + minutes * 60)
+    }
+
+    private static let zones: [String: Int] = [
+        "UT": 0, "UTC": 0, "GMT": 0, "Z": 0, "EST": -5, "EDT": -4, "CST": -6, "CDT": -5, "MST": -7, "MDT": -6,
+        "PST": -8, "PDT": -7,
+    ]
+
+    // MARK: Arithmetic
+
+    private static func seconds(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, offset: Int) -> Int64? {
+        guard (1...12).contains(month), (1...daysIn(month, year)).contains(day), (0...23).contains(hour),
+              (0...59).contains(minute), (0...60).contains(second), (1000...9999).contains(year)
+        else { return nil }
+        let days = daysFromCivil(year, month, day)
+        return days * 86_400 + Int64(hour * 3600 + minute * 60 + min(second, 59) - offset)
+    }
+
+    private static func daysIn(_ month: Int, _ year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    private static func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int64 {
+        let y = Int64(month <= 2 ? year - 1 : year)
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let m = Int64(month)
+        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func format(_ seconds: Int64) -> String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let rest = Int(seconds - days * 86_400)
+        // Inverse of daysFromCivil.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(year)-\(two(month))-\(two(day))T\(two(Int64(rest / 3600))):\(two(Int64(rest / 60 % 60))):\(two(Int64(rest % 60)))Z"
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+}
+
+extension StringProtocol {
+    var trimmingWhitespace: String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
 }

@@ -1,0 +1,51 @@
+import Foundation
+
+/// JSON Feed 1.0 and 1.1 (https://jsonfeed.org/version/1.1).
+enum JSONFeed {
+    static func page(from root: JSONValue, base: String) throws(FeedError) -> FeedPage {
+        guard case .object(let object) = root else { throw FeedError("the JSON Feed is not an object") }
+        guard case .array(let entries) = object["items"] else {
+            throw FeedError("the JSON Feed has no \"items\" array")
+        }
+        var items: [FeedItem] = []
+        items.reserveCapacity(entries.count)
+        var skipped = 0
+        for entry in entries {
+            guard case .object(let fields) = entry, let item = item(from: fields, base: base) else {
+                skipped += 1
+                continue
+            }
+            items.append(item)
+        }
+        let next = DocumentURL.resolve(object["next_url"]?.text, against: base)
+        return FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)
+    }
+
+    static func item(from fields: [String: JSONValue], base: String) -> FeedItem? {
+        let link = DocumentURL.resolve(fields["url"]?.text ?? fields["external_url"]?.text, against: base)
+        let html = fields["content_html"]?.text
+        let text = fields["content_text"]?.text.map(HTMLText.collapsingWhitespace) ?? html.map(HTMLText.plain)
+        // A title is optional in JSON Feed (microblog posts have none): the start of the text stands in.
+        let title = fields["title"]?.text.map(HTMLText.collapsingWhitespace) ?? text.map { HTMLText.cut($0, to: 80) } ?? ""
+        let picture = DocumentURL.resolve(
+            fields["image"]?.text ?? fields["banner_image"]?.text ?? imageAttachment(fields["attachments"])
+                ?? html.flatMap(HTMLText.firstImageSource),
+            against: base)
+        guard let key = fields["id"]?.text ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else {
+            return nil
+        }
+        return FeedItem(
+            key: key, title: title, link: link, pictureURL: picture,
+            published: (fields["date_published"] ?? fields["date_modified"]).flatMap(FeedDate.normalise),
+            summary: fields["summary"]?.text ?? text.map { HTMLText.cut($0, to: 280) })
+    }
+
+    /// The first attachment whose `mime_type` is an image.
+    private static func imageAttachment(_ attachments: JSONValue?) -> String? {
+        guard case .array(let list)? = attachments else { return nil }
+        return list.lazy.compactMap { attachment -> String? in
+            guard attachment["mime_type"]?.text?.lowercased().hasPrefix("image/") == true else { return nil }
+            return attachment["url"]?.text
+        }.first
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+
+/// The seed format: `{"page": N, "total": T, "has_more": bool, "items": [ … ]}`.
+public enum PagedJSON {
+    /// The URL of page `page` of the feed at `feedURL`: its `page` query parameter set to `page`.
+    public static func url(of feedURL: String, page: Int) -> String {
+        guard var components = URLComponents(string: feedURL) else { return feedURL }
+        var query = (components.queryItems ?? []).filter { $0.name != "page" }
+        query.append(URLQueryItem(name: "page", value: String(page)))
+        components.queryItems = query
+        return components.string ?? feedURL
+    }
+
+    /// Decodes one page. Items that are not objects are skipped and counted; fields that are
+    /// missing, null or of the wrong type are treated as absent. Relative picture URLs and links
+    /// are resolved against `base` when it is given.
+    public static func decode(_ data: Data, base: String? = nil) throws(FeedError) -> FeedPage {
+        try page(from: JSONValue.parse(data), base: base)
+    }
+
+    static func page(from root: JSONValue, base: String?) throws(FeedError) -> FeedPage {
+        guard case .object(let object) = root else {
+            throw FeedError("the page is JSON but not an object")
+        }
+        guard case .array(let entries) = object["items"] ?? object["news"] else {
+            throw FeedError("the page has no \"items\" (or \"news\") array")
+        }
+        var items: [FeedItem] = []
+        items.reserveCapacity(entries.count)
+        var skipped = 0
+        for entry in entries {
+            guard case .object(let fields) = entry, let item = item(from: fields, base: base) else {
+                skipped += 1
+                continue
+            }
+            items.append(item)
+        }
+        return FeedPage(
+            items: items,
+            page: object["page"]?.integer,
+            total: object["total"]?.integer.flatMap { $0 >= 0 ? $0 : nil },
+            hasMore: (object["has_more"] ?? object["hasMore"])?.boolean,
+            skipped: skipped)
+    }
+
+    static func item(from fields: [String: JSONValue], base: String?) -> FeedItem? {
+        func text(_ names: String...) -> String? {
+            names.lazy.compactMap { fields[$0]?.text }.first
+        }
+        let title = text("title") ?? ""
+        let picture = DocumentURL.resolve(text("picUrl", "pic_url", "image", "imageUrl", "image_url"), against: base)
+        let link = DocumentURL.resolve(text("link", "url"), against: base)
+        guard let key = text("id", "guid") ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else {
+            return nil
+        }
+        return FeedItem(
+            key: key, title: title, link: link, pictureURL: picture,
+            published: (fields["published"] ?? fields["date"]).flatMap(FeedDate.normalise),
+            summary: text("summary"))
+    }
+}
+
+/// Any JSON value, decoded without guessing: a boolean is never a number, a number never a string.
+enum JSONValue: Decodable, Sendable {
+    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+
+    static func parse(_ data: Data) throws(FeedError) -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            let preview = String(decoding: data.prefix(40), as: UTF8.self)
+            throw FeedError("the document is not valid JSON (it starts with \(String(reflecting: preview)))")
+        }
+    }
+
+    /// The value at `key` when this is an object.
+    subscript(key: String) -> JSONValue? {
+        if case .object(let object) = self { object[key] } else { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    /// A non-empty trimmed string; a whole number is accepted as its decimal text (ids often are).
+    var text: String? {
+        switch self {
+        case .string(let string):
+            let trimmed = string.trimmingCharacters(in: .whitespacesAndNewlines)
+            return trimmed.isEmpty ? nil : trimmed
+        case .number:
+            return integer.map(String.init)
+        default:
+            return nil
+        }
+    }
+
+    var integer: Int? {
+        switch self {
+        case .number(let value) where value.rounded() == value && abs(value) < 1e15: Int(value)
+        case .string(let string): Int(string.trimmingCharacters(in: .whitespaces))
+        default: nil
+        }
+    }
+
+    var boolean: Bool? {
+        switch self {
+        case .bool(let value): value
+        case .number(let value): value != 0
+        case .string("true"): true
+        case .string("false"): false
+        default: nil
+        }
+    }
+}
+

@@ -1,0 +1,69 @@
+import Foundation
+
+/// The WordPress REST API's posts route (`/wp-json/wp/v2/posts`).
+enum WordPress {
+    /// The most posts WordPress hands out per request.
+    static let perPage = 100
+
+    /// Page `page`, 100 posts at a time (unless the URL asks for fewer), with `_embed` so the
+    /// featured picture comes along.
+    static func url(of feedURL: String, page: Int) -> String {
+        guard var components = URLComponents(string: feedURL) else { return feedURL }
+        var query = (components.queryItems ?? []).filter { $0.name != "page" }
+        if !query.contains(where: { $0.name == "per_page" }) {
+            query.append(URLQueryItem(name: "per_page", value: String(perPage)))
+        }
+        if !query.contains(where: { $0.name == "_embed" }) { query.append(URLQueryItem(name: "_embed", value: nil)) }
+        query.append(URLQueryItem(name: "page", value: String(page)))
+        components.queryItems = query
+        return components.string ?? feedURL
+    }
+
+    static func page(from root: JSONValue, context: DocumentContext) throws(FeedError) -> FeedPage {
+        guard case .array(let posts) = root else {
+            throw FeedError("the WordPress answer is not an array of posts")
+        }
+        var items: [FeedItem] = []
+        items.reserveCapacity(posts.count)
+        var skipped = 0
+        for post in posts {
+            guard let item = item(from: post, base: context.url) else {
+                skipped += 1
+                continue
+            }
+            items.append(item)
+        }
+        let total = context.headers["x-wp-total"].flatMap { Int($0.trimmingWhitespace) }.flatMap { $0 >= 0 ? $0 : nil }
+        let pages = context.headers["x-wp-totalpages"].flatMap { Int($0.trimmingWhitespace) }
+        let hasMore: Bool? = if let pages {
+            context.page < pages
+        } else if LinkHeader.next(context.headers["link"], base: context.url) != nil {
+            true
+        } else {
+            nil
+        }
+        return FeedPage(items: items, page: context.page, total: total, hasMore: hasMore, skipped: skipped)
+    }
+
+    static func item(from post: JSONValue, base: String) -> FeedItem? {
+        guard case .object = post else { return nil }
+        /// WordPress wraps text in `{"rendered": "…"}`.
+        func rendered(_ name: String) -> String? { post[name]?["rendered"]?.text ?? post[name]?.text }
+        let title = rendered("title").map(HTMLText.plain) ?? ""
+        let link = DocumentURL.resolve(post["link"]?.text, against: base)
+        let media = if case .array(let list)? = post["_embedded"]?["wp:featuredmedia"] { list.first } else { JSONValue?.none }
+        let picture = DocumentURL.resolve(
+            media?["source_url"]?.text ?? post["jetpack_featured_media_url"]?.text
+                ?? rendered("content").flatMap(HTMLText.firstImageSource),
+            against: base)
+        // The guid (`https://site/?p=123`) is also what the site's RSS uses, so the key stays the same
+        // when a feed moves between the two.
+        let key = rendered("guid").map(HTMLText.decodeEntities) ?? post["id"]?.text ?? link
+            ?? ItemKey.hash(title: title, pictureURL: picture)
+        guard let key else { return nil }
+        return FeedItem(
+            key: key, title: title, link: link, pictureURL: picture,
+            published: (post["date_gmt"] ?? post["date"]).flatMap(FeedDate.normalise),
+            summary: rendered("excerpt").map { HTMLText.cut(HTMLText.plain($0), to: 280) })
+    }
+}

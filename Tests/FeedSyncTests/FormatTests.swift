@@ -1,0 +1,221 @@
+@testable import FeedSyncFeed
+import Foundation
+import Testing
+
+/// Decodes a fixture from Tests/FeedSyncTests/Fixtures as if served from `url`.
+func fixture(_ name: String) throws -> Data {
+    let folder = try #require(Bundle.module.url(forResource: "Fixtures", withExtension: nil))
+    return try Data(contentsOf: folder.appendingPathComponent(name))
+}
+
+func decode(
+    _ body: Data, url: String, format: FeedFormat? = nil, headers: [String: String] = [:], page: Int = 1
+) throws -> (format: FeedFormat, page: FeedPage) {
+    try FeedDocument.decode(body, format: format, context: DocumentContext(url: url, headers: headers, page: page))
+}
+
+@Suite struct RSSTests {
+    @Test func readsEveryFieldThroughTheAwkwardCases() throws {
+        let (format, page) = try decode(fixture("rss-awkward.xml"), url: "https://example.com/feed.xml")
+        #expect(format == .rss)
+        #expect(page.next == "https://example.com/feed.xml?page=2")
+        #expect(page.hasMore == true)
+        let items = page.items
+        #expect(items.count == 6, "the duplicate guid is kept once")
+
+        // CDATA title with markup; relative link trimmed and resolved; the enclosure beats the thumbnail.
+        #expect(items[0] == FeedItem(
+            key: "tag:example.com,2024:1", title: "Bold & more", link: "https://example.com/posts/1",
+            pictureURL: "https://example.com/img/1.jpg", published: "2024-05-07T09:30:00Z", summary: nil))
+        // Character references, double-escaped entities; no guid, so the link is the key; a broken date.
+        #expect(items[1].key == "https://example.com/posts/2")
+        #expect(items[1].title == "Café & crème …")
+        #expect(items[1].published == "2024-05-07T07:30:00Z")
+        #expect(items[1].pictureURL == "https://example.com/media/2.png")
+        // Neither guid nor link: a hash of title and picture; the video is no picture, the thumbnail is.
+        #expect(items[2].key == ItemKey.hash(title: "Third", pictureURL: "https://example.com/thumb/3.jpg"))
+        #expect(items[2].link == nil)
+        #expect(items[2].pictureURL == "https://example.com/thumb/3.jpg")
+        #expect(items[2].published == "2024-05-08T14:00:00Z")
+        // A permalink guid is the link; the picture is the first <img> of content:encoded; dc:date.
+        #expect(items[3] == FeedItem(
+            key: "https://example.com/posts/5", title: "Picture in the content", link: "https://example.com/posts/5",
+            pictureURL: "https://example.com/pictures/5.png?w=1&h=2", published: "2024-05-09T06:00:00Z",
+            summary: "No picture here."))
+        // No title: the start of the description stands in.
+        #expect(items[4].title.hasPrefix("An item with no title at all") && items[4].title.hasSuffix("…"))
+        #expect(items[4].title.count <= 81)
+        // An audio enclosure is not a picture; the description's <img> is.
+        #expect(items[5].pictureURL == "https://example.com/cover.gif")
+    }
+
+    @Test func readsRSS1AndRejectsMalformedXMLNamingTheLine() throws {
+        let rdf = """
+            <?xml version="1.0"?>
+            <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"
+                     xmlns:dc="http://purl.org/dc/elements/1.1/">
+              <channel rdf:about="https://x.example/"><title>t</title></channel>
+              <item rdf:about="https://x.example/1"><title>One</title><link>https://x.example/1</link>
+                <dc:date>2024-05-01</dc:date></item>
+            </rdf:RDF>
+            """
+        let (format, page) = try decode(Data(rdf.utf8), url: "https://x.example/rss")
+        #expect(format == .rss)
+        #expect(page.items.map(\.key) == ["https://x.example/1"])
+        #expect(page.items.first?.published == "2024-05-01T00:00:00Z")
+        #expect(page.hasMore == false && page.next == nil)
+
+        let broken = "<rss><channel>\n<item><title>x</title>\n<link>y</item>\n</channel></rss>"
+        let error = #expect(throws: FeedError.self) { try decode(Data(broken.utf8), url: "https://x.example/") }
+        #expect(error?.reason.contains("not well-formed at line 3") == true, "\(String(describing: error))")
+
+        let html = "<!doctype html><html><body>Moved</body></html>"
+        let notFeed = #expect(throws: FeedError.self) { try decode(Data(html.utf8), url: "https://x.example/") }
+        #expect(notFeed?.reason.contains("a web page, not a feed") == true, "\(String(describing: notFeed))")
+        let svg = #expect(throws: FeedError.self) { try decode(Data("<svg/>".utf8), url: "https://x.example/") }
+        #expect(svg?.reason.contains("neither RSS nor Atom (its root element is <svg>)") == true, "\(String(describing: svg))")
+    }
+}
+
+@Suite struct AtomTests {
+    @Test func readsTextConstructsXMLBaseAndPictureCarriers() throws {
+        let (format, page) = try decode(fixture("atom-awkward.xml"), url: "https://example.org/atom.xml")
+        #expect(format == .atom)
+        #expect(page.next == "https://example.org/blog/atom.xml?page=2", "rel=next wins over prev-archive")
+        let items = page.items
+        #expect(items.map(\.key) == ["urn:uuid:1", "urn:uuid:2", "urn:uuid:3", "https://example.org/blog/posts/4"])
+        #expect(items[0] == FeedItem(
+            key: "urn:uuid:1", title: "Hello & world", link: "https://example.org/blog/posts/1",
+            pictureURL: "https://example.org/img/1.png", published: "2024-05-01T10:00:00Z", summary: "Plain summary."))
+        #expect(items[1].title == "Some bold text")
+        #expect(items[1].pictureURL == "https://cdn.example.net/2/pic.jpg", "resolved against the entry's xml:base")
+        #expect(items[1].published == "2024-05-02T10:00:00Z", "updated stands in for published")
+        #expect(items[2].title == "a < b")
+        #expect(items[2].link == "https://example.org/blog/posts/3", "rel=related is not the link")
+        #expect(items[2].pictureURL == "https://example.org/m/3.webp")
+        #expect(items[2].published == "2024-05-03T13:00:00Z")
+        #expect(items[3].pictureURL == "https://example.org/img/4.jpg")
+    }
+
+    @Test func followsPrevArchiveOfAnArchivedFeed() throws {
+        let (_, page) = try decode(fixture("atom-archive.xml"), url: "https://example.org/feed.atom")
+        #expect(page.next == "https://example.org/archive/2023-12.atom")
+        #expect(page.items.map(\.key) == ["urn:uuid:a"])
+    }
+}
+
+@Suite struct JSONFeedTests {
+    @Test func readsItemsPicturesAndNextURL() throws {
+        let (format, page) = try decode(fixture("jsonfeed-awkward.json"), url: "https://example.net/feed.json")
+        #expect(format == .jsonFeed)
+        #expect(page.next == "https://example.net/feed.json?page=2" && page.hasMore == true)
+        #expect(page.skipped == 1)
+        let items = page.items
+        #expect(items.map(\.key) == ["1", "2", "3", "4", "https://example.net/posts/6"])
+        #expect(items[0] == FeedItem(
+            key: "1", title: "Image field", link: "https://example.net/posts/1",
+            pictureURL: "https://example.net/img/1.png", published: "2024-05-01T08:00:00Z", summary: "Text."))
+        #expect(items[1].link == "https://other.example/2")
+        #expect(items[1].title.hasPrefix("No title here, so the start of this HTML content") && items[1].title.hasSuffix("…"))
+        #expect(items[1].pictureURL == "https://example.net/banner/2.png")
+        #expect(items[2].pictureURL == "https://example.net/a.jpg", "the first image attachment")
+        #expect(items[2].published == "2024-05-03T10:00:00Z")
+        #expect(items[3].pictureURL == "https://example.net/img/4.gif")
+    }
+}
+
+@Suite struct WordPressTests {
+    let url = "https://wp.example/wp-json/wp/v2/posts?per_page=100&_embed&page=1"
+
+    @Test func readsRenderedFieldsFeaturedMediaAndTotals() throws {
+        let headers = ["x-wp-total": "250", "x-wp-totalpages": "3"]
+        let (format, page) = try decode(fixture("wordpress-posts.json"), url: url, headers: headers)
+        #expect(format == .wordpress)
+        #expect(page.total == 250 && page.hasMore == true && page.page == 1)
+        #expect(page.items == [
+            FeedItem(
+                key: "https://wp.example/?p=12&lang=en", title: "Café – news & more",
+                link: "https://wp.example/2024/05/03/cafe/",
+                pictureURL: "https://wp.example/wp-content/uploads/featured.jpg",
+                published: "2024-05-03T08:00:00Z", summary: "Short excerpt…"),
+            FeedItem(
+                key: "https://wp.example/?p=11", title: "Inline picture", link: "https://wp.example/2024/05/02/inline/",
+                pictureURL: "https://wp.example/wp-content/uploads/inline-11.png", published: "2024-05-02T08:00:00Z",
+                summary: nil),
+            FeedItem(
+                key: "10", title: "No guid", link: "https://wp.example/2024/05/01/plain/", pictureURL: nil,
+                published: "2024-05-01T08:00:00Z", summary: nil),
+        ])
+        let last = try decode(fixture("wordpress-posts.json"), url: url, headers: headers, page: 3).page
+        #expect(last.hasMore == false)
+    }
+
+    @Test func buildsPageURLsAndTreatsInvalidPageNumberAsTheEnd() {
+        #expect(FeedFormat.wordpress.url(of: "https://wp.example/wp-json/wp/v2/posts", page: 2)
+            == "https://wp.example/wp-json/wp/v2/posts?per_page=100&_embed&page=2")
+        #expect(FeedFormat.wordpress.url(of: "https://wp.example/wp-json/wp/v2/posts?per_page=20&page=9", page: 3)
+            == "https://wp.example/wp-json/wp/v2/posts?per_page=20&_embed&page=3")
+        #expect(FeedFormat.guess(fromURL: "https://wp.example/wp-json/wp/v2/posts") == .wordpress)
+        let past = Data(#"{"code":"rest_post_invalid_page_number","message":"The page number requested is larger than the number of pages available.","data":{"status":400}}"#.utf8)
+        #expect(FeedDocument.isPastLastPage(status: 400, body: past, format: .wordpress))
+        #expect(!FeedDocument.isPastLastPage(status: 404, body: past, format: .wordpress))
+        #expect(!FeedDocument.isPastLastPage(status: 400, body: Data("bad".utf8), format: .wordpress))
+    }
+}
+
+@Suite struct FormatDetectionTests {
+    @Test func findsTheFormatFromTheDocumentAndHonoursAChosenOne() throws {
+        #expect(try decode(fixture("rss-awkward.xml"), url: "https://x/").format == .rss)
+        #expect(try decode(fixture("atom-awkward.xml"), url: "https://x/").format == .atom)
+        #expect(try decode(fixture("jsonfeed-awkward.json"), url: "https://x/").format == .jsonFeed)
+        #expect(try decode(fixture("wordpress-posts.json"), url: "https://x/").format == .wordpress)
+        #expect(try decode(Data("\u{FEFF}  {\"items\": []}".utf8), url: "https://x/").format == .pagedJSON)
+
+        let chosen = #expect(throws: FeedError.self) {
+            try decode(fixture("jsonfeed-awkward.json"), url: "https://x/", format: .rss)
+        }
+        #expect(chosen?.reason.contains("not rss as chosen with --format") == true)
+        let neither = #expect(throws: FeedError.self) { try decode(Data("hello".utf8), url: "https://x/") }
+        #expect(neither?.reason.contains("neither JSON nor XML") == true)
+    }
+
+    @Test func linkHeaderGivesTheNextPageOfALinkedFormat() throws {
+        let json = Data(#"{"version": "https://jsonfeed.org/version/1", "items": [{"id": "a"}]}"#.utf8)
+        let headers = ["link": #"<https://x.example/feed.json?before=a>; rel="prev", </feed.json?after=a>; rel="next""#]
+        let page = try decode(json, url: "https://x.example/feed.json", headers: headers).page
+        #expect(page.next == "https://x.example/feed.json?after=a")
+        #expect(page.hasMore == true)
+    }
+}
+
+@Suite struct FeedTextTests {
+    @Test func readsTheDateStylesFeedsUse() {
+        let cases: [(String, String?)] = [
+            ("2024-05-01T10:00:00Z", "2024-05-01T10:00:00Z"),
+            ("2024-05-01T12:00:00+02:00", "2024-05-01T10:00:00Z"),
+            ("2024-05-01 12:00:00", "2024-05-01T12:00:00Z"),
+            ("2024-05-01T10:00:00.5-0130", "2024-05-01T11:30:00Z"),
+            ("2024-05-01", "2024-05-01T00:00:00Z"),
+            ("Wed, 01 May 2024 10:00:00 GMT", "2024-05-01T10:00:00Z"),
+            ("Wed, 1 May 2024 10:00 +0200", "2024-05-01T08:00:00Z"),
+            ("Wednesday, 01 May 2024 10:00:00 PDT", "2024-05-01T17:00:00Z"),
+            ("01 May 24 10:00:00 +02:00", "2024-05-01T08:00:00Z"),
+            ("Wed May 01 2024 10:00:00 GMT+0200 (CEST)", "2024-05-01T08:00:00Z"),
+            ("1 September 2024", "2024-09-01T00:00:00Z"),
+            ("29 Feb 2023 10:00:00 GMT", nil),
+            ("yesterday", nil),
+            ("", nil),
+        ]
+        for (input, expected) in cases {
+            #expect(FeedDate.normalise(input) == expected, "\(input)")
+        }
+    }
+
+    @Test func turnsHTMLIntoOneLineOfText() {
+        #expect(HTMLText.plain("<p>One</p>\n<p>Two &amp; <b>three</b></p><script>x()</script>") == "One Two & three")
+        #expect(HTMLText.plain("a < b && c") == "a < b && c")
+        #expect(HTMLText.decodeEntities("&#8217;&#x2019;&unknown;&amp") == "’’&unknown;&amp")
+        #expect(HTMLText.cut("one two three", to: 9) == "one two…")
+        #expect(HTMLText.firstImageSource(#"<a href="x"><img alt="a" data-src="no" src=y.png></a>"#) == "y.png")
+    }
+}
