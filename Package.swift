@@ -49,6 +49,7 @@ let package = Package(
             dependencies: [
                 "FeedSyncSync",
                 "FeedSyncImages",
+                "FeedSyncFeed",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 

@@ -2,13 +2,28 @@ import Foundation
 import GRDB
 
 extension Store {
-    /// Remembers `url` as a subscribed feed, or returns it if it already is.
-    public func subscribe(url: String) throws(StoreError) -> Feed {
+    /// Remembers `url` as a subscribed feed, or returns it if it already is. A `format` is
+    /// remembered as chosen, and `"auto"` forgets a chosen one; `nil` keeps what the feed had.
+    public func subscribe(url: String, format: String? = nil) throws(StoreError) -> Feed {
         try write { db in
             try db.execute(
-                sql: "INSERT INTO feed (url, added_at) VALUES (?, ?) ON CONFLICT(url) DO NOTHING",
+                sql: "INSERT INTO feed (url, added_at, format) VALUES (?, ?, 'auto') ON CONFLICT(url) DO NOTHING",
                 arguments: [url, Date().timeIntervalSince1970])
+            if format == "auto" {
+                try db.execute(sql: "UPDATE feed SET format_chosen = 0 WHERE url = ?", arguments: [url])
+            } else if let format {
+                try db.execute(
+                    sql: "UPDATE feed SET format = ?, format_chosen = 1 WHERE url = ?", arguments: [format, url])
+            }
             return try Feed.fetchOne(db, sql: "SELECT * FROM feed WHERE url = ?", arguments: [url])!
+        }
+    }
+
+    /// Records the format the feed's documents turned out to be, unless one was chosen.
+    public func recordFormat(feedID: Int64, _ format: String) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE feed SET format = ? WHERE id = ? AND format_chosen = 0", arguments: [format, feedID])
         }
     }
 
@@ -70,12 +85,15 @@ extension Feed: FetchableRecord {
         url = row["url"]
         let gapBand: Int? = row["gap_band"]
         let gapPage: Int? = row["gap_page"]
+        let format: String = row["format"]
+        self.format = format == "auto" ? nil : format
+        formatChosen = row["format_chosen"]
         cursor = FeedCursor(
             etag: row["etag"], lastModified: row["last_modified"], remoteTotal: row["remote_total"],
-            perPage: row["per_page"], backfillPage: row["backfill_page"], backfillTotal: row["backfill_total"],
-            backfillDone: row["backfill_done"],
+            perPage: row["per_page"], backfillPage: row["backfill_page"], backfillURL: row["backfill_url"],
+            backfillTotal: row["backfill_total"], backfillDone: row["backfill_done"],
             gap: gapBand.flatMap { band in
-                gapPage.map { FeedCursor.Walk(band: band, page: $0, total: row["gap_total"]) }
+                gapPage.map { FeedCursor.Walk(band: band, page: $0, total: row["gap_total"], url: row["gap_url"]) }
             })
         lastPullAt = (row["last_pull_at"] as Double?).map(Date.init(timeIntervalSince1970:))
         lastOutcome = (row["last_outcome"] as String?).flatMap(PullOutcome.init(rawValue:))

@@ -49,14 +49,14 @@ extension Store {
             try db.execute(
                 sql: """
                     UPDATE feed SET etag = ?, last_modified = ?, remote_total = ?, per_page = ?,
-                        backfill_page = ?, backfill_total = ?, backfill_done = ?,
-                        gap_band = ?, gap_page = ?, gap_total = ?
+                        backfill_page = ?, backfill_url = ?, backfill_total = ?, backfill_done = ?,
+                        gap_band = ?, gap_page = ?, gap_total = ?, gap_url = ?
                     WHERE id = ?
                     """,
                 arguments: [
                     cursor.etag, cursor.lastModified, cursor.remoteTotal, cursor.perPage,
-                    cursor.backfillPage, cursor.backfillTotal, cursor.backfillDone,
-                    cursor.gap?.band, cursor.gap?.page, cursor.gap?.total, page.feedID,
+                    cursor.backfillPage, cursor.backfillURL, cursor.backfillTotal, cursor.backfillDone,
+                    cursor.gap?.band, cursor.gap?.page, cursor.gap?.total, cursor.gap?.url, page.feedID,
                 ])
         }
     }

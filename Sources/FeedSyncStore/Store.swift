@@ -13,6 +13,8 @@ public struct FeedCursor: Sendable, Equatable {
     /// Next older page to ask for, numbered as when the feed had `backfillTotal` items.
     /// `nil` until the first page was committed.
     public var backfillPage: Int?
+    /// The link to the next older document, for formats that link their pages.
+    public var backfillURL: String?
     public var backfillTotal: Int?
     public var backfillDone: Bool
     /// An interrupted head walk: new items above the old top were only partly fetched.
@@ -23,22 +25,27 @@ public struct FeedCursor: Sendable, Equatable {
         public var band: Int
         public var page: Int
         public var total: Int?
-        public init(band: Int, page: Int, total: Int?) {
+        /// The link to `page`, for formats that link their pages.
+        public var url: String?
+        public init(band: Int, page: Int, total: Int?, url: String? = nil) {
             self.band = band
             self.page = page
             self.total = total
+            self.url = url
         }
     }
 
     public init(
         etag: String? = nil, lastModified: String? = nil, remoteTotal: Int? = nil, perPage: Int? = nil,
-        backfillPage: Int? = nil, backfillTotal: Int? = nil, backfillDone: Bool = false, gap: Walk? = nil
+        backfillPage: Int? = nil, backfillURL: String? = nil, backfillTotal: Int? = nil, backfillDone: Bool = false,
+        gap: Walk? = nil
     ) {
         self.etag = etag
         self.lastModified = lastModified
         self.remoteTotal = remoteTotal
         self.perPage = perPage
         self.backfillPage = backfillPage
+        self.backfillURL = backfillURL
         self.backfillTotal = backfillTotal
         self.backfillDone = backfillDone
         self.gap = gap
@@ -54,6 +61,10 @@ public enum PullOutcome: String, Sendable {
 public struct Feed: Sendable, Equatable {
     public var id: Int64
     public var url: String
+    /// The feed's format (`FeedFormat`'s raw value), `nil` until a document was read.
+    public var format: String?
+    /// The format was chosen with `--format`, so documents do not change it.
+    public var formatChosen: Bool
     public var cursor: FeedCursor
     public var lastPullAt: Date?
     public var lastOutcome: PullOutcome?

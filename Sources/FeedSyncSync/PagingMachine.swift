@@ -6,6 +6,10 @@ import FeedSyncStore
 /// (head walk, overlap, backfill cursor, shifted pages, endless feeds) is unit-tested with
 /// synthetic pages.
 ///
+/// Pages are found by number (`?page=N`, with the shift rule for resuming) or, for formats that
+/// link their documents (`next_url`, `rel="next"`), by the link the previous page carried; a
+/// link is saved like a page number, and a saved link the server now refuses restarts the walk.
+///
 /// A pull has up to three walks through consecutive pages, in this order:
 /// 1. **gap**: the rest of a head walk an earlier pull could not finish, from its saved page;
 /// 2. **head**: from page 1 until a page overlaps items stored before, into a new band on top;
@@ -13,8 +17,9 @@ import FeedSyncStore
 /// The head walk runs only when no gap is left, so at most one gap ever needs remembering.
 public struct PagingMachine: Sendable {
     public enum Action: Sendable, Equatable {
-        /// Ask for this page; with `conditional`, send the stored validators (the head check).
-        case fetch(page: Int, conditional: Bool)
+        /// Ask for this page, at `url` when the feed links its pages (`nil`: the page by number,
+        /// or the feed's own URL for page 1); with `conditional`, send the stored validators.
+        case fetch(page: Int, url: String? = nil, conditional: Bool)
         /// Look up the bands of this page's keys again and hand it back to `received`: page 1 was
         /// fetched before the gap walk and is processed once the gap is closed.
         case revisit(FeedPage, Validators)
@@ -55,11 +60,20 @@ public struct PagingMachine: Sendable {
     }
 
     public private(set) var cursor: FeedCursor
+    /// The feed's format finds older pages by following links, not by number. Known once the
+    /// first document is read, so the engine sets it.
+    public var followsLinks: Bool
     let feedID: Int64
     let topBand: Int?
     let maxPages: Int?
     var phase: Phase = .headCheck
     var page = 1
+    /// The link the current page was fetched from, if it was.
+    var url: String?
+    /// Links fetched in the current walk: one seen again means the feed loops.
+    var visited: Set<String> = []
+    /// A refused link restarted the backfill from the head; a second refusal is an error.
+    var restarted = false
     var pagesFetched = 0
     /// Band the current walk writes into.
     var band = 0
@@ -72,8 +86,9 @@ public struct PagingMachine: Sendable {
     /// - Parameters:
     ///   - topBand: the lowest band number in use, `nil` when the feed has no items yet.
     ///   - maxPages: pages this run may fetch (a 304 counts as one), `nil` for no limit.
-    public init(feedID: Int64, cursor: FeedCursor, topBand: Int?, maxPages: Int?) {
+    public init(feedID: Int64, cursor: FeedCursor, topBand: Int?, maxPages: Int?, followsLinks: Bool = false) {
         self.feedID = feedID
+        self.followsLinks = followsLinks
         self.cursor = cursor
         self.topBand = topBand
         self.maxPages = maxPages
@@ -113,7 +128,7 @@ public struct PagingMachine: Sendable {
             }
             phase = .head
             band = (topBand ?? 0) - 1
-            previousKeys = []
+            startWalk()
         }
         if page == 1, phase == .head || phase == .backfill {
             cursor.etag = validators.etag
@@ -138,7 +153,8 @@ public struct PagingMachine: Sendable {
         }
 
         let keys = feedPage.items.map(\.key)
-        let repeated = !keys.isEmpty && keys == previousKeys
+        let nextURL = feedPage.next
+        let repeated = !keys.isEmpty && keys == previousKeys || nextURL.map(visited.contains) == true
         previousKeys = keys
         let ended = feedPage.items.isEmpty || !hasMore(feedPage)
         let pastTotal = isFarPastTotal(page: page, hasMore: feedPage.hasMore)
@@ -150,24 +166,25 @@ public struct PagingMachine: Sendable {
                 cursor.gap = nil
                 next = phase == .gap ? afterGap() : afterHead()
             } else {
-                cursor.gap = FeedCursor.Walk(band: band, page: page + 1, total: currentTotal)
-                next = fetch(page + 1, conditional: false)
+                cursor.gap = FeedCursor.Walk(band: band, page: page + 1, total: currentTotal, url: nextURL)
+                next = fetch(page + 1, url: nextURL, conditional: false)
             }
         case .backfill:
             cursor.backfillPage = page + 1
+            cursor.backfillURL = nextURL
             cursor.backfillTotal = currentTotal
             if repeated || pastTotal {
                 cursor.backfillDone = true
                 phase = .done
                 next = .finish(.endless(repeated
-                    ? "page \(page) repeats the page before it"
+                    ? "page \(page) repeats a page before it"
                     : "page \(page) says more follow, though \(currentTotal ?? 0) items should fit in fewer pages"))
             } else if ended {
                 cursor.backfillDone = true
                 phase = .done
                 next = .finish(.complete)
             } else {
-                next = fetch(page + 1, conditional: false)
+                next = fetch(page + 1, url: nextURL, conditional: false)
             }
         case .headCheck, .done:
             preconditionFailure("no page is expected in phase \(phase)")
@@ -177,13 +194,44 @@ public struct PagingMachine: Sendable {
         return Step(commit: commit, next: next, newCount: newItems.count)
     }
 
+    /// The server refused (4xx) the link this page was fetched from. Returns what to do instead,
+    /// or `nil` when the refusal is an error: a refused saved link restarts the backfill from the
+    /// head once per run rather than failing every pull from now on; a refused gap link gives the
+    /// gap up (the head walk then runs from page 1).
+    public mutating func rejected() -> Action? {
+        guard url != nil else { return nil }
+        switch phase {
+        case .backfill where !restarted:
+            restarted = true
+            cursor.backfillURL = nil
+            startWalk()
+            return fetch(1, conditional: false)
+        case .gap:
+            cursor.gap = nil
+            return afterGap()
+        default:
+            return nil
+        }
+    }
+
     // MARK: Walk transitions
+
+    private mutating func startWalk() {
+        previousKeys = []
+        visited = []
+    }
 
     private mutating func startGap() -> Action {
         guard let gap = cursor.gap else { return afterGap() }
+        if followsLinks, gap.url == nil {
+            // A linked walk cannot be resumed without its link.
+            cursor.gap = nil
+            return afterGap()
+        }
         phase = .gap
         band = gap.band
-        previousKeys = []
+        startWalk()
+        if let link = gap.url { return fetch(gap.page, url: link, conditional: false) }
         return fetch(shifted(gap.page, from: gap.total), conditional: false)
     }
 
@@ -207,18 +255,24 @@ public struct PagingMachine: Sendable {
         }
         phase = .backfill
         band = 0
-        previousKeys = []
+        startWalk()
+        if followsLinks {
+            // Without a saved link (the format changed, say) the backfill starts again from the head.
+            return fetch(cursor.backfillURL == nil ? 1 : saved, url: cursor.backfillURL, conditional: false)
+        }
         return fetch(shifted(saved, from: cursor.backfillTotal), conditional: false)
     }
 
-    private mutating func fetch(_ number: Int, conditional: Bool) -> Action {
+    private mutating func fetch(_ number: Int, url link: String? = nil, conditional: Bool) -> Action {
         if let maxPages, pagesFetched >= maxPages {
             phase = .done
             return .finish(.budgetSpent)
         }
         pagesFetched += 1
         page = number
-        return .fetch(page: number, conditional: conditional)
+        url = link
+        if let link { visited.insert(link) }
+        return .fetch(page: number, url: link, conditional: conditional)
     }
 
     // MARK: Rules

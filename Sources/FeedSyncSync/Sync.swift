@@ -43,6 +43,8 @@ public enum PullEvent: Sendable {
     case retrying(url: String, attempt: Int, delay: Double, reason: String)
     case skipped(url: String, until: Date)
     case endless(url: String, reason: String)
+    /// The server refused a saved link (status 4xx); the walk started again from the head.
+    case linkRefused(url: String, status: Int)
 }
 
 public struct PullOptions: Sendable {
@@ -112,9 +114,11 @@ public final class SyncEngine: Sendable {
     }
 
     private func walk(_ feed: Feed, options: PullOptions, report: inout PullReport) async throws(PullFailure) {
+        // The format is found from the first document unless it was chosen or found before.
+        var format = feed.format.flatMap(FeedFormat.init(rawValue:))
         var machine = PagingMachine(
             feedID: feed.id, cursor: feed.cursor, topBand: try local { try store.topBand(feedID: feed.id) },
-            maxPages: options.maxPages)
+            maxPages: options.maxPages, followsLinks: format?.followsLinks ?? false)
         var action = machine.start()
         while true {
             let page: FeedPage
@@ -127,25 +131,48 @@ public final class SyncEngine: Sendable {
                 return
             case .revisit(let held, let heldValidators):
                 (page, validators) = (held, heldValidators)
-            case .fetch(let requested, let conditional):
+            case .fetch(let requested, let link, let conditional):
                 number = requested
-                let url = PagedJSON.url(of: feed.url, page: number)
-                var headers: [(name: String, value: String)] = [("Accept", "application/json")]
+                let requestFormat = format ?? FeedFormat.guess(fromURL: feed.url)
+                let url = link ?? requestFormat?.url(of: feed.url, page: number) ?? feed.url
+                var headers: [(name: String, value: String)] = [("Accept", FeedFormat.accept(format))]
                 if conditional {
                     if let etag = machine.cursor.etag { headers.append(("If-None-Match", etag)) }
                     if let date = machine.cursor.lastModified { headers.append(("If-Modified-Since", date)) }
                 }
                 let response = try await fetch(HTTPRequest(url: url, headers: headers), options: options)
                 report.pages += 1
-                if response.status == 304, conditional {
+                switch response.status {
+                case 304 where conditional:
                     options.onEvent(.notModified(url: url))
                     action = machine.notModified()
                     continue
-                }
-                do {
-                    page = try PagedJSON.decode(response.body)
-                } catch {
-                    throw PullFailure(SyncError(.data, "\(url) sent an unusable page: \(error.reason); the items stored before are kept"))
+                case 200..<300:
+                    let found: FeedFormat
+                    do {
+                        (found, page) = try FeedDocument.decode(
+                            response.body, format: feed.formatChosen ? format : nil,
+                            context: DocumentContext(url: response.effectiveURL, headers: response.headers, page: number))
+                    } catch {
+                        throw PullFailure(SyncError(.data, "\(url) sent an unusable page: \(error.reason); the items stored before are kept"))
+                    }
+                    if found != format {
+                        try local { try store.recordFormat(feedID: feed.id, found.rawValue) }
+                        let askedRight = requestFormat == found || found.followsLinks || found == .pagedJSON
+                        format = found
+                        machine.followsLinks = found.followsLinks
+                        // Page 1 of a WordPress site asked for without its paging parameters: ask again.
+                        if !askedRight { continue }
+                    }
+                case _ where FeedDocument.isPastLastPage(status: response.status, body: response.body, format: format):
+                    page = FeedPage(items: [], hasMore: false)
+                default:
+                    if (400..<500).contains(response.status), let instead = machine.rejected() {
+                        options.onEvent(.linkRefused(url: url, status: response.status))
+                        action = instead
+                        continue
+                    }
+                    throw PullFailure(SyncError(.data, "\(url) answered \(response.status); check the feed URL"))
                 }
                 validators = .init(etag: response.headers["etag"], lastModified: response.headers["last-modified"])
             }
@@ -160,7 +187,8 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    /// One request with retries. Returns any response that is not a transient failure.
+    /// One request with retries. Returns any response that is not a transient failure, whatever
+    /// its status.
     private func fetch(_ request: HTTPRequest, options: PullOptions) async throws(PullFailure) -> HTTPResponse {
         let policy = options.retry
         var attempt = 1
@@ -170,23 +198,17 @@ public final class SyncEngine: Sendable {
             do {
                 let response = try await client.get(request)
                 switch response.status {
-                case 200..<300, 304:
-                    return response
                 case 408, 425, 429, 500...599:
                     reason = "the server answered \(response.status)"
                     retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"])
                 default:
-                    throw PullFailure(SyncError(.data, "\(request.url) answered \(response.status); check the feed URL"))
+                    return response
                 }
-            } catch let error as TransportError {
+            } catch {
                 guard error.isTransient else {
                     throw PullFailure(SyncError(.data, "\(request.url) could not be used: \(error.detail)"))
                 }
                 reason = error.detail
-            } catch let failure as PullFailure {
-                throw failure
-            } catch {
-                throw PullFailure(SyncError(.transient, "\(request.url): \(error)"))
             }
 
             if let retryAfter, retryAfter > policy.maxRetryAfter {

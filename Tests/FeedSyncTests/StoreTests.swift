@@ -1,5 +1,6 @@
-import FeedSyncStore
+@testable import FeedSyncStore
 import Foundation
+import GRDB
 import Testing
 
 /// The store on a real SQLite file with the real migrations.
@@ -17,11 +18,49 @@ import Testing
     }
 
     @Test func appliesTheEmbeddedMigrationsOnceAndInOrder() throws {
-        #expect(try store.appliedMigrations() == ["0001_init"])
+        #expect(try store.appliedMigrations() == ["0001_init", "0002_formats"])
         // Opening again applies nothing twice.
         let again = try Store(path: store.path)
-        #expect(try again.appliedMigrations() == ["0001_init"])
+        #expect(try again.appliedMigrations() == ["0001_init", "0002_formats"])
         #expect(try again.integrityCheck() == ["ok"])
+    }
+
+    @Test func upgradingFromVersion1KeepsPulledFeedsInTheSeedFormat() throws {
+        let path = directory.path + "/version1.sqlite"
+        var migrator = DatabaseMigrator()
+        let first = try #require(embeddedMigrations.first)
+        migrator.registerMigration(first.name) { db in try db.execute(sql: first.sql) }
+        let queue = try DatabaseQueue(path: path)
+        try migrator.migrate(queue)
+        try queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO feed (url, added_at, backfill_page) VALUES ('http://h/pulled', 0, 3), ('http://h/new', 0, NULL)
+                """)
+        }
+        try queue.close()
+        let upgraded = try Store(path: path)
+        #expect(try upgraded.feed(url: "http://h/pulled")?.format == "paged-json")
+        #expect(try upgraded.feed(url: "http://h/new")?.format == nil, "never pulled: found at the first pull")
+    }
+
+    @Test func remembersAChosenFormatAndTheLinksAFeedPagesBy() throws {
+        let feed = try store.subscribe(url: "http://h/feed")
+        #expect(feed.format == nil && !feed.formatChosen)
+        try store.recordFormat(feedID: feed.id, "rss")
+        #expect(try store.feed(url: feed.url)?.format == "rss")
+
+        let chosen = try store.subscribe(url: feed.url, format: "atom")
+        #expect(chosen.format == "atom" && chosen.formatChosen)
+        try store.recordFormat(feedID: feed.id, "rss")
+        #expect(try store.feed(url: feed.url)?.format == "atom", "documents do not change a chosen format")
+        #expect(try store.subscribe(url: feed.url).formatChosen, "subscribing again keeps the choice")
+        #expect(try !store.subscribe(url: feed.url, format: "auto").formatChosen)
+
+        let cursor = FeedCursor(
+            backfillPage: 4, backfillURL: "http://h/feed?before=9",
+            gap: FeedCursor.Walk(band: -2, page: 3, total: nil, url: "http://h/feed?before=40"))
+        try store.commit(PageCommit(feedID: feed.id, band: 0, newItems: [], updatedItems: [], cursor: cursor))
+        #expect(try store.feed(url: feed.url)?.cursor == cursor)
     }
 
     @Test func ordersByBandThenArrivalAndKeepsAKnownKeysPlace() throws {

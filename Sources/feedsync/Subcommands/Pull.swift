@@ -1,4 +1,5 @@
 import ArgumentParser
+import FeedSyncFeed
 import FeedSyncImages
 import FeedSyncStore
 import FeedSyncSync
@@ -18,6 +19,11 @@ struct Pull: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Subscribe to this feed (if new) and pull only it.", valueName: "url"))
     var feed: String?
+
+    @Option(help: ArgumentHelp(
+        "With --feed: read it as this format from now on (\(FormatChoice.allValueStrings.joined(separator: ", "))); auto finds it from the documents again.",
+        valueName: "format"))
+    var format: FormatChoice?
 
     @Option(help: ArgumentHelp("Fetch at most this many pages per feed in this run.", valueName: "n"))
     var maxPages: Int?
@@ -48,6 +54,7 @@ struct Pull: AsyncParsableCommand {
 
     func validate() throws {
         if let feed { try validateFeedURL(feed) }
+        if format != nil, feed == nil { throw ValidationError("--format needs --feed: it is remembered with one feed") }
         if let maxPages, maxPages < 1 { throw ValidationError("--max-pages must be at least 1") }
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
         if prefetchPages < 0 { throw ValidationError("--prefetch-pages must be 0 or more") }
@@ -62,7 +69,7 @@ struct Pull: AsyncParsableCommand {
 
         let feeds: [Feed]
         if let feed {
-            feeds = [try fail(on: { try store.subscribe(url: feed) })]
+            feeds = [try fail(on: { try store.subscribe(url: feed, format: format?.rawValue) })]
         } else {
             feeds = try fail(on: { try store.feeds() })
             guard !feeds.isEmpty else {
@@ -159,7 +166,21 @@ struct Pull: AsyncParsableCommand {
             "\(url): \(reason); retry \(attempt) in \(String(format: "%.1f", delay)) s"
         case .skipped(let url, let until): "\(url): skipped until \(iso(until)) as the server asked"
         case .endless(let url, let reason): "\(url): stopped an endless feed: \(reason)"
+        case .linkRefused(let url, let status): "\(url): answered \(status) to a saved link; starting again from the head"
         }
         FileHandle.standardError.write(Data((Terminal.safe(line) + "\n").utf8))
     }
+}
+
+/// `--format`: one of the formats, or `auto` to have the documents say again.
+struct FormatChoice: ExpressibleByArgument, Equatable {
+    /// A FeedFormat raw value, or "auto".
+    var rawValue: String
+
+    init?(argument: String) {
+        guard argument == "auto" || FeedFormat(rawValue: argument) != nil else { return nil }
+        rawValue = argument
+    }
+
+    static var allValueStrings: [String] { FeedFormat.allCases.map(\.rawValue) + ["auto"] }
 }

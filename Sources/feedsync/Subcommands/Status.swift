@@ -29,6 +29,7 @@ struct Status: AsyncParsableCommand {
     func backfill(_ cursor: FeedCursor) -> String {
         if cursor.backfillDone { return "complete" }
         guard let next = cursor.backfillPage else { return "not started" }
+        if let url = cursor.backfillURL { return "next document \(next), \(Terminal.safe(url))" }
         var text = "next page \(next)"
         if let total = cursor.remoteTotal, let perPage = cursor.perPage, perPage > 0 {
             text += " of \((total + perPage - 1) / perPage)"
@@ -39,6 +40,8 @@ struct Status: AsyncParsableCommand {
     func text(_ status: FeedStatus) -> String {
         let feed = status.feed
         var lines = [Terminal.safe(feed.url)]
+        let format = feed.format.map { "\($0) (\(feed.formatChosen ? "chosen with --format" : "found in its documents"))" }
+        lines.append("  format:        \(format ?? "found at the first pull")")
         lines.append("  items stored:  \(status.itemCount)" + (feed.cursor.remoteTotal.map { " (server reports \($0))" } ?? ""))
         lines.append("  backfill:      \(backfill(feed.cursor))")
         if let at = feed.lastPullAt {
@@ -61,9 +64,11 @@ struct Status: AsyncParsableCommand {
         let cursor = feed.cursor
         let pictures = Self.pictureStatuses.map { "\(JSON.string($0)): \(status.pictures[$0]?.count ?? 0)" }
         return """
-            {"url": \(JSON.string(feed.url)), "items": \(status.itemCount), \
+            {"url": \(JSON.string(feed.url)), "format": \(JSON.string(feed.format)), "format_chosen": \(feed.formatChosen), \
+            "items": \(status.itemCount), \
             "remote_total": \(JSON.number(cursor.remoteTotal)), \
-            "backfill": {"done": \(cursor.backfillDone), "next_page": \(JSON.number(cursor.backfillDone ? nil : cursor.backfillPage))}, \
+            "backfill": {"done": \(cursor.backfillDone), "next_page": \(JSON.number(cursor.backfillDone ? nil : cursor.backfillPage)), \
+            "next_url": \(JSON.string(cursor.backfillDone ? nil : cursor.backfillURL))}, \
             "last_pull_at": \(JSON.string(feed.lastPullAt.map(iso))), \
             "last_outcome": \(JSON.string(feed.lastOutcome?.rawValue)), \
             "last_error": \(JSON.string(feed.lastError)), \
