@@ -169,4 +169,80 @@ import Testing
         #expect(machine.shifted(4, from: 41) == 4)  // 9 new items: old index 30 is now 39, still page 4
         #expect(machine.shifted(4, from: 40) == 5)
     }
+
+    // MARK: Formats that link their pages
+
+    func linked(_ keys: [String], next: String?) -> FeedPage {
+        var linkedPage = page(keys, hasMore: next != nil)
+        linkedPage.next = next
+        return linkedPage
+    }
+
+    @Test func linkedFeedBackfillsByFollowingAndSavingEachLink() {
+        var machine = Machine(feedID: 1, cursor: FeedCursor(), topBand: nil, maxPages: nil, followsLinks: true)
+        #expect(machine.start() == .fetch(page: 1, conditional: false))
+        let first = machine.received(linked(keys(21...30), next: "http://h/f?p=2"), validators: noValidators, bands: [:])
+        #expect(first.commit?.cursor.backfillURL == "http://h/f?p=2")
+        #expect(first.next == .fetch(page: 2, url: "http://h/f?p=2", conditional: false))
+        let second = machine.received(linked(keys(11...20), next: "http://h/archive/1"), validators: noValidators, bands: [:])
+        #expect(second.next == .fetch(page: 3, url: "http://h/archive/1", conditional: false))
+        let last = machine.received(linked(keys(1...10), next: nil), validators: noValidators, bands: [:])
+        #expect(last.next == .finish(.complete))
+        #expect(last.commit?.cursor.backfillDone == true && last.commit?.cursor.backfillURL == nil)
+    }
+
+    @Test func linkedFeedResumesFromTheSavedLinkWithoutShifting() {
+        let cursor = FeedCursor(etag: "\"e\"", backfillPage: 3, backfillURL: "http://h/f?p=3")
+        var machine = Machine(feedID: 1, cursor: cursor, topBand: 0, maxPages: nil, followsLinks: true)
+        #expect(machine.start() == .fetch(page: 1, conditional: true))
+        #expect(machine.notModified() == .fetch(page: 3, url: "http://h/f?p=3", conditional: false))
+    }
+
+    @Test func aLinkSeenAgainInOneWalkStopsTheFeedAsEndless() {
+        var machine = Machine(feedID: 1, cursor: FeedCursor(), topBand: nil, maxPages: nil, followsLinks: true)
+        _ = machine.start()
+        _ = machine.received(linked(keys(21...30), next: "http://h/a"), validators: noValidators, bands: [:])
+        _ = machine.received(linked(keys(11...20), next: "http://h/b"), validators: noValidators, bands: [:])
+        let loop = machine.received(linked(keys(1...10), next: "http://h/a"), validators: noValidators, bands: [:])
+        guard case .finish(.endless) = loop.next else {
+            Issue.record("expected endless, got \(loop.next)")
+            return
+        }
+        #expect(loop.commit?.cursor.backfillDone == true)
+    }
+
+    @Test func aRefusedSavedLinkRestartsTheBackfillFromTheHeadOnce() {
+        let known = Dictionary(uniqueKeysWithValues: keys(11...30).map { ($0, 0) })
+        let cursor = FeedCursor(backfillPage: 3, backfillURL: "http://h/gone")
+        var machine = Machine(feedID: 1, cursor: cursor, topBand: 0, maxPages: nil, followsLinks: true)
+        _ = machine.start()
+        #expect(machine.notModified() == .fetch(page: 3, url: "http://h/gone", conditional: false))
+        #expect(machine.rejected() == .fetch(page: 1, conditional: false))
+        let head = machine.received(linked(keys(21...30), next: "http://h/new2"), validators: noValidators, bands: known)
+        #expect(head.commit?.band == 0 && head.commit?.newItems.isEmpty == true)
+        #expect(head.commit?.cursor.backfillURL == "http://h/new2", "the new link is saved in place of the refused one")
+        #expect(head.next == .fetch(page: 2, url: "http://h/new2", conditional: false))
+        #expect(machine.rejected() == nil, "a second refusal in one run is an error")
+    }
+
+    @Test func anInterruptedLinkedHeadWalkResumesFromItsLink() {
+        let known = Dictionary(uniqueKeysWithValues: keys(1...10).map { ($0, 0) })
+        let cursor = FeedCursor(backfillPage: 2, backfillDone: true)
+        var machine = Machine(feedID: 1, cursor: cursor, topBand: 0, maxPages: 1, followsLinks: true)
+        _ = machine.start()
+        let head = machine.received(linked(keys(21...30), next: "http://h/p2"), validators: noValidators, bands: known)
+        #expect(head.commit?.cursor.gap == FeedCursor.Walk(band: -1, page: 2, total: nil, url: "http://h/p2"))
+        #expect(head.next == .finish(.budgetSpent))
+
+        var next = Machine(feedID: 1, cursor: head.commit!.cursor, topBand: -1, maxPages: nil, followsLinks: true)
+        _ = next.start()
+        let held = next.received(linked(keys(22...31), next: "http://h/p2b"), validators: noValidators, bands: [:])
+        #expect(held.commit == nil)
+        #expect(held.next == .fetch(page: 2, url: "http://h/p2", conditional: false))
+        // The server no longer knows that link: the gap is given up and the held head page is read.
+        guard case .revisit = next.rejected() else {
+            Issue.record("expected the held head page")
+            return
+        }
+    }
 }
