@@ -1,6 +1,7 @@
-// This file is the entirety of the public API of FeedSyncDemoServer: a paged JSON feed on
-// 127.0.0.1 with generated items and pictures, and switches for the faults a real server has.
-// Tests, benchmarks and the README's demo all use it.
+// This file is the entirety of the public API of FeedSyncDemoServer: one generated feed on
+// 127.0.0.1, served in every format feedsync reads (paged JSON, JSON Feed, RSS, Atom, WordPress),
+// with its pictures and switches for the faults a real server has. Tests, benchmarks and the
+// README's demo all use it.
 
 import FlyingFox
 import FlyingSocks
@@ -17,7 +18,7 @@ public struct Faults: Sendable {
         case truncate
         /// Half the page is sent chunked, then the connection is dropped without the last chunk.
         case reset
-        /// A 200 with a body that is not valid JSON.
+        /// A 200 with a third of the page: not valid JSON, or XML cut off mid-element.
         case malformed
         /// Nothing is sent for this many seconds, then the page.
         case stall(Double)
@@ -27,6 +28,8 @@ public struct Faults: Sendable {
     public var latency: Double = 0
     /// The next feed requests fail these ways, one each in turn, whatever page they ask for.
     public var next: [Failure] = []
+    /// The next request for each of these pages fails this way, once.
+    public var once: [Int: Failure] = [:]
     /// Every request for a page at or after `page` fails this way (a network lost mid-pull).
     public var fromPage: (page: Int, failure: Failure)? = nil
     /// `has_more` is always true; pages past the end repeat the last page.
@@ -63,9 +66,35 @@ public struct Faults: Sendable {
     public init() {}
 }
 
+/// The formats the server speaks, each at its own path, all with the same items and pages.
+public enum DemoFormat: String, Sendable, CaseIterable {
+    /// `/feed?page=N`: `{"page", "total", "has_more", "items"}`.
+    case pagedJSON = "paged-json"
+    /// `/jsonfeed`: JSON Feed 1.1, `next_url` to the next page (relative).
+    case jsonFeed = "jsonfeed"
+    /// `/rss`: RSS 2.0, `<atom:link rel="next">`; pictures by enclosure, media:content or an <img>.
+    case rss
+    /// `/atom`: Atom with RFC 5005 `rel="prev-archive"` links; pictures by `rel="enclosure"`.
+    case atom
+    /// `/wp-json/wp/v2/posts`: WordPress REST, `X-WP-Total`, `Link`, 400 past the last page.
+    case wordpress
+
+    public var path: String {
+        switch self {
+        case .pagedJSON: "/feed"
+        case .jsonFeed: "/jsonfeed"
+        case .rss: "/rss"
+        case .atom: "/atom"
+        case .wordpress: "/wp-json/wp/v2/posts"
+        }
+    }
+}
+
 /// One request the server answered, for tests to assert on.
 public struct LoggedRequest: Sendable {
     public var path: String
+    /// A request for a page of the feed, in any format.
+    public var isFeed: Bool
     public var page: Int?
     public var ifNoneMatch: String?
     public var status: Int
@@ -98,7 +127,11 @@ public final class DemoServer: Sendable {
     /// Starts listening; returns once the port is bound.
     public func start() async throws {
         let server = server
-        await server.appendRoute("GET /feed") { [self] request in try await self.feedPage(request) }
+        for format in DemoFormat.allCases {
+            await server.appendRoute(HTTPRoute(method: .GET, path: format.path)) { [self] request in
+                try await self.feedPage(request, format: format)
+            }
+        }
         await server.appendRoute("GET /pictures/*") { [self] request in try await self.picture(request) }
         await server.appendRoute("GET /redirect") { request in Self.redirect(request) }
         await server.appendRoute("GET /bytes") { request in Self.bytes(request) }
@@ -119,9 +152,14 @@ public final class DemoServer: Sendable {
         }
     }
 
-    /// The feed's URL.
+    /// The feed's URL in the seed format.
     public var feedURL: String {
-        get async { await baseURL + "/feed" }
+        get async { await baseURL + DemoFormat.pagedJSON.path }
+    }
+
+    /// The feed's URL in `format`.
+    public func feedURL(_ format: DemoFormat) async -> String {
+        await baseURL + format.path
     }
 
     public var faults: Faults {
@@ -154,13 +192,15 @@ public final class DemoServer: Sendable {
 
     // MARK: Handlers
 
-    private func feedPage(_ request: HTTPRequest) async throws -> HTTPResponse {
+    private func feedPage(_ request: HTTPRequest, format: DemoFormat) async throws -> HTTPResponse {
         let page = request.query["page"].flatMap(Int.init) ?? 1
         let ifNoneMatch = request.headers[HTTPHeader("If-None-Match")]
         let (snapshot, failure) = state.withLock { state -> (State, Faults.Failure?) in
             var failure: Faults.Failure? = nil
             if !state.faults.next.isEmpty {
                 failure = state.faults.next.removeFirst()
+            } else if let once = state.faults.once.removeValue(forKey: page) {
+                failure = once
             } else if let from = state.faults.fromPage, page >= from.page {
                 failure = from.failure
             }
@@ -168,8 +208,15 @@ public final class DemoServer: Sendable {
         }
         if snapshot.faults.latency > 0 { try await Task.sleep(nanoseconds: UInt64(snapshot.faults.latency * 1e9)) }
 
-        let body = Self.pageBody(page: page, state: snapshot, baseURL: await baseURL)
-        let etag = "\"n\(snapshot.itemCount)-p\(page)\(snapshot.faults.endless ? "-e" : "")\""
+        var served = snapshot
+        if format == .wordpress {
+            // The server's page size is the most this site hands out; WordPress's default is 10.
+            served.perPage = min(served.perPage, request.query["per_page"].flatMap(Int.init) ?? 10)
+        }
+        let document = Self.document(format, page: page, state: served, baseURL: await baseURL)
+        let body = document.body
+        let contentType = document.contentType
+        let etag = "\"\(format.rawValue)-n\(snapshot.itemCount)-p\(page)\(snapshot.faults.endless ? "-e" : "")\""
         var response: HTTPResponse
         switch failure {
         case .status(let code, let retryAfter)?:
@@ -179,60 +226,39 @@ public final class DemoServer: Sendable {
         case .truncate?:
             let half = body.prefix(body.count / 2)
             response = HTTPResponse(
-                statusCode: .ok, headers: [.contentType: "application/json", .contentLength: String(body.count)] as HTTPHeaders,
+                statusCode: .ok, headers: [.contentType: contentType, .contentLength: String(body.count)] as HTTPHeaders,
                 body: HTTPBodySequence(from: StreamedBytes(half, thenFail: true), count: body.count))
         case .reset?:
             response = HTTPResponse(
-                statusCode: .ok, headers: [.contentType: "application/json"] as HTTPHeaders,
+                statusCode: .ok, headers: [.contentType: contentType] as HTTPHeaders,
                 body: HTTPBodySequence(from: StreamedBytes(body.prefix(body.count / 2), thenFail: true)))
         case .malformed?:
-            response = HTTPResponse(statusCode: .ok, headers: [.contentType: "application/json"] as HTTPHeaders, body: Data(body.prefix(body.count / 3)))
+            response = HTTPResponse(statusCode: .ok, headers: [.contentType: contentType] as HTTPHeaders, body: Data(body.prefix(body.count / 3)))
         case .stall(let seconds)?:
             try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-            response = HTTPResponse(statusCode: .ok, headers: [.contentType: "application/json"] as HTTPHeaders, body: body)
+            response = HTTPResponse(statusCode: .ok, headers: [.contentType: contentType] as HTTPHeaders, body: body)
         case nil:
             if ifNoneMatch == etag, !snapshot.faults.ignoreValidators {
                 response = HTTPResponse(statusCode: .notModified, headers: [HTTPHeader("ETag"): etag] as HTTPHeaders)
             } else {
-                response = HTTPResponse(
-                    statusCode: .ok, headers: [.contentType: "application/json", HTTPHeader("ETag"): etag] as HTTPHeaders, body: body)
+                var headers: HTTPHeaders = [.contentType: contentType, HTTPHeader("ETag"): etag]
+                for (name, value) in document.headers { headers[HTTPHeader(name)] = value }
+                response = HTTPResponse(statusCode: HTTPStatusCode(document.status, phrase: "Feed"), headers: headers, body: body)
             }
         }
         let logged = LoggedRequest(
-            path: request.path, page: page, ifNoneMatch: ifNoneMatch, status: response.statusCode.code, at: Date())
+            path: request.path, isFeed: true, page: page, ifNoneMatch: ifNoneMatch, status: response.statusCode.code,
+            at: Date())
         state.withLock { $0.log.append(logged) }
         return response
-    }
-
-    static func pageBody(page: Int, state: State, baseURL: String) -> Data {
-        let total = state.itemCount
-        let perPage = state.perPage
-        let lastPage = max(1, (total + perPage - 1) / perPage)
-        let shown = state.faults.endless ? min(page, lastPage) : page
-        let start = (shown - 1) * perPage
-        let numbers = start < total ? (start..<min(total, start + perPage)).map { total - $0 } : []
-        let hostile = state.faults.hostileTitles
-        let items = numbers.map { n in
-            let title = hostile ? "\\u001b[31mItem \(n)\\u001b]0;pwned\\u0007\\u202eevil\\r\\nnext" : "Item \(n)"
-            let picture = (n - 1) % state.distinctPictures + 1
-            let published = Date(timeIntervalSince1970: 1_700_000_000 + Double(n) * 60)
-            return """
-                {"id": "item-\(n)", "title": "\(title)", "link": "\(baseURL)/items/\(n)", \
-                "picUrl": \(jsonString(state.faults.pictureURLs[n] ?? "\(baseURL)/pictures/\(picture).png")), \
-                "published": "\(ISO8601DateFormatter().string(from: published))", "summary": "Summary of item \(n)."}
-                """
-        }
-        let hasMore = state.faults.endless || start + perPage < total
-        return Data("""
-            {"page": \(page), "total": \(total), "has_more": \(hasMore), "items": [\(items.joined(separator: ", "))]}
-            """.utf8)
     }
 
     private func picture(_ request: HTTPRequest) async throws -> HTTPResponse {
         let name = request.path.split(separator: "/").last.map(String.init) ?? ""
         let number = name.hasSuffix(".png") ? Int(name.dropLast(4)) : nil
         let faults = state.withLock { $0.faults }
-        let logged = LoggedRequest(path: request.path, page: nil, ifNoneMatch: nil, status: number == nil ? 404 : 200, at: Date())
+        let logged = LoggedRequest(
+            path: request.path, isFeed: false, page: nil, ifNoneMatch: nil, status: number == nil ? 404 : 200, at: Date())
         state.withLock { $0.log.append(logged) }
         guard let number, request.path == "/pictures/\(name)" else { return HTTPResponse(statusCode: .notFound) }
         if faults.pictureLatency > 0 { try await Task.sleep(nanoseconds: UInt64(faults.pictureLatency * 1e9)) }

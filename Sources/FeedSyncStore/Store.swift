@@ -161,11 +161,34 @@ public final class Store: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         do {
-            pool = try DatabasePool(path: path, configuration: configuration)
-            try Self.migrator.migrate(pool)
+            pool = try Self.open(path: path, configuration: configuration)
         } catch {
             throw StoreError("cannot open the database \(path): \(Self.describe(error))")
         }
+    }
+
+    /// Opens the pool and applies pending migrations. A store already up to date is only read,
+    /// so `list` never waits for, or gets in the way of, a pull. Two processes opening a new store
+    /// at once race to create and migrate it (GRDB reads what is applied, then runs each migration
+    /// in its own transaction): the loser is refused or its migration fails, rolled back whole,
+    /// and it tries again from what the winner did.
+    static func open(path: String, configuration: Configuration) throws -> DatabasePool {
+        let migrator = Self.migrator
+        var applied: [String] = []
+        for attempt in 1... {
+            do {
+                let pool = try DatabasePool(path: path, configuration: configuration)
+                applied = try pool.read(migrator.appliedMigrations)
+                if try pool.read(migrator.hasCompletedMigrations) { return pool }
+                try migrator.migrate(pool)
+                return pool
+            } catch let error as DatabaseError where attempt < 50 {
+                let progressed = (try? DatabaseQueue(path: path).read(migrator.appliedMigrations)).map { $0 != applied }
+                guard error.resultCode == .SQLITE_BUSY || progressed == true else { throw error }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        fatalError("unreachable")
     }
 
     static var migrator: DatabaseMigrator {

@@ -1,6 +1,7 @@
 @testable import FeedSyncStore
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 /// The store on a real SQLite file with the real migrations.
@@ -23,6 +24,18 @@ import Testing
         let again = try Store(path: store.path)
         #expect(try again.appliedMigrations() == ["0001_init", "0002_formats"])
         #expect(try again.integrityCheck() == ["ok"])
+    }
+
+    @Test func connectionsOpeningANewStoreAtOnceAllSucceed() throws {
+        // `list` started while the first `pull` creates the store: both migrate, neither fails.
+        for round in 0..<5 {
+            let path = directory.path + "/race-\(round).sqlite"
+            let failures = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 4) { _ in
+                do { _ = try Store(path: path) } catch { failures.withLock { $0.append("\(error)") } }
+            }
+            #expect(failures.withLock { $0 } == [])
+        }
     }
 
     @Test func upgradingFromVersion1KeepsPulledFeedsInTheSeedFormat() throws {

@@ -147,7 +147,7 @@ extension DemoServer {
 
     /// Requests for pages of the feed, pictures left out.
     var feedRequests: [LoggedRequest] {
-        requests.filter { $0.path == "/feed" }
+        requests.filter(\.isFeed)
     }
 
     /// Paths of picture requests, in order.

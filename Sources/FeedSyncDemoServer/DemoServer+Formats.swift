@@ -1,0 +1,161 @@
+import Foundation
+
+/// The same generated feed written in each format. Item `n` is the n-th oldest: key `item-n`,
+/// title `Item n`, link `/items/n`, picture `/pictures/k.png`, published `n` minutes after a fixed
+/// moment. Page 1 is the newest.
+extension DemoServer {
+    struct Document {
+        var status = 200
+        var body: Data
+        var contentType: String
+        var headers: [(String, String)] = []
+    }
+
+    /// One demo item, with what every format writes of it.
+    struct DemoItem {
+        var number: Int
+        var title: String
+        var link: String
+        var picture: String
+        var published: Date
+    }
+
+    static func document(_ format: DemoFormat, page: Int, state: State, baseURL: String) -> Document {
+        let total = state.itemCount
+        let perPage = state.perPage
+        let lastPage = max(1, (total + perPage - 1) / perPage)
+        let shown = state.faults.endless ? min(page, lastPage) : page
+        let start = (shown - 1) * perPage
+        let numbers = start < total ? (start..<min(total, start + perPage)).map { total - $0 } : []
+        let hasMore = state.faults.endless || start + perPage < total
+        let items = numbers.map { n in
+            DemoItem(
+                number: n,
+                title: state.faults.hostileTitles && format == .pagedJSON
+                    ? "\\u001b[31mItem \(n)\\u001b]0;pwned\\u0007\\u202eevil\\r\\nnext" : "Item \(n)",
+                link: "\(baseURL)/items/\(n)",
+                picture: state.faults.pictureURLs[n] ?? "\(baseURL)/pictures/\((n - 1) % state.distinctPictures + 1).png",
+                published: Date(timeIntervalSince1970: 1_700_000_000 + Double(n) * 60))
+        }
+        let next = hasMore ? "\(format.path)?page=\(page + 1)" : nil
+        switch format {
+        case .pagedJSON:
+            return Document(body: pagedJSON(items, page: page, total: total, hasMore: hasMore), contentType: "application/json")
+        case .jsonFeed:
+            return Document(body: jsonFeed(items, next: next), contentType: "application/feed+json")
+        case .rss:
+            return Document(
+                body: rss(items, next: next.map { baseURL + $0 }, baseURL: baseURL), contentType: "application/rss+xml; charset=utf-8")
+        case .atom:
+            return Document(body: atom(items, next: next), contentType: "application/atom+xml")
+        case .wordpress:
+            guard page <= lastPage || state.faults.endless else {
+                return Document(
+                    status: 400,
+                    body: Data(#"{"code":"rest_post_invalid_page_number","message":"The page number requested is larger than the number of pages available.","data":{"status":400}}"#.utf8),
+                    contentType: "application/json")
+            }
+            var headers = [("X-WP-Total", String(total)), ("X-WP-TotalPages", String(lastPage))]
+            if hasMore { headers.append(("Link", "<\(baseURL)\(format.path)?page=\(page + 1)>; rel=\"next\"")) }
+            return Document(body: wordpress(items), contentType: "application/json; charset=UTF-8", headers: headers)
+        }
+    }
+
+    static func pagedJSON(_ items: [DemoItem], page: Int, total: Int, hasMore: Bool) -> Data {
+        let entries = items.map { item in
+            """
+            {"id": "item-\(item.number)", "title": "\(item.title)", "link": "\(item.link)", \
+            "picUrl": \(jsonString(item.picture)), "published": "\(iso(item.published))", \
+            "summary": "Summary of item \(item.number)."}
+            """
+        }
+        return Data("""
+            {"page": \(page), "total": \(total), "has_more": \(hasMore), "items": [\(entries.joined(separator: ", "))]}
+            """.utf8)
+    }
+
+    static func jsonFeed(_ items: [DemoItem], next: String?) -> Data {
+        let entries = items.map { item in
+            """
+            {"id": "item-\(item.number)", "url": "\(item.link)", "title": "\(item.title)", \
+            "image": \(jsonString(item.picture)), "date_published": "\(iso(item.published))", \
+            "content_text": "Summary of item \(item.number)."}
+            """
+        }
+        return Data("""
+            {"version": "https://jsonfeed.org/version/1.1", "title": "feedsync demo", \
+            \(next.map { "\"next_url\": \(jsonString($0)), " } ?? "")"items": [\(entries.joined(separator: ", "))]}
+            """.utf8)
+    }
+
+    /// Pictures take turns among the carriers RSS has: a relative enclosure, media:content, and
+    /// an <img> in the description.
+    static func rss(_ items: [DemoItem], next: String?, baseURL: String) -> Data {
+        let entries = items.map { item in
+            let picture = xml(item.picture)
+            let relative = item.picture.hasPrefix(baseURL + "/") ? String(item.picture.dropFirst(baseURL.count)) : item.picture
+            let carrier = switch item.number % 3 {
+            case 0: "<enclosure url=\"\(xml(relative))\" length=\"300\" type=\"image/png\"/>"
+            case 1: "<media:content url=\"\(picture)\" medium=\"image\"/>"
+            default: "<description>\(xml("<p><img src=\"\(item.picture)\"> Summary of item \(item.number).</p>"))</description>"
+            }
+            return """
+                <item><title>\(xml(item.title))</title><link>\(xml(item.link))</link>\
+                <guid isPermaLink="false">item-\(item.number)</guid><pubDate>\(rfc822(item.published))</pubDate>\(carrier)</item>
+                """
+        }
+        return Data("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom" xmlns:media="http://search.yahoo.com/mrss/">
+            <channel><title>feedsync demo</title><link>http://127.0.0.1/</link>\
+            \(next.map { "<atom:link rel=\"next\" href=\"\(xml($0))\"/>" } ?? "")
+            \(entries.joined(separator: "\n"))
+            </channel></rss>
+            """.utf8)
+    }
+
+    static func atom(_ items: [DemoItem], next: String?) -> Data {
+        let entries = items.map { item in
+            """
+            <entry><id>item-\(item.number)</id><title type="html">\(xml(item.title))</title>\
+            <link rel="alternate" href="\(xml(item.link))"/><link rel="enclosure" type="image/png" href="\(xml(item.picture))"/>\
+            <updated>\(iso(item.published))</updated></entry>
+            """
+        }
+        return Data("""
+            <?xml version="1.0" encoding="utf-8"?>
+            <feed xmlns="http://www.w3.org/2005/Atom"><title>feedsync demo</title><id>urn:feedsync:demo</id>\
+            \(next.map { "<link rel=\"prev-archive\" href=\"\(xml($0))\"/>" } ?? "")
+            \(entries.joined(separator: "\n"))
+            </feed>
+            """.utf8)
+    }
+
+    static func wordpress(_ items: [DemoItem]) -> Data {
+        let posts = items.map { item in
+            """
+            {"id": \(item.number), "guid": {"rendered": "item-\(item.number)"}, "link": "\(item.link)", \
+            "date_gmt": "\(String(iso(item.published).dropLast()))", "title": {"rendered": "\(item.title)"}, \
+            "_embedded": {"wp:featuredmedia": [{"source_url": \(jsonString(item.picture))}]}}
+            """
+        }
+        return Data("[\(posts.joined(separator: ", "))]".utf8)
+    }
+
+    static func xml(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    static func iso(_ date: Date) -> String {
+        ISO8601DateFormatter().string(from: date)
+    }
+
+    static func rfc822(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,128 @@
+import FeedSyncDemoServer
+import Foundation
+import Testing
+
+/// The built binary against the demo server speaking each format, several pages deep.
+@Suite(.serialized) struct FormatEndToEndTests {
+    static let linkedAndWordPress: [DemoFormat] = [.jsonFeed, .rss, .atom, .wordpress]
+
+    @Test(arguments: linkedAndWordPress)
+    func backfillsThenFetchesOnlyTheNewHeadThenOneConditionalRequest(_ format: DemoFormat) async throws {
+        let cli = try CLI()
+        try await withServer { server, _ async throws -> Void in
+            let url = await server.feedURL(format)
+            let pull = try await cli.run("pull", "--feed", url)
+            #expect(pull.status == 0, "\(pull.stderr)")
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+            #expect(server.requestedPages == Array(1...10), "every page once")
+            let status = try await cli.run("status")
+            #expect(status.stdout.contains("format:        \(format.rawValue) (found in its documents)"), "\(status.stdout)")
+            #expect(status.stdout.contains("backfill:      complete"))
+
+            // Pictures from every carrier the format has, relative ones resolved: the window is cached.
+            let json = try await cli.run("list", "--json")
+            let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
+            let images = (object["items"] as! [[String: Any]]).compactMap { $0["image"] as? [String: Any] }
+            #expect(images.count == 20 && images.allSatisfy { $0["status"] as? String == "cached" }, "\(images)")
+
+            server.prepend(15)
+            server.clearLog()
+            let head = try await cli.run("pull")
+            #expect(head.status == 0, "\(head.stderr)")
+            #expect(server.requestedPages == [1, 2], "the new head only")
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+
+            server.clearLog()
+            #expect(try await cli.run("pull").status == 0)
+            #expect(server.feedRequests.map(\.status) == [304])
+        }
+    }
+
+    @Test(arguments: linkedAndWordPress)
+    func killedMidBackfillResumesFromTheSavedPlace(_ format: DemoFormat) async throws {
+        let cli = try CLI()
+        try await withServer { server, _ async throws -> Void in
+            let url = await server.feedURL(format)
+            var faults = Faults()
+            faults.latency = 0.1
+            server.setFaults(faults)
+            let running = try cli.start(["pull", "--feed", url, "--images", "none"])
+            var stored = 0
+            for _ in 0..<200 where stored < 30 {
+                try await Task.sleep(nanoseconds: 50_000_000)
+                stored = (try? cli.openStore().list(feedURL: nil, page: 1, perPage: 1).total) ?? 0
+            }
+            running.kill9()
+            let killed = try await running.wait()
+            #expect(running.process.terminationReason == .uncaughtSignal, "the pull was still running: \(killed.stderr)")
+            let kept = try await cli.listedKeys()
+            #expect(kept.count >= 30 && kept.count < 95, "killed mid-backfill")
+            #expect(kept == Array(server.expectedKeys.prefix(kept.count)))
+
+            // The killed pull's last request is still being answered (the server adds 0.1 s): let it finish.
+            try await Task.sleep(nanoseconds: 500_000_000)
+            server.setFaults(Faults())
+            server.clearLog()
+            let resumed = try await cli.run("pull")
+            #expect(resumed.status == 0, "\(resumed.stderr)")
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+            let committed = kept.count / 10
+            #expect(server.requestedPages == [1] + Array((committed + 1)...10), "the head check, then on from the saved place")
+            #expect(server.feedRequests.first?.status == 304)
+        }
+    }
+
+    @Test func aMalformedRSSPageExits65NamingTheLineAndKeepsEarlierPages() async throws {
+        let cli = try CLI()
+        try await withServer { server, _ async throws -> Void in
+            let url = await server.feedURL(.rss)
+            var faults = Faults()
+            faults.fromPage = (3, .malformed)
+            server.setFaults(faults)
+            let pull = try await cli.run("pull", "--feed", url)
+            #expect(pull.status == 65, "\(pull.stderr)")
+            #expect(pull.stderr.contains("/rss?page=3") && pull.stderr.contains("not well-formed at line"), "\(pull.stderr)")
+            #expect(try await cli.listedKeys() == Array(server.expectedKeys.prefix(20)))
+        }
+    }
+
+    @Test func aRefusedSavedLinkRestartsTheBackfillFromTheHead() async throws {
+        let cli = try CLI()
+        try await withServer { server, _ async throws -> Void in
+            let url = await server.feedURL(.atom)
+            #expect(try await cli.run("pull", "--feed", url, "--max-pages", "2").status == 0)
+            var faults = Faults()
+            faults.once = [3: .status(410)]
+            server.setFaults(faults)
+            server.clearLog()
+            let pull = try await cli.run("pull", "--verbose")
+            #expect(pull.status == 0, "\(pull.stderr)")
+            #expect(pull.stderr.contains("answered 410 to a saved link; starting again from the head"), "\(pull.stderr)")
+            #expect(server.feedRequests.map(\.status) == [304, 410] + Array(repeating: 200, count: 10))
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+        }
+    }
+
+    @Test func aChosenFormatIsRememberedUntilAutoIsChosen() async throws {
+        let cli = try CLI()
+        try await withServer { server, _ async throws -> Void in
+            let url = await server.feedURL(.rss)
+            let wrong = try await cli.run("pull", "--feed", url, "--format", "jsonfeed")
+            #expect(wrong.status == 65)
+            #expect(wrong.stderr.contains("the document is XML, not jsonfeed as chosen with --format"), "\(wrong.stderr)")
+            let again = try await cli.run("pull")
+            #expect(again.status == 65, "the choice is remembered")
+            #expect(try await cli.run("status").stdout.contains("format:        jsonfeed (chosen with --format)"))
+
+            let auto = try await cli.run("pull", "--feed", url, "--format", "auto")
+            #expect(auto.status == 0, "\(auto.stderr)")
+            #expect(try await cli.run("status").stdout.contains("format:        rss (found in its documents)"))
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+
+            let usage = try await cli.run("pull", "--format", "rss")
+            #expect(usage.status == 64 && usage.stderr.contains("--format needs --feed"), "\(usage.stderr)")
+            let unknown = try await cli.run("pull", "--feed", url, "--format", "opml")
+            #expect(unknown.status == 64, "\(unknown.stderr)")
+        }
+    }
+}
