@@ -181,7 +181,9 @@ public final class Store: Sendable {
                 applied = try pool.read(migrator.appliedMigrations)
                 if try pool.read(migrator.hasCompletedMigrations) { return pool }
                 try migrator.migrate(pool)
-                return pool
+                // Reader connections that read before the migration keep the old schema in their
+                // prepared statements' columns: start afresh.
+                return try DatabasePool(path: path, configuration: configuration)
             } catch let error as DatabaseError where attempt < 50 {
                 let progressed = (try? DatabaseQueue(path: path).read(migrator.appliedMigrations)).map { $0 != applied }
                 guard error.resultCode == .SQLITE_BUSY || progressed == true else { throw error }
