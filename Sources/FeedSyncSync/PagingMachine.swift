@@ -79,7 +79,10 @@ public struct PagingMachine: Sendable {
     var band = 0
     /// Page 1 held back while the gap walk runs.
     var heldHead: (FeedPage, Validators)?
-    var previousKeys: [String] = []
+    /// The page being read, which may arrive in parts.
+    var reading = PageReading()
+    /// The keys of the previous page of this walk, to notice a page served again.
+    var previousKeys: PageReading.Digest?
     /// The feed's size as last reported in this run.
     var currentTotal: Int?
 
@@ -97,8 +100,8 @@ public struct PagingMachine: Sendable {
 
     /// The first thing to do.
     public mutating func start() -> Action {
-        if cursor.backfillPage == nil {
-            // Never committed a page: the first pull is a backfill from page 1 into band 0.
+        if cursor.backfillPage == nil || cursor.backfillPage == 1 && !cursor.backfillDone {
+            // Never committed a whole page: the first pull is a backfill from page 1 into band 0.
             phase = .backfill
             band = 0
             return fetch(1, conditional: false)
@@ -113,12 +116,34 @@ public struct PagingMachine: Sendable {
         return afterHead()
     }
 
-    /// A page arrived. `bands` maps those of its keys already stored to their band.
+    /// Whether the page being fetched may be handed over in parts (`receivedPart`), so a long
+    /// document never has to be held whole. Not while the head page is to be held back for a gap.
+    public var canReadInParts: Bool { !(phase == .headCheck && cursor.gap != nil) }
+
+    /// Part of a page arrived and more of it follows. Its items are placed as `received` places
+    /// them; the commit's cursor points back at this page, so a process killed before the page
+    /// ends fetches it again and finds these items known, in their place.
+    public mutating func receivedPart(_ items: [FeedItem], bands: [String: Int]) -> PageCommit {
+        precondition(canReadInParts, "the held head page is read whole")
+        if phase == .headCheck { beginHeadWalk() }
+        let (newItems, updated) = place(items, bands: bands)
+        switch phase {
+        case .gap, .head:
+            cursor.gap = FeedCursor.Walk(band: band, page: page, total: currentTotal, url: url)
+        case .backfill:
+            cursor.backfillPage = page
+            cursor.backfillURL = url
+            cursor.backfillTotal = currentTotal
+        case .headCheck, .done:
+            preconditionFailure("no page is expected in phase \(phase)")
+        }
+        return PageCommit(feedID: feedID, band: band, newItems: newItems, updatedItems: updated, cursor: cursor)
+    }
+
+    /// A page arrived (or the last part of one, after `receivedPart`). `bands` maps those of its
+    /// keys already stored to their band.
     public mutating func received(_ feedPage: FeedPage, validators: Validators, bands: [String: Int]) -> Step {
         if let total = feedPage.total { currentTotal = total }
-        if feedPage.hasMore == true, !feedPage.items.isEmpty {
-            cursor.perPage = max(cursor.perPage ?? 0, feedPage.items.count)
-        }
         cursor.remoteTotal = currentTotal
 
         if phase == .headCheck {
@@ -126,9 +151,7 @@ public struct PagingMachine: Sendable {
                 heldHead = (feedPage, validators)
                 return Step(commit: nil, next: startGap(), newCount: 0)
             }
-            phase = .head
-            band = (topBand ?? 0) - 1
-            startWalk()
+            beginHeadWalk()
         }
         if page == 1, phase == .head || phase == .backfill {
             cursor.etag = validators.etag
@@ -136,33 +159,22 @@ public struct PagingMachine: Sendable {
         }
 
         // Place each item: new ones are appended to the walk's band, known ones refreshed in place.
-        var newItems: [ItemContent] = []
-        var updated: [ItemContent] = []
-        var overlap = false
-        var seen = Set<String>()
-        for item in feedPage.items where seen.insert(item.key).inserted {
-            let entry = ItemContent(
-                key: item.key, title: item.title, link: item.link, pictureURL: item.pictureURL,
-                published: item.published, summary: item.summary)
-            if let knownBand = bands[item.key] {
-                updated.append(entry)
-                if knownBand != band { overlap = true }
-            } else {
-                newItems.append(entry)
-            }
+        let (newItems, updated) = place(feedPage.items, bands: bands)
+        let read = reading
+        reading = PageReading()
+        if feedPage.hasMore == true, read.count > 0 {
+            cursor.perPage = max(cursor.perPage ?? 0, read.count)
         }
-
-        let keys = feedPage.items.map(\.key)
         let nextURL = feedPage.next
-        let repeated = !keys.isEmpty && keys == previousKeys || nextURL.map(visited.contains) == true
-        previousKeys = keys
-        let ended = feedPage.items.isEmpty || !hasMore(feedPage)
+        let repeated = read.count > 0 && read.digest == previousKeys || nextURL.map(visited.contains) == true
+        previousKeys = read.digest
+        let ended = read.count == 0 || !hasMore(feedPage)
         let pastTotal = isFarPastTotal(page: page, hasMore: feedPage.hasMore)
 
         let next: Action
         switch phase {
         case .gap, .head:
-            if overlap || ended || repeated || pastTotal {
+            if read.overlap || ended || repeated || pastTotal {
                 cursor.gap = nil
                 next = phase == .gap ? afterGap() : afterHead()
             } else {
@@ -191,7 +203,7 @@ public struct PagingMachine: Sendable {
         }
         let commit = PageCommit(
             feedID: feedID, band: band, newItems: newItems, updatedItems: updated, cursor: cursor)
-        return Step(commit: commit, next: next, newCount: newItems.count)
+        return Step(commit: commit, next: next, newCount: read.newCount)
     }
 
     /// The server refused (4xx) the link this page was fetched from. Returns what to do instead,
@@ -217,8 +229,34 @@ public struct PagingMachine: Sendable {
     // MARK: Walk transitions
 
     private mutating func startWalk() {
-        previousKeys = []
+        previousKeys = nil
         visited = []
+    }
+
+    private mutating func beginHeadWalk() {
+        phase = .head
+        band = (topBand ?? 0) - 1
+        startWalk()
+    }
+
+    /// Sorts items of the page being read into new ones (appended to the walk's band) and known
+    /// ones (refreshed in place), each key once per page.
+    private mutating func place(_ items: [FeedItem], bands: [String: Int]) -> (new: [ItemContent], updated: [ItemContent]) {
+        var newItems: [ItemContent] = []
+        var updated: [ItemContent] = []
+        for item in items where reading.firstTime(item.key) {
+            let entry = ItemContent(
+                key: item.key, title: item.title, link: item.link, pictureURL: item.pictureURL,
+                published: item.published, summary: item.summary)
+            if let knownBand = bands[item.key] {
+                updated.append(entry)
+                if knownBand != band { reading.overlap = true }
+            } else {
+                newItems.append(entry)
+                reading.newCount += 1
+            }
+        }
+        return (newItems, updated)
     }
 
     private mutating func startGap() -> Action {
@@ -299,5 +337,34 @@ public struct PagingMachine: Sendable {
         guard hasMore == true, let total = currentTotal, let perPage = cursor.perPage else { return false }
         let lastPage = (total + perPage - 1) / perPage
         return page > lastPage + 1
+    }
+}
+
+/// What is known of the page being read so far; it may arrive in parts.
+struct PageReading: Sendable {
+    /// An item already stored in another band: the walk has reached what was known.
+    var overlap = false
+    var count = 0
+    var newCount = 0
+    /// Hashes of the keys seen, to keep each key once per page in little memory. Two keys of one
+    /// page sharing a 64-bit hash is as likely as a disk error; one item would be missed.
+    private var seen = Set<Int>()
+    var digest = Digest()
+
+    /// The page's keys in order, reduced to a hash: a page served twice has the same one.
+    struct Digest: Sendable, Equatable {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        mutating func add(_ key: String) {
+            for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            hash = (hash ^ 0xff) &* 0x100_0000_01b3
+        }
+    }
+
+    /// Records `key`; `false` when the page had it already.
+    mutating func firstTime(_ key: String) -> Bool {
+        guard seen.insert(key.hashValue).inserted else { return false }
+        count += 1
+        digest.add(key)
+        return true
     }
 }

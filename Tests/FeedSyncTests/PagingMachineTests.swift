@@ -245,4 +245,38 @@ import Testing
             return
         }
     }
+
+    // MARK: Pages read in parts
+
+    @Test func aPageReadInPartsCommitsEachPartAndResumesFromThatPage() {
+        var machine = Machine(feedID: 1, cursor: FeedCursor(), topBand: nil, maxPages: nil, followsLinks: true)
+        _ = machine.start()
+        #expect(machine.canReadInParts)
+        let part = machine.receivedPart(page(keys(21...30)).items, bands: [:])
+        #expect(part.band == 0 && part.newItems.count == 10)
+        #expect(part.cursor.backfillPage == 1 && part.cursor.backfillURL == nil, "killed now, page 1 is read again")
+        // The same key again in a later part is kept once.
+        let last = machine.received(linked(keys(11...20) + ["k30"], next: "http://h/2"), validators: noValidators, bands: [:])
+        #expect(last.commit?.newItems.map(\.key) == keys(11...20))
+        #expect(last.newCount == 20)
+        #expect(last.commit?.cursor.backfillPage == 2 && last.commit?.cursor.backfillURL == "http://h/2")
+
+        // A store left mid-page-1 continues the first backfill, from page 1, in band 0.
+        var again = Machine(feedID: 1, cursor: part.cursor, topBand: 0, maxPages: nil, followsLinks: true)
+        #expect(again.start() == .fetch(page: 1, conditional: false))
+        let resumed = again.received(linked(keys(11...30), next: nil), validators: noValidators, bands: Dictionary(uniqueKeysWithValues: keys(21...30).map { ($0, 0) }))
+        #expect(resumed.commit?.band == 0 && resumed.commit?.newItems.map(\.key) == keys(11...20))
+    }
+
+    @Test func aHeadPageReadInPartsSavesItselfAsTheGap() {
+        let known = Dictionary(uniqueKeysWithValues: keys(1...10).map { ($0, 0) })
+        var machine = Machine(feedID: 1, cursor: FeedCursor(backfillPage: 2, backfillDone: true), topBand: 0, maxPages: nil)
+        _ = machine.start()
+        let part = machine.receivedPart(page(keys(26...30)).items, bands: known)
+        #expect(part.band == -1)
+        #expect(part.cursor.gap == FeedCursor.Walk(band: -1, page: 1, total: nil))
+        let end = machine.received(page(keys(6...25), hasMore: true), validators: noValidators, bands: known)
+        #expect(end.commit?.cursor.gap == nil, "the page overlapped what was stored: the head walk is done")
+        #expect(end.newCount == 20)
+    }
 }
