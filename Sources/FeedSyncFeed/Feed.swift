@@ -126,13 +126,28 @@ public enum FeedDocument {
     public static func decode(
         _ body: Data, format: FeedFormat?, context: DocumentContext
     ) throws(FeedError) -> (format: FeedFormat, page: FeedPage) {
-        var (found, page) = try decodeAnyFormat(body, format: format, context: context)
-        if page.next == nil, found.followsLinks, let link = LinkHeader.next(context.headers["link"], base: context.url) {
-            page.next = link
-            page.hasMore = true
+        do {
+            var (found, page) = try decodeAnyFormat(.data(body), format: format, context: context, parts: nil)
+            page.items = uniqueKeys(page.items)
+            return (found, page)
+        } catch let error as FeedError {
+            throw error
+        } catch {
+            throw FeedError("\(error)")  // only the callback of the other entry point throws others
         }
-        page.items = uniqueKeys(page.items)
-        return (found, page)
+    }
+
+    /// Decodes the document in the file at `path` in parts, so a long one is never held whole:
+    /// XML is read as a stream, JSON mapped from the file. Items reach `onItems` in order, `batch`
+    /// at a time, and the page returned carries none. What `onItems` throws is thrown on;
+    /// problems with the document are `FeedError`s.
+    public static func decode(
+        fileAt path: String, format: FeedFormat?, context: DocumentContext, batch: Int,
+        onItems: ([FeedItem]) throws -> Void
+    ) throws -> (format: FeedFormat, page: FeedPage) {
+        try withoutActuallyEscaping(onItems) { onItems in
+            try decodeAnyFormat(.file(path), format: format, context: context, parts: (batch, onItems))
+        }
     }
 
     /// Whether an error status means the feed has no more pages rather than that it failed:

@@ -1,36 +1,82 @@
 import Foundation
 
 extension FeedDocument {
+    enum Source {
+        case data(Data)
+        case file(String)
+
+        /// The whole document; a file is mapped, not read into memory.
+        func contents() throws(FeedError) -> Data {
+            switch self {
+            case .data(let data): return data
+            case .file(let path):
+                do { return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) } catch {
+                    throw FeedError("cannot read the downloaded document at \(path)")
+                }
+            }
+        }
+
+        var start: Data {
+            switch self {
+            case .data(let data): data.prefix(1024)
+            case .file(let path): FileHandle(forReadingAtPath: path).flatMap { try? $0.read(upToCount: 1024) } ?? Data()
+            }
+        }
+    }
+
+    typealias Parts = (batch: Int, onItems: ([FeedItem]) throws -> Void)
+
     /// JSON or XML by the first byte, then the format by what the document says of itself.
     static func decodeAnyFormat(
-        _ body: Data, format: FeedFormat?, context: DocumentContext
-    ) throws(FeedError) -> (FeedFormat, FeedPage) {
+        _ source: Source, format: FeedFormat?, context: DocumentContext, parts: Parts?
+    ) throws -> (FeedFormat, FeedPage) {
         let contentType = context.headers["content-type"]?.lowercased() ?? ""
-        switch family(of: body) ?? family(ofContentType: contentType) {
+        let start = source.start
+        var (found, page): (FeedFormat, FeedPage)
+        switch family(of: start) ?? family(ofContentType: contentType) {
         case .xml?:
             if format == .pagedJSON || format == .jsonFeed || format == .wordpress {
                 throw FeedError("the document is XML, not \(format!.rawValue) as chosen with --format")
             }
-            let start = String(decoding: body.prefix(512), as: UTF8.self).lowercased()
-            if start.contains("<!doctype html") || start.contains("<html") {
+            let text = String(decoding: start.prefix(512), as: UTF8.self).lowercased()
+            if text.contains("<!doctype html") || text.contains("<html") {
                 throw FeedError("the document is a web page, not a feed; use the address of the site's RSS or Atom feed")
             }
-            return try XMLFeed.decode(body, base: context.url)
+            switch (source, parts) {
+            case (.file(let path), let parts?):
+                guard let stream = InputStream(fileAtPath: path) else {
+                    throw FeedError("cannot read the downloaded document at \(path)")
+                }
+                (found, page) = try XMLFeed.decode(stream: stream, base: context.url, batch: parts.batch, onItems: parts.onItems)
+            default:
+                (found, page) = try XMLFeed.decode(source.contents(), base: context.url)
+            }
         case .json?:
             if format == .rss || format == .atom {
                 throw FeedError("the document is JSON, not \(format!.rawValue) as chosen with --format")
             }
-            let root = try JSONValue.parse(body)
-            let found = format ?? jsonFormat(of: root, headers: context.headers)
+            let root = try JSONValue.parse(source.contents())
+            found = format ?? jsonFormat(of: root, headers: context.headers)
             switch found {
-            case .jsonFeed: return (found, try JSONFeed.page(from: root, base: context.url))
-            case .wordpress: return (found, try WordPress.page(from: root, context: context))
-            default: return (.pagedJSON, try PagedJSON.page(from: root, base: context.url))
+            case .jsonFeed: page = try JSONFeed.page(from: root, base: context.url)
+            case .wordpress: page = try WordPress.page(from: root, context: context)
+            default: (found, page) = (.pagedJSON, try PagedJSON.page(from: root, base: context.url))
+            }
+            if let parts {
+                for start in stride(from: 0, to: page.items.count, by: parts.batch) {
+                    try parts.onItems(Array(page.items[start..<min(start + parts.batch, page.items.count)]))
+                }
+                page.items = []
             }
         case nil:
-            let preview = String(decoding: body.prefix(40), as: UTF8.self)
+            let preview = String(decoding: start.prefix(40), as: UTF8.self)
             throw FeedError("the document is neither JSON nor XML (it starts with \(String(reflecting: preview)))")
         }
+        if page.next == nil, found.followsLinks, let link = LinkHeader.next(context.headers["link"], base: context.url) {
+            page.next = link
+            page.hasMore = true
+        }
+        return (found, page)
     }
 
     enum Family { case json, xml }

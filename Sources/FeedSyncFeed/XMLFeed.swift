@@ -18,26 +18,30 @@ final class XMLFeed: NSObject, XMLParserDelegate {
     /// `batch` at a time; the page returned then carries no items.
     static func decode(
         stream: InputStream, base: String, batch: Int, onItems: @escaping ([FeedItem]) throws -> Void
-    ) throws(FeedError) -> (FeedFormat, FeedPage) {
-        try decode(XMLParser(stream: stream), base: base, batch: batch, onItems: onItems)
+    ) throws -> (FeedFormat, FeedPage) {
+        let reader = XMLFeed(base: base, batch: batch, onItems: onItems)
+        let result = reader.parse(XMLParser(stream: stream))
+        if let failure = reader.callbackError { throw failure }
+        return try result.get()
     }
 
-    private static func decode(
-        _ parser: XMLParser, base: String, batch: Int = .max, onItems: (([FeedItem]) throws -> Void)? = nil
-    ) throws(FeedError) -> (FeedFormat, FeedPage) {
-        let reader = XMLFeed(base: base, batch: batch, onItems: onItems)
-        parser.delegate = reader
+    private static func decode(_ parser: XMLParser, base: String) throws(FeedError) -> (FeedFormat, FeedPage) {
+        try XMLFeed(base: base, batch: .max, onItems: nil).parse(parser).get()
+    }
+
+    private func parse(_ parser: XMLParser) -> Result<(FeedFormat, FeedPage), FeedError> {
+        parser.delegate = self
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
         let parsed = parser.parse()
-        reader.flush()
-        if let error = reader.error { throw error }
-        guard parsed else {
-            throw FeedError("the XML is not well-formed at line \(parser.lineNumber), column \(parser.columnNumber)")
+        flush(parser)
+        if let error { return .failure(error) }
+        guard parsed || callbackError != nil else {
+            return .failure(FeedError("the XML is not well-formed at line \(parser.lineNumber), column \(parser.columnNumber)"))
         }
-        guard let format = reader.format else { throw FeedError("the XML document is empty") }
-        let next = reader.next ?? reader.previousArchive
-        return (format, FeedPage(items: reader.items, hasMore: next != nil, skipped: reader.skipped, next: next))
+        guard let format = format else { return .failure(FeedError("the XML document is empty")) }
+        let next = next ?? previousArchive
+        return .success((format, FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)))
     }
 
     // MARK: State
@@ -46,6 +50,8 @@ final class XMLFeed: NSObject, XMLParserDelegate {
     private let onItems: (([FeedItem]) throws -> Void)?
     private(set) var format: FeedFormat?
     private(set) var error: FeedError?
+    /// What `onItems` threw; parsing stopped there.
+    private(set) var callbackError: (any Error)?
     private(set) var items: [FeedItem] = []
     private(set) var skipped = 0
     /// RFC 5005: `next` (paged feeds) and `prev-archive` (archived feeds) lead to older entries.
@@ -208,7 +214,7 @@ final class XMLFeed: NSObject, XMLParserDelegate {
             entry = nil
             if let item = item(from: finished) {
                 items.append(item)
-                if items.count >= batch { flush() }
+                if items.count >= batch { flush(parser) }
             } else {
                 skipped += 1
             }
@@ -224,14 +230,13 @@ final class XMLFeed: NSObject, XMLParserDelegate {
     }
 
     /// Hands the items read so far to `onItems`, when streaming.
-    func flush() {
-        guard let onItems, !items.isEmpty, error == nil else { return }
+    func flush(_ parser: XMLParser) {
+        guard let onItems, !items.isEmpty, error == nil, callbackError == nil else { return }
         do {
             try onItems(items)
-        } catch let failure as FeedError {
-            error = failure
         } catch {
-            self.error = FeedError("\(error)")
+            callbackError = error
+            parser.abortParsing()
         }
         items.removeAll(keepingCapacity: true)
     }

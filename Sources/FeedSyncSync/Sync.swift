@@ -74,10 +74,20 @@ public struct PullReport: Sendable {
 public final class SyncEngine: Sendable {
     let store: Store
     let client: HTTPClient
+    /// Where a document longer than `inMemoryBytes` is written while it arrives.
+    let downloadPath: String?
 
-    public init(store: Store, client: HTTPClient) {
+    /// Documents up to this size are read in memory; longer ones go to `downloadPath` and are
+    /// read from there in parts of `partSize` items, each committed as it is read.
+    static let inMemoryBytes = 4 << 20
+    static let partSize = 500
+    /// The longest feed document accepted.
+    static let maxDocumentBytes = 512 << 20
+
+    public init(store: Store, client: HTTPClient, downloadPath: String? = nil) {
         self.store = store
         self.client = client
+        self.downloadPath = downloadPath
     }
 
     /// Pulls one feed: head check, head walk, gap and backfill, as PagingMachine decides. The
@@ -140,7 +150,11 @@ public final class SyncEngine: Sendable {
                     if let etag = machine.cursor.etag { headers.append(("If-None-Match", etag)) }
                     if let date = machine.cursor.lastModified { headers.append(("If-Modified-Since", date)) }
                 }
-                let response = try await fetch(HTTPRequest(url: url, headers: headers), options: options)
+                let request = HTTPRequest(
+                    url: url, headers: headers, maxBodyBytes: Self.maxDocumentBytes,
+                    spill: downloadPath.map { ($0, Self.inMemoryBytes) })
+                let response = try await fetch(request, options: options)
+                defer { if let file = response.bodyFile { try? FileManager.default.removeItem(atPath: file) } }
                 report.pages += 1
                 switch response.status {
                 case 304 where conditional:
@@ -149,12 +163,20 @@ public final class SyncEngine: Sendable {
                     continue
                 case 200..<300:
                     let found: FeedFormat
+                    let context = DocumentContext(url: response.effectiveURL, headers: response.headers, page: number)
+                    let expected = feed.formatChosen ? format : nil
                     do {
-                        (found, page) = try FeedDocument.decode(
-                            response.body, format: feed.formatChosen ? format : nil,
-                            context: DocumentContext(url: response.effectiveURL, headers: response.headers, page: number))
-                    } catch {
+                        if let file = response.bodyFile {
+                            (found, page) = try read(file, format: expected, context: context, feedID: feed.id, machine: &machine)
+                        } else {
+                            (found, page) = try FeedDocument.decode(response.body, format: expected, context: context)
+                        }
+                    } catch let error as FeedError {
                         throw PullFailure(SyncError(.data, "\(url) sent an unusable page: \(error.reason); the items stored before are kept"))
+                    } catch let failure as PullFailure {
+                        throw failure
+                    } catch {
+                        throw PullFailure(SyncError(.local, "\(error)"))
                     }
                     if found != format {
                         try local { try store.recordFormat(feedID: feed.id, found.rawValue) }
@@ -184,6 +206,25 @@ public final class SyncEngine: Sendable {
                 options.onEvent(.page(url: feed.url, number: number, items: page.items.count, new: step.newCount))
             }
             action = step.next
+        }
+    }
+
+    /// Reads a long document from its file in parts, committing each part as it is read, so
+    /// memory holds one part however long the document. Returns the page without its items.
+    private func read(
+        _ file: String, format: FeedFormat?, context: DocumentContext, feedID: Int64, machine: inout PagingMachine
+    ) throws -> (FeedFormat, FeedPage) {
+        guard machine.canReadInParts else {
+            var items: [FeedItem] = []
+            var (found, page) = try FeedDocument.decode(
+                fileAt: file, format: format, context: context, batch: Self.partSize) { items += $0 }
+            page.items = items
+            return (found, page)
+        }
+        return try FeedDocument.decode(fileAt: file, format: format, context: context, batch: Self.partSize) { items in
+            let bands = try local { try store.bands(feedID: feedID, keys: items.map(\.key)) }
+            let commit = machine.receivedPart(items, bands: bands)
+            try local { try store.commit(commit) }
         }
     }
 

@@ -161,9 +161,11 @@ final class CurlLoop: @unchecked Sendable {
                 fs_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &effective)
                 result = .success(HTTPResponse(
                     status: status, headers: transfer.headers, body: transfer.body,
-                    effectiveURL: effective.map { String(cString: $0) } ?? transfer.request.url))
+                    effectiveURL: effective.map { String(cString: $0) } ?? transfer.request.url,
+                    bodyFile: transfer.closeSpill() ? transfer.request.spill?.path : nil))
             } else {
                 result = .failure(transfer.error(for: code))
+                if transfer.closeSpill(), let path = transfer.request.spill?.path { unlink(path) }
             }
             release(transfer)
             transfer.finish(result)
@@ -174,6 +176,7 @@ final class CurlLoop: @unchecked Sendable {
     private func abort(_ transfer: Transfer, detail: String) {
         guard let easy = transfer.easy, active[easy] != nil else { return }
         release(transfer)
+        if transfer.closeSpill(), let path = transfer.request.spill?.path { unlink(path) }
         transfer.finish(.failure(transfer.error(.cancelled, detail)))
     }
 
@@ -196,6 +199,11 @@ final class Transfer: @unchecked Sendable {
     var headerList: UnsafeMutablePointer<curl_slist>?
     var headers: [String: String] = [:]
     var body = Data()
+    /// Bytes of the body received so far, in memory or in the spill file.
+    var received = 0
+    /// The spill file, once the body outgrew memory.
+    var spillFile: Int32 = -1
+    var spillFailed = false
     var exceededCap = false
     var finished = false
     /// Set under the loop's lock by the cancelling task.
@@ -212,6 +220,44 @@ final class Transfer: @unchecked Sendable {
         continuation = nil
     }
 
+    /// Takes `length` more bytes of body: into memory, or into the spill file once the body is
+    /// longer than the request allows in memory. `false` when the file cannot be written.
+    func append(_ bytes: UnsafePointer<UInt8>, count length: Int) -> Bool {
+        received += length
+        if spillFile < 0, let spill = request.spill, received > spill.above {
+            spillFile = open(spill.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard spillFile >= 0, body.withUnsafeBytes({ write(all: $0) }) else { return false }
+            body = Data()
+        }
+        guard spillFile >= 0 else {
+            body.append(bytes, count: length)
+            return true
+        }
+        return write(all: UnsafeRawBufferPointer(start: bytes, count: length))
+    }
+
+    private func write(all buffer: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < buffer.count {
+            let written = Glibc.write(spillFile, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else {
+                spillFailed = true
+                return false
+            }
+            offset += written
+        }
+        return true
+    }
+
+    /// Closes the spill file; `true` when there was one.
+    func closeSpill() -> Bool {
+        guard spillFile >= 0 else { return false }
+        close(spillFile)
+        spillFile = -1
+        return true
+    }
+
     func error(_ kind: TransportError.Kind, _ detail: String) -> TransportError {
         TransportError(kind: kind, url: request.url, detail: detail)
     }
@@ -220,6 +266,9 @@ final class Transfer: @unchecked Sendable {
         let text = String(cString: curl_easy_strerror(code))
         if exceededCap || code == CURLE_FILESIZE_EXCEEDED {
             return error(.tooLarge, "the body is larger than \(request.maxBodyBytes) bytes")
+        }
+        if spillFailed {
+            return error(.other, "cannot write the body to \(request.spill?.path ?? "its file"): \(String(cString: strerror(errno)))")
         }
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
@@ -242,12 +291,13 @@ final class Transfer: @unchecked Sendable {
 private let curlWriteBody: curl_write_callback = { data, size, count, context in
     let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
     let length = size * count
-    if transfer.body.count + length > transfer.request.maxBodyBytes {
+    if transfer.received + length > transfer.request.maxBodyBytes {
         transfer.exceededCap = true
         return 0  // makes libcurl fail the transfer with CURLE_WRITE_ERROR
     }
-    if let data { data.withMemoryRebound(to: UInt8.self, capacity: length) { transfer.body.append($0, count: length) } }
-    return length
+    guard let data else { return length }
+    let kept = data.withMemoryRebound(to: UInt8.self, capacity: length) { transfer.append($0, count: length) }
+    return kept ? length : 0
 }
 
 private let curlWriteHeader: curl_write_callback = { data, size, count, context in

@@ -10,11 +10,18 @@ public struct HTTPRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// The body is cut off, and the transfer fails with `.tooLarge`, past this many bytes.
     public var maxBodyBytes: Int
+    /// A body longer than `spill.above` bytes is written to the file at `spill.path` instead of
+    /// being held in memory (see `HTTPResponse.bodyFile`).
+    public var spill: (path: String, above: Int)?
 
-    public init(url: String, headers: [(name: String, value: String)] = [], maxBodyBytes: Int = 64 << 20) {
+    public init(
+        url: String, headers: [(name: String, value: String)] = [], maxBodyBytes: Int = 64 << 20,
+        spill: (path: String, above: Int)? = nil
+    ) {
         self.url = url
         self.headers = headers
         self.maxBodyBytes = maxBodyBytes
+        self.spill = spill
     }
 }
 
@@ -36,12 +43,16 @@ public struct HTTPResponse: Sendable {
     public var body: Data
     /// The URL the body came from, after redirects.
     public var effectiveURL: String
+    /// Set when the body went to the request's spill file; `body` is then empty. The caller
+    /// removes the file.
+    public var bodyFile: String?
 
-    public init(status: Int, headers: [String: String], body: Data, effectiveURL: String) {
+    public init(status: Int, headers: [String: String], body: Data, effectiveURL: String, bodyFile: String? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
         self.effectiveURL = effectiveURL
+        self.bodyFile = bodyFile
     }
 }
 

@@ -2,12 +2,12 @@ import ArgumentParser
 import FeedSyncDemoServer
 import Foundation
 
-/// Serves a generated paged JSON feed on 127.0.0.1 until stopped; prints the feed URL first.
+/// Serves a generated feed in every format on 127.0.0.1 until stopped; prints one feed URL first.
 @main
 struct DemoServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "feedsync-demo-server",
-        abstract: "Serve a demo paged JSON feed with pictures on 127.0.0.1.")
+        abstract: "Serve a demo feed with pictures on 127.0.0.1, in every format feedsync reads.")
 
     @Option(help: "Port to listen on; 0 picks a free one.")
     var port: UInt16 = 0
@@ -17,6 +17,8 @@ struct DemoServerCommand: AsyncParsableCommand {
     var perPage = 20
     @Option(help: "Milliseconds added to every response.")
     var latencyMs = 0
+    @Option(help: "Which format's URL to print: \(DemoFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var format: DemoFormat = .pagedJSON
     @Option(help: "Write the feed URL to this file once listening (for scripts).")
     var urlFile: String?
 
@@ -26,10 +28,12 @@ struct DemoServerCommand: AsyncParsableCommand {
         faults.latency = Double(latencyMs) / 1000
         server.setFaults(faults)
         try await server.start()
-        let url = await server.feedURL
+        let url = await server.feedURL(format)
         print(url)
         fflush(nil)
         if let urlFile { try url.write(toFile: urlFile, atomically: true, encoding: .utf8) }
         while true { try await Task.sleep(nanoseconds: 3_600_000_000_000) }
     }
 }
+
+extension DemoFormat: ExpressibleByArgument {}

@@ -125,4 +125,19 @@ import Testing
             #expect(unknown.status == 64, "\(unknown.stderr)")
         }
     }
+
+    @Test func aDocumentTooLongForMemoryIsReadFromDiskInParts() async throws {
+        let cli = try CLI()
+        // One RSS page of 15 000 items is about 5 MB: past the 4 MiB kept in memory.
+        try await withServer(items: 15_000, perPage: 15_000) { server, _ async throws -> Void in
+            let url = await server.feedURL(.rss)
+            let pull = try await cli.run("pull", "--feed", url, "--images", "none")
+            #expect(pull.status == 0, "\(pull.stderr)")
+            let stored = try cli.openStore().list(feedURL: nil, page: 1, perPage: 15_000)
+            #expect(stored.total == 15_000)
+            #expect(stored.items.map(\.key) == server.expectedKeys)
+            #expect(!FileManager.default.fileExists(atPath: cli.home.path + "/download.part"), "the file is removed")
+            #expect(try cli.openStore().feed(url: url)?.cursor.backfillDone == true)
+        }
+    }
 }

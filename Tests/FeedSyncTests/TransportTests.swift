@@ -66,6 +66,26 @@ import Testing
         }
     }
 
+    @Test func aLongBodySpillsToItsFileAndAShortOneStaysInMemory() async throws {
+        let folder = try TempDirectory()
+        let path = folder.path + "/body"
+        try await withServer { server, _ in
+            let url = await server.baseURL + "/bytes?count=200000&chunked=1"
+            let long = try await client.get(HTTPRequest(url: url, spill: (path, 64 << 10)))
+            #expect(long.body.isEmpty && long.bodyFile == path)
+            #expect(FileManager.default.contents(atPath: path) == Data(repeating: 0x61, count: 200_000))
+            try FileManager.default.removeItem(atPath: path)
+
+            let short = try await client.get(HTTPRequest(url: url, spill: (path, 1 << 20)))
+            #expect(short.body.count == 200_000 && short.bodyFile == nil)
+            #expect(!FileManager.default.fileExists(atPath: path))
+
+            let capped = await failure(HTTPRequest(url: url, maxBodyBytes: 100_000, spill: (path, 1000)))
+            #expect(capped?.kind == .tooLarge)
+            #expect(!FileManager.default.fileExists(atPath: path), "a failed transfer leaves no file")
+        }
+    }
+
     @Test func aClosedPortIsUnreachableAndTransient() async throws {
         let url = try await withServer { _, url in url }  // the server is stopped on return
         let error = await failure(HTTPRequest(url: url))

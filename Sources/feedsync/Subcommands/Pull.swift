@@ -95,7 +95,7 @@ struct Pull: AsyncParsableCommand {
                 progress?.record(event)
                 if verbose { Self.log(event) }
             })
-        let engine = SyncEngine(store: store, client: client)
+        let engine = SyncEngine(store: store, client: client, downloadPath: dataHome.downloadPath)
         let options = PullOptions(maxPages: maxPages, retry: Self.retryPolicy(), onEvent: { event in
             if case .page = event { prefetcher.pagesChanged() }
             progress?.record(event)
