@@ -7,15 +7,9 @@ enum JSONFeed {
         guard case .array(let entries) = object["items"] else {
             throw FeedError("the JSON Feed has no \"items\" array")
         }
-        var items: [FeedItem] = []
-        items.reserveCapacity(entries.count)
-        var skipped = 0
-        for entry in entries {
-            guard case .object(let fields) = entry, let item = item(from: fields, base: base) else {
-                skipped += 1
-                continue
-            }
-            items.append(item)
+        let (items, skipped) = JSONValue.items(of: entries) { entry in
+            guard case .object(let fields) = entry else { return nil }
+            return item(from: fields, base: base)
         }
         let next = DocumentURL.resolve(object["next_url"]?.text, against: base)
         return FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)

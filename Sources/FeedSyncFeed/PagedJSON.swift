@@ -25,15 +25,9 @@ public enum PagedJSON {
         guard case .array(let entries) = object["items"] ?? object["news"] else {
             throw FeedError("the page has no \"items\" (or \"news\") array")
         }
-        var items: [FeedItem] = []
-        items.reserveCapacity(entries.count)
-        var skipped = 0
-        for entry in entries {
-            guard case .object(let fields) = entry, let item = item(from: fields, base: base) else {
-                skipped += 1
-                continue
-            }
-            items.append(item)
+        let (items, skipped) = JSONValue.items(of: entries) { entry in
+            guard case .object(let fields) = entry else { return nil }
+            return item(from: fields, base: base)
         }
         return FeedPage(
             items: items,
@@ -71,6 +65,17 @@ enum JSONValue: Decodable, Sendable {
             let preview = String(decoding: data.prefix(40), as: UTF8.self)
             throw FeedError("the document is not valid JSON (it starts with \(String(reflecting: preview)))")
         }
+    }
+
+    /// Each entry made an item, in order; those that cannot be (not objects, nothing usable) are
+    /// skipped and counted.
+    static func items(of entries: [JSONValue], _ item: (JSONValue) -> FeedItem?) -> (items: [FeedItem], skipped: Int) {
+        var items: [FeedItem] = []
+        items.reserveCapacity(entries.count)
+        for entry in entries {
+            if let made = item(entry) { items.append(made) }
+        }
+        return (items, entries.count - items.count)
     }
 
     /// The value at `key` when this is an object.

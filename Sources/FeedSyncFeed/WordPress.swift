@@ -23,16 +23,7 @@ enum WordPress {
         guard case .array(let posts) = root else {
             throw FeedError("the WordPress answer is not an array of posts")
         }
-        var items: [FeedItem] = []
-        items.reserveCapacity(posts.count)
-        var skipped = 0
-        for post in posts {
-            guard let item = item(from: post, base: context.url) else {
-                skipped += 1
-                continue
-            }
-            items.append(item)
-        }
+        let (items, skipped) = JSONValue.items(of: posts) { item(from: $0, base: context.url) }
         let total = context.headers["x-wp-total"].flatMap { Int($0.trimmingWhitespace) }.flatMap { $0 >= 0 ? $0 : nil }
         let pages = context.headers["x-wp-totalpages"].flatMap { Int($0.trimmingWhitespace) }
         let hasMore: Bool? = if let pages {
