@@ -55,8 +55,10 @@ extension DemoServer {
                     body: Data(#"{"code":"rest_post_invalid_page_number","message":"The page number requested is larger than the number of pages available.","data":{"status":400}}"#.utf8),
                     contentType: "application/json")
             }
-            var headers = [("X-WP-Total", String(total)), ("X-WP-TotalPages", String(lastPage))]
-            if hasMore { headers.append(("Link", "<\(baseURL)\(format.path)?page=\(page + 1)>; rel=\"next\"")) }
+            let claimed = total + state.faults.staleWordPressTotals
+            let claimedPages = max(1, (claimed + perPage - 1) / perPage)
+            var headers = [("X-WP-Total", String(claimed)), ("X-WP-TotalPages", String(claimedPages))]
+            if page < claimedPages { headers.append(("Link", "<\(baseURL)\(format.path)?page=\(page + 1)>; rel=\"next\"")) }
             return Document(body: wordpress(items), contentType: "application/json; charset=UTF-8", headers: headers)
         }
     }

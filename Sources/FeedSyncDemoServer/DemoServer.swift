@@ -36,6 +36,9 @@ public struct Faults: Sendable {
     public var endless = false
     /// The server ignores `If-None-Match` (some do) and always sends the page.
     public var ignoreValidators = false
+    /// WordPress's `X-WP-Total` and `X-WP-TotalPages` count this many items that no longer exist
+    /// (a stale cache in front of the site), so the last page seems to have a successor.
+    public var staleWordPressTotals = 0
     /// Titles carry terminal escape sequences, control characters and bidi overrides.
     public var hostileTitles = false
 

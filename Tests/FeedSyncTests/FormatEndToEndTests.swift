@@ -103,6 +103,20 @@ import Testing
         }
     }
 
+    @Test func wordPressAnsweringInvalidPageNumberEndsTheBackfill() async throws {
+        let cli = try CLI()
+        try await withServer { server, _ async throws -> Void in
+            var faults = Faults()
+            faults.staleWordPressTotals = 15  // 110 items claimed: an eleventh page that does not exist
+            server.setFaults(faults)
+            let pull = try await cli.run("pull", "--feed", await server.feedURL(.wordpress))
+            #expect(pull.status == 0, "\(pull.stderr)")
+            #expect(server.feedRequests.map(\.status) == Array(repeating: 200, count: 10) + [400])
+            #expect(try await cli.listedKeys() == server.expectedKeys)
+            #expect(try await cli.run("status").stdout.contains("backfill:      complete"))
+        }
+    }
+
     @Test func aChosenFormatIsRememberedUntilAutoIsChosen() async throws {
         let cli = try CLI()
         try await withServer { server, _ async throws -> Void in
