@@ -1,3 +1,5 @@
+import Foundation
+
 /// Reads the date styles feeds use and writes them as ISO 8601 UTC, second precision.
 ///
 /// Two hand-written readers, because feeds stretch both standards: ISO 8601 / RFC 3339 (Atom,
@@ -143,7 +145,7 @@ enum FeedDate {
     /// Seconds east of UTC for `Z`, `GMT`, `UT`, `UTC`, the US zones, military letters, `+0200`,
     /// `+02:00`, `+02`, and `GMT+0200`.
     private static func zoneOffset(_ raw: String) -> Int? {
-        var token = raw.trimmingWhitespace.uppercased()
+        var token = raw.trimmingCharacters(in: .whitespacesAndNewlines).uppercased()
         if token.hasPrefix("GMT") || token.hasPrefix("UTC") {
             token = String(token.dropFirst(3))
             if token.isEmpty { return 0 }
@@ -212,10 +214,4 @@ enum FeedDate {
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
-}
-
-extension StringProtocol {
-    var trimmingWhitespace: String {
-        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
-    }
 }

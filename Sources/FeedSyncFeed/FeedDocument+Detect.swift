@@ -120,7 +120,7 @@ extension FeedDocument {
 enum DocumentURL {
     /// `reference` made absolute against `base`; `nil` when it is empty.
     static func resolve(_ reference: String?, against base: String?) -> String? {
-        guard let reference = reference?.trimmingWhitespace, !reference.isEmpty else { return nil }
+        guard let reference = reference?.trimmingCharacters(in: .whitespacesAndNewlines), !reference.isEmpty else { return nil }
         // Already absolute: the common case, and no reason to let URL re-encode it.
         if reference.hasPrefix("http://") || reference.hasPrefix("https://") { return reference }
         guard let base, let baseURL = URL(string: base) else { return reference }
@@ -142,8 +142,8 @@ enum LinkHeader {
             rest = rest[close...].dropFirst()
             let relations = parameters.split(separator: ";").compactMap { parameter -> [Substring]? in
                 let pair = parameter.split(separator: "=", maxSplits: 1)
-                guard pair.count == 2, pair[0].trimmingWhitespace.lowercased() == "rel" else { return nil }
-                return pair[1].trimmingWhitespace.trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
+                guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "rel" else { return nil }
+                return pair[1].trimmingCharacters(in: .whitespacesAndNewlines).trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
                     .split(separator: " ")
             }.joined()
             if relations.contains("next") { return DocumentURL.resolve(String(target), against: base) }

@@ -82,7 +82,7 @@ public struct PagingMachine: Sendable {
     /// The page being read, which may arrive in parts.
     var reading = PageReading()
     /// The keys of the previous page of this walk, to notice a page served again.
-    var previousKeys: PageReading.Digest?
+    var previousDigest: PageReading.Digest?
     /// The feed's size as last reported in this run.
     var currentTotal: Int?
 
@@ -166,8 +166,8 @@ public struct PagingMachine: Sendable {
             cursor.perPage = max(cursor.perPage ?? 0, read.count)
         }
         let nextURL = feedPage.next
-        let repeated = read.count > 0 && read.digest == previousKeys || nextURL.map(visited.contains) == true
-        previousKeys = read.digest
+        let repeated = read.count > 0 && read.digest == previousDigest || nextURL.map(visited.contains) == true
+        previousDigest = read.digest
         let ended = read.count == 0 || !hasMore(feedPage)
         let pastTotal = isFarPastTotal(page: page, hasMore: feedPage.hasMore)
 
@@ -229,7 +229,7 @@ public struct PagingMachine: Sendable {
     // MARK: Walk transitions
 
     private mutating func startWalk() {
-        previousKeys = nil
+        previousDigest = nil
         visited = []
     }
 
