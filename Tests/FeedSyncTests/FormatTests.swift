@@ -216,6 +216,10 @@ func decode(
         #expect(HTMLText.plain("a < b && c") == "a < b && c")
         #expect(HTMLText.decodeEntities("&#8217;&#x2019;&unknown;&amp") == "’’&unknown;&amp")
         #expect(HTMLText.cut("one two three", to: 9) == "one two…")
+        #expect(HTMLText.cut("one two", to: 7) == "one two")
+        #expect(HTMLText.cut("né né", to: 4) == "né…")
+        #expect(HTMLText.collapsingWhitespace("\u{A0} a\u{2003}\u{3000}b\r\n c\u{1F600} ") == "a b c\u{1F600}")
+        #expect(HTMLText.plain("<STYLE>p{}</Style>é&nbsp;&#160;<br/>ü<x") == "é ü<x")
         #expect(HTMLText.firstImageSource(#"<a href="x"><img alt="a" data-src="no" src=y.png></a>"#) == "y.png")
     }
 }
