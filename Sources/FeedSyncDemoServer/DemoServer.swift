@@ -110,6 +110,7 @@ public final class DemoServer: Sendable {
         var itemCount: Int
         var perPage: Int
         var distinctPictures: Int
+        var pictureBytes: Int
         var faults = Faults()
         var log: [LoggedRequest] = []
     }
@@ -122,8 +123,12 @@ public final class DemoServer: Sendable {
     ///   - items: items in the feed; item `n` is the n-th oldest, and page 1 is the newest.
     ///   - perPage: items per page.
     ///   - distinctPictures: items use pictures `1...distinctPictures` in turn.
-    public init(items: Int = 200, perPage: Int = 20, distinctPictures: Int? = nil, port: UInt16 = 0) {
-        state = Mutex(State(itemCount: items, perPage: perPage, distinctPictures: distinctPictures ?? max(items, 1)))
+    ///   - pictureBytes: the size of each picture (at least a PNG header's).
+    public init(items: Int = 200, perPage: Int = 20, distinctPictures: Int? = nil, pictureBytes: Int = 289,
+                port: UInt16 = 0) {
+        state = Mutex(State(
+            itemCount: items, perPage: perPage, distinctPictures: distinctPictures ?? max(items, 1),
+            pictureBytes: pictureBytes))
         server = HTTPServer(address: try! .inet(ip4: "127.0.0.1", port: port), timeout: 120, logger: .disabled)
     }
 
@@ -259,13 +264,13 @@ public final class DemoServer: Sendable {
     private func picture(_ request: HTTPRequest) async throws -> HTTPResponse {
         let name = request.path.split(separator: "/").last.map(String.init) ?? ""
         let number = name.hasSuffix(".png") ? Int(name.dropLast(4)) : nil
-        let faults = state.withLock { $0.faults }
+        let (faults, size) = state.withLock { ($0.faults, $0.pictureBytes) }
         let logged = LoggedRequest(
             path: request.path, isFeed: false, page: nil, ifNoneMatch: nil, status: number == nil ? 404 : 200, at: Date())
         state.withLock { $0.log.append(logged) }
         guard let number, request.path == "/pictures/\(name)" else { return HTTPResponse(statusCode: .notFound) }
         if faults.pictureLatency > 0 { try await Task.sleep(nanoseconds: UInt64(faults.pictureLatency * 1e9)) }
-        let png = Self.png(seed: number)
+        let png = Self.png(seed: number, bytes: size)
         let headers: HTTPHeaders = [.contentType: "image/png"]
         switch faults.pictures[number] {
         case nil:
@@ -315,12 +320,12 @@ public final class DemoServer: Sendable {
         String(decoding: try! JSONEncoder().encode(text), as: UTF8.self)
     }
 
-    /// A valid PNG signature and header followed by bytes that differ per picture.
-    public static func png(seed: Int) -> Data {
+    /// A valid PNG signature and header followed by bytes that differ per picture, `bytes` long.
+    public static func png(seed: Int, bytes size: Int = 289) -> Data {
         var bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         bytes += [0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]
         var value = UInt64(truncatingIfNeeded: seed) &* 0x9E37_79B9_7F4A_7C15
-        for _ in 0..<256 {
+        for _ in 0..<max(0, size - bytes.count) {
             value = value &* 6_364_136_223_846_793_005 &+ 1
             bytes.append(UInt8(truncatingIfNeeded: value >> 56))
         }

@@ -15,7 +15,9 @@ struct DemoServerCommand: AsyncParsableCommand {
     var items = 200
     @Option(help: "Items per page.")
     var perPage = 20
-    @Option(help: "Milliseconds added to every response.")
+    @Option(help: "Bytes in each picture.")
+    var pictureBytes = 289
+    @Option(help: "Milliseconds added to every response, pages and pictures.")
     var latencyMs = 0
     @Option(help: "Which format's URL to print: \(DemoFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
     var format: DemoFormat = .pagedJSON
@@ -23,9 +25,10 @@ struct DemoServerCommand: AsyncParsableCommand {
     var urlFile: String?
 
     func run() async throws {
-        let server = DemoServer(items: items, perPage: perPage, port: port)
+        let server = DemoServer(items: items, perPage: perPage, pictureBytes: pictureBytes, port: port)
         var faults = Faults()
         faults.latency = Double(latencyMs) / 1000
+        faults.pictureLatency = faults.latency
         server.setFaults(faults)
         try await server.start()
         let url = await server.feedURL(format)

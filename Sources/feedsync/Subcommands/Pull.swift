@@ -10,15 +10,15 @@ struct Pull: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Page through remote feeds and store their items.",
         discussion: """
-            With --feed, the feed is remembered and pulled; without it, every remembered feed is \
-            pulled. A pull continues where the last one stopped. Made for cron: \
+            With --feed (repeatable), those feeds are remembered and pulled; without it, every \
+            remembered feed is pulled. A pull continues where the last one stopped. Made for cron: \
             */15 * * * * feedsync pull --quiet
             """)
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Option(help: ArgumentHelp("Subscribe to this feed (if new) and pull only it.", valueName: "url"))
-    var feed: String?
+    @Option(help: ArgumentHelp("Subscribe to this feed (if new) and pull it; repeat for more feeds.", valueName: "url"))
+    var feed: [String] = []
 
     @Option(help: ArgumentHelp(
         "With --feed: read it as this format from now on (\(FormatChoice.allValueStrings.joined(separator: ", "))); auto finds it from the documents again.",
@@ -53,8 +53,8 @@ struct Pull: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
-        if let feed { try validateFeedURL(feed) }
-        if format != nil, feed == nil { throw ValidationError("--format needs --feed: it is remembered with one feed") }
+        try feed.forEach(validateFeedURL)
+        if format != nil, feed.isEmpty { throw ValidationError("--format needs --feed: it is remembered with the feed") }
         if let maxPages, maxPages < 1 { throw ValidationError("--max-pages must be at least 1") }
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
         if prefetchPages < 0 { throw ValidationError("--prefetch-pages must be 0 or more") }
@@ -68,8 +68,8 @@ struct Pull: AsyncParsableCommand {
         defer { withExtendedLifetime(lock) {} }
 
         let feeds: [Feed]
-        if let feed {
-            feeds = [try fail(on: { try store.subscribe(url: feed, format: format?.rawValue) })]
+        if !feed.isEmpty {
+            feeds = try feed.map { url in try fail(on: { try store.subscribe(url: url, format: format?.rawValue) }) }
         } else {
             feeds = try fail(on: { try store.feeds() })
             guard !feeds.isEmpty else {
