@@ -14,11 +14,9 @@ let package = Package(
         .package(url: "https://github.com/swhitty/FlyingFox", exact: "0.27.1"),
     ],
     targets: [
-        // libcurl, with typed shims over its variadic calls.
-        .systemLibrary(
-            name: "CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl (headers from Debian's libcurl4-openssl-dev), loaded on first use, with typed
+        // shims over its variadic calls.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
 
         // Turns Migrations/*.sql into a Swift source at build time, so the binary carries its schema.
         .executableTarget(name: "EmbedMigrationsTool"),

@@ -6,7 +6,9 @@ import Foundation
 /// `lock` and wake the thread with `curl_multi_wakeup`, which libcurl allows from any thread.
 final class CurlLoop: @unchecked Sendable {
     private let configuration: TransportConfiguration
-    private let multi: UnsafeMutableRawPointer
+    private let multi: UnsafeMutableRawPointer?
+    /// Why this loop cannot run transfers at all (libcurl is missing), or nil.
+    private let unavailable: String?
     private let lock = NSLock()
     // Guarded by `lock`.
     private var inbox: [Transfer] = []
@@ -15,12 +17,19 @@ final class CurlLoop: @unchecked Sendable {
     // Touched only on the loop thread.
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
 
-    private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+    /// Loads libcurl once per process; what failed, or nil.
+    private static let loadFailure: String? = fs_curl_load().map { String(cString: $0) }
 
     init(configuration: TransportConfiguration) {
-        _ = Self.globalInit
         self.configuration = configuration
-        multi = curl_multi_init()
+        if let failure = Self.loadFailure {
+            multi = nil
+            unavailable = "libcurl could not be loaded (\(failure)); install Debian's libcurl4 package"
+            stopping = true
+            return
+        }
+        unavailable = nil
+        multi = fs_multi_init()
         fs_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxConnections)
         fs_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnections)
         fs_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
@@ -38,10 +47,12 @@ final class CurlLoop: @unchecked Sendable {
                 let refused = stopping
                 if !refused { inbox.append(transfer) }
                 lock.unlock()
-                if refused {
+                if let unavailable {
+                    transfer.finish(.failure(transfer.error(.other, unavailable)))
+                } else if refused {
                     transfer.finish(.failure(transfer.error(.cancelled, "the client was shut down")))
                 } else {
-                    curl_multi_wakeup(multi)
+                    fs_multi_wakeup(multi)
                 }
             }
         } onCancel: {
@@ -50,7 +61,7 @@ final class CurlLoop: @unchecked Sendable {
             cancellations.append(transfer)
             let running = !stopping  // after shutdown the multi handle may be gone
             lock.unlock()
-            if running { curl_multi_wakeup(multi) }
+            if running { fs_multi_wakeup(multi) }
         }
     }
 
@@ -59,7 +70,7 @@ final class CurlLoop: @unchecked Sendable {
         let first = !stopping
         stopping = true
         lock.unlock()
-        if first { curl_multi_wakeup(multi) }
+        if first, multi != nil { fs_multi_wakeup(multi) }
     }
 
     // MARK: The loop thread
@@ -85,12 +96,12 @@ final class CurlLoop: @unchecked Sendable {
             for transfer in cancelled { abort(transfer, detail: "cancelled") }
             if stop { break }
 
-            curl_multi_perform(multi, &running)
+            fs_multi_perform(multi, &running)
             collectFinished()
-            curl_multi_poll(multi, nil, 0, 1000, nil)
+            fs_multi_poll(multi, 1000)
         }
         for transfer in Array(active.values) { abort(transfer, detail: "the client was shut down") }
-        curl_multi_cleanup(multi)
+        fs_multi_cleanup(multi)
         lock.lock()
         let late = inbox
         inbox.removeAll()
@@ -99,14 +110,14 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     private func start(_ transfer: Transfer) {
-        guard let easy = curl_easy_init() else {
+        guard let easy = fs_easy_init() else {
             transfer.finish(.failure(transfer.error(.other, "libcurl could not create a transfer")))
             return
         }
         transfer.easy = easy
         configure(easy, for: transfer)
         active[easy] = transfer
-        curl_multi_add_handle(multi, easy)
+        fs_multi_add_handle(multi, easy)
     }
 
     private func configure(_ easy: UnsafeMutableRawPointer, for transfer: Transfer) {
@@ -130,7 +141,7 @@ final class CurlLoop: @unchecked Sendable {
 
         var list: UnsafeMutablePointer<curl_slist>? = nil
         for header in request.headers {
-            list = curl_slist_append(list, "\(header.name): \(header.value)")
+            list = fs_slist_append(list, "\(header.name): \(header.value)")
         }
         transfer.headerList = list
         if let list { fs_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list) }
@@ -146,7 +157,7 @@ final class CurlLoop: @unchecked Sendable {
 
     private func collectFinished() {
         var queued: Int32 = 0
-        while let message = curl_multi_info_read(multi, &queued) {
+        while let message = fs_multi_info_read(multi, &queued) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = fs_msg_result(message)
             var context: UnsafeMutableRawPointer? = nil
@@ -183,9 +194,9 @@ final class CurlLoop: @unchecked Sendable {
     private func release(_ transfer: Transfer) {
         guard let easy = transfer.easy else { return }
         active[easy] = nil
-        curl_multi_remove_handle(multi, easy)
-        curl_easy_cleanup(easy)
-        curl_slist_free_all(transfer.headerList)
+        fs_multi_remove_handle(multi, easy)
+        fs_easy_cleanup(easy)
+        fs_slist_free_all(transfer.headerList)
         transfer.headerList = nil
         transfer.easy = nil
     }
@@ -263,7 +274,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     func error(for code: CURLcode) -> TransportError {
-        let text = String(cString: curl_easy_strerror(code))
+        let text = String(cString: fs_easy_strerror(code))
         if exceededCap || code == CURLE_FILESIZE_EXCEEDED {
             return error(.tooLarge, "the body is larger than \(request.maxBodyBytes) bytes")
         }
