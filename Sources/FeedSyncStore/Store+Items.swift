@@ -27,23 +27,43 @@ extension Store {
             var seq = try Int.fetchOne(
                 db, sql: "SELECT max(seq) FROM item WHERE feed_id = ? AND band = ?",
                 arguments: [page.feedID, page.band]) ?? -1
-            // New and known items go through the same upsert: a known key keeps its place (band,
-            // seq) and only its content is refreshed. Items sharing a picture URL share its row.
-            let upsert = try db.cachedStatement(sql: """
+            // New and known items are written alike: an insert that finds the key already stored
+            // refreshes the content in place instead, so a known key keeps its place (band, seq).
+            // seq counts only rows really inserted, keeping each band's seq 0, 1, 2 ... without
+            // holes, and band_size in step (list relies on both). Items sharing a picture URL share
+            // its row.
+            let insert = try db.cachedStatement(sql: """
                 INSERT INTO item (feed_id, key, band, seq, title, link, pic_url, picture_id, published, summary,
                                   stored_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (feed_id, key) DO UPDATE SET
-                    title = excluded.title, link = excluded.link, published = excluded.published,
-                    summary = excluded.summary, pic_url = excluded.pic_url, picture_id = excluded.picture_id
+                ON CONFLICT (feed_id, key) DO NOTHING
                 """)
+            let refresh = try db.cachedStatement(sql: """
+                UPDATE item SET title = ?, link = ?, published = ?, summary = ?, pic_url = ?, picture_id = ?
+                WHERE feed_id = ? AND key = ?
+                """)
+            var inserted = 0
             for item in page.newItems + page.updatedItems {
-                seq += 1
                 let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
-                try upsert.execute(arguments: [
-                    page.feedID, item.key, page.band, seq, item.title, item.link, item.pictureURL, pictureID,
+                try insert.execute(arguments: [
+                    page.feedID, item.key, page.band, seq + 1, item.title, item.link, item.pictureURL, pictureID,
                     item.published, item.summary, now,
                 ])
+                if db.changesCount == 1 {
+                    seq += 1
+                    inserted += 1
+                } else {
+                    try refresh.execute(arguments: [
+                        item.title, item.link, item.published, item.summary, item.pictureURL, pictureID, page.feedID,
+                        item.key,
+                    ])
+                }
+            }
+            if inserted > 0 {
+                try db.cachedStatement(sql: """
+                    INSERT INTO band_size (feed_id, band, size) VALUES (?, ?, ?)
+                    ON CONFLICT (feed_id, band) DO UPDATE SET size = size + excluded.size
+                    """).execute(arguments: [page.feedID, page.band, inserted])
             }
             let cursor = page.cursor
             try db.execute(

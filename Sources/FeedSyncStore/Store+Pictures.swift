@@ -54,11 +54,8 @@ extension Store {
     /// not waiting out a backoff. One job per picture, at the first row that shows it.
     public func duePictures(feedURL: String?, rows: Range<Int>, now: Date = Date()) throws(StoreError) -> [PictureJob] {
         try read { db in
-            let (filter, arguments) = Self.itemFilter(feedURL: feedURL)
-            let ids = try Int64?.fetchAll(
-                db,
-                sql: "SELECT picture_id FROM item \(filter) ORDER BY feed_id, band, seq LIMIT ? OFFSET ?",
-                arguments: arguments + [rows.count, rows.lowerBound])
+            let ids = try Self.listRows(db, feedURL: feedURL, positions: rows, columns: "picture_id")
+                .map { row -> Int64? in row[0] }
             let due = try db.cachedStatement(sql: """
                 SELECT url FROM picture WHERE id = ? AND status != 'cached'
                     AND (next_attempt_at IS NULL OR next_attempt_at <= ?)

@@ -19,10 +19,10 @@ import Testing
     }
 
     @Test func appliesTheEmbeddedMigrationsOnceAndInOrder() throws {
-        #expect(try store.appliedMigrations() == ["0001_init", "0002_formats"])
+        #expect(try store.appliedMigrations() == ["0001_init", "0002_formats", "0003_band_sizes"])
         // Opening again applies nothing twice.
         let again = try Store(path: store.path)
-        #expect(try again.appliedMigrations() == ["0001_init", "0002_formats"])
+        #expect(try again.appliedMigrations() == ["0001_init", "0002_formats", "0003_band_sizes"])
         #expect(try again.integrityCheck() == ["ok"])
     }
 
@@ -90,6 +90,64 @@ import Testing
         #expect(page.total == 4)
         #expect(try store.topBand(feedID: feed.id) == -1)
         #expect(try store.bands(feedID: feed.id, keys: ["a", "new", "zzz"]) == ["a": 0, "new": -1])
+    }
+
+    /// Every page, of every size, of one feed's list and of all feeds' is the slice of the full
+    /// order (feed, band, seq) it should be: list finds pages by band sizes, not by OFFSET.
+    @Test func everyPageIsTheRightSliceAcrossBandsAndFeeds() throws {
+        let one = try store.subscribe(url: "http://h/one")
+        let two = try store.subscribe(url: "http://h/two")
+        try store.commit(PageCommit(feedID: one.id, band: 0, newItems: (0..<7).map { item("one-\($0)") }, updatedItems: [], cursor: FeedCursor()))
+        try store.commit(PageCommit(feedID: two.id, band: 0, newItems: (0..<5).map { item("two-\($0)") }, updatedItems: [], cursor: FeedCursor()))
+        try store.commit(PageCommit(feedID: one.id, band: -1, newItems: (0..<3).map { item("head-\($0)") }, updatedItems: [], cursor: FeedCursor()))
+        // Refreshed and repeated items take no place: seq stays without holes.
+        try store.commit(PageCommit(
+            feedID: one.id, band: -1, newItems: [item("head-3"), item("one-2")],
+            updatedItems: [item("head-0", title: "again")], cursor: FeedCursor()))
+        try store.commit(PageCommit(feedID: one.id, band: -3, newItems: [item("top")], updatedItems: [], cursor: FeedCursor()))
+
+        let expected: [String?: [String]] = [
+            "http://h/one": ["top"] + (0..<4).map { "head-\($0)" } + (0..<7).map { "one-\($0)" },
+            "http://h/two": (0..<5).map { "two-\($0)" },
+        ]
+        let all = expected["http://h/one"]! + expected["http://h/two"]!
+        for (url, keys) in expected.merging([nil: all], uniquingKeysWith: { a, _ in a }) {
+            for perPage in 1...6 {
+                for page in 1...(keys.count / perPage + 2) {
+                    let listed = try store.list(feedURL: url, page: page, perPage: perPage)
+                    let start = min(keys.count, (page - 1) * perPage)
+                    #expect(listed.items.map(\.key) == Array(keys[start..<min(keys.count, start + perPage)]),
+                            "\(url ?? "all") page \(page) of \(perPage)")
+                    #expect(listed.items.map(\.position) == Array(start + 1..<start + 1 + listed.items.count))
+                    #expect(listed.total == keys.count)
+                }
+            }
+        }
+    }
+
+    @Test func upgradingFromVersion2NumbersEachBandWithoutHoles() throws {
+        let path = directory.path + "/version2.sqlite"
+        var migrator = DatabaseMigrator()
+        for migration in embeddedMigrations.prefix(2) {
+            migrator.registerMigration(migration.name) { db in try db.execute(sql: migration.sql) }
+        }
+        let queue = try DatabaseQueue(path: path)
+        try migrator.migrate(queue)
+        try queue.write { db in
+            // Version 2 left holes where refreshed items used up numbers.
+            try db.execute(sql: """
+                INSERT INTO feed (id, url, added_at) VALUES (1, 'http://h/feed', 0);
+                INSERT INTO item (feed_id, key, band, seq, title, stored_at) VALUES
+                    (1, 'a', 0, 0, 'a', 0), (1, 'b', 0, 3, 'b', 0), (1, 'c', 0, 7, 'c', 0),
+                    (1, 'new', -1, 2, 'new', 0), (1, 'newer', -1, 5, 'newer', 0);
+                """)
+        }
+        try queue.close()
+        let upgraded = try Store(path: path)
+        #expect(try upgraded.list(feedURL: nil, page: 1, perPage: 10).items.map(\.key) == ["new", "newer", "a", "b", "c"])
+        #expect(try upgraded.list(feedURL: nil, page: 2, perPage: 2).items.map(\.key) == ["a", "b"])
+        try upgraded.commit(PageCommit(feedID: 1, band: 0, newItems: [item("d")], updatedItems: [], cursor: FeedCursor()))
+        #expect(try upgraded.list(feedURL: "http://h/feed", page: 1, perPage: 10).items.map(\.key) == ["new", "newer", "a", "b", "c", "d"])
     }
 
     @Test func pictureStatusFollowsThePictureURL() throws {
