@@ -145,7 +145,7 @@ enum FeedDate {
     /// Seconds east of UTC for `Z`, `GMT`, `UT`, `UTC`, the US zones, military letters, `+0200`,
     /// `+02:00`, `+02`, and `GMT+0200`.
     private static func zoneOffset(_ raw: String) -> Int? {
-        var token = raw.trimmingCharacters(in: .whitespacesAndNewlines).uppercased()
+        var token = raw.trimmed.uppercased()
         if token.hasPrefix("GMT") || token.hasPrefix("UTC") {
             token = String(token.dropFirst(3))
             if token.isEmpty { return 0 }

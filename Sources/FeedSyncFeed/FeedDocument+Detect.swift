@@ -120,7 +120,7 @@ extension FeedDocument {
 enum DocumentURL {
     /// `reference` made absolute against `base`; `nil` when it is empty.
     static func resolve(_ reference: String?, against base: String?) -> String? {
-        guard let reference = reference?.trimmingCharacters(in: .whitespacesAndNewlines), !reference.isEmpty else { return nil }
+        guard let reference = reference?.trimmed, !reference.isEmpty else { return nil }
         // Already absolute: the common case, and no reason to let URL re-encode it.
         if reference.hasPrefix("http://") || reference.hasPrefix("https://") { return reference }
         guard let base, let baseURL = URL(string: base) else { return reference }

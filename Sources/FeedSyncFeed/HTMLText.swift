@@ -2,6 +2,8 @@
 // <img> is the only picture. These helpers turn such HTML into one line of plain text and find
 // that picture, without a full HTML parser: feeds need only this much.
 
+import Foundation
+
 enum HTMLText {
     // The text helpers walk UTF-8 bytes: every byte they look for (tags, entities, ASCII
     // whitespace) is ASCII, and a byte-wise pass is an order of magnitude faster than iterating
@@ -189,4 +191,14 @@ enum HTMLText {
         "ntilde": "ñ", "oacute": "ó", "ocirc": "ô", "ouml": "ö", "oslash": "ø", "uacute": "ú",
         "ugrave": "ù", "uuml": "ü", "szlig": "ß", "Auml": "Ä", "Ouml": "Ö", "Uuml": "Ü", "Eacute": "É",
     ]
+}
+
+extension String {
+    /// Without leading and trailing whitespace (Unicode's, newlines included). Feed fields are
+    /// nearly always trimmed already, and then this costs two byte checks, not Foundation's scan.
+    var trimmed: String {
+        guard let first = utf8.first, let last = utf8.last else { return self }
+        if (0x21..<0x80).contains(first), (0x21..<0x80).contains(last) { return self }
+        return trimmingCharacters(in: .whitespacesAndNewlines)
+    }
 }

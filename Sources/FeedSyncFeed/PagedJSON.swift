@@ -55,17 +55,8 @@ public enum PagedJSON {
 }
 
 /// Any JSON value, decoded without guessing: a boolean is never a number, a number never a string.
-enum JSONValue: Decodable, Sendable {
+enum JSONValue: Sendable {
     case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
-
-    static func parse(_ data: Data) throws(FeedError) -> JSONValue {
-        do {
-            return try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch {
-            let preview = String(decoding: data.prefix(40), as: UTF8.self)
-            throw FeedError("the document is not valid JSON (it starts with \(String(reflecting: preview)))")
-        }
-    }
 
     /// Each entry made an item, in order; those that cannot be (not objects, nothing usable) are
     /// skipped and counted.
@@ -83,28 +74,11 @@ enum JSONValue: Decodable, Sendable {
         if case .object(let object) = self { object[key] } else { nil }
     }
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
     /// A non-empty trimmed string; a whole number is accepted as its decimal text (ids often are).
     var text: String? {
         switch self {
         case .string(let string):
-            let trimmed = string.trimmingCharacters(in: .whitespacesAndNewlines)
+            let trimmed = string.trimmed
             return trimmed.isEmpty ? nil : trimmed
         case .number:
             return integer.map(String.init)
@@ -116,7 +90,7 @@ enum JSONValue: Decodable, Sendable {
     var integer: Int? {
         switch self {
         case .number(let value) where value.rounded() == value && abs(value) < 1e15: Int(value)
-        case .string(let string): Int(string.trimmingCharacters(in: .whitespaces))
+        case .string(let string): Int(string.trimmed)
         default: nil
         }
     }

@@ -258,7 +258,7 @@ final class XMLFeed: NSObject, XMLParserDelegate {
             return text
         }
 
-        let guid = texts[.guid]?.trimmingCharacters(in: .whitespacesAndNewlines).nilIfEmpty
+        let guid = texts[.guid]?.trimmed.nilIfEmpty
         var link = entry.alternate ?? DocumentURL.resolve(texts[.link], against: entry.bases[.link])
         if link == nil, let guid, entry.guidIsPermaLink, guid.hasPrefix("http://") || guid.hasPrefix("https://") {
             link = guid
@@ -277,7 +277,7 @@ final class XMLFeed: NSObject, XMLParserDelegate {
             }
         }
         let date = [Field.published, .pubDate, .dcDate, .updated].lazy.compactMap { texts[$0] }.compactMap(FeedDate.normalise).first
-        let id = texts[.id]?.trimmingCharacters(in: .whitespacesAndNewlines).nilIfEmpty
+        let id = texts[.id]?.trimmed.nilIfEmpty
         guard let key = id ?? guid ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else { return nil }
         return FeedItem(
             key: key, title: title, link: link, pictureURL: picture, published: date,

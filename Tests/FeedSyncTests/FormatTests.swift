@@ -223,3 +223,32 @@ func decode(
         #expect(HTMLText.firstImageSource(#"<a href="x"><img alt="a" data-src="no" src=y.png></a>"#) == "y.png")
     }
 }
+
+@Suite struct JSONReaderTests {
+    func parse(_ text: String) throws -> JSONValue { try JSONValue.parse(Data(text.utf8)) }
+
+    @Test func readsEveryKindOfValue() throws {
+        let value = try parse(#"""
+            {"s": "a\"b\\c\/d\n\t\u00e9\ud83d\ude00 é", "n": -12.5e2, "z": 0, "i": 42, "t": true, "f": false,
+             "null": null, "a": [1, [], {}], "o": {"k": "v"}, "lone": "\ud800x"}
+            """#)
+        #expect(value["s"]?.text == "a\"b\\c/d\n\té😀 é")
+        guard case .number(let n)? = value["n"], case .number(0)? = value["z"] else { Issue.record("numbers"); return }
+        #expect(n == -1250)
+        #expect(value["i"]?.integer == 42 && value["i"]?.text == "42")
+        #expect(value["t"]?.boolean == true && value["f"]?.boolean == false)
+        guard case .null? = value["null"], case .array(let array)? = value["a"] else { Issue.record("null, array"); return }
+        #expect(array.count == 3)
+        #expect(value["o"]?["k"]?.text == "v")
+        #expect(value["lone"]?.text == "\u{FFFD}x", "a lone surrogate is not a character")
+        #expect(try parse("\u{FEFF} [ ] ").boolean == nil, "a byte order mark and whitespace around are fine")
+    }
+
+    @Test(arguments: [
+        "", "{", "[1,]", "{\"a\" 1}", "{\"a\":1,}", "01", "-", "1.", ".5", "1e", "NaN", "tru", "\"a", "\"\\x\"",
+        "\"\\u12\"", "\"a\u{01}b\"", "[1] 2", "{'a': 1}", String(repeating: "[", count: 600) + String(repeating: "]", count: 600),
+    ])
+    func refusesWhatIsNotJSON(_ text: String) {
+        #expect(throws: FeedError.self, "\(text.prefix(20))") { try parse(text) }
+    }
+}
