@@ -145,6 +145,29 @@ public final class DemoServer: Sendable {
         await server.appendRoute("GET /bytes") { request in Self.bytes(request) }
         runner.withLock { $0 = Task { try await server.run() } }
         try await server.waitUntilListening(timeout: 10)
+        if case .ip4(_, let port) = await server.listeningAddress { Self.disableNagle(listeningOn: port) }
+    }
+
+    /// Sets TCP_NODELAY on the listening socket, which connections accepted from it inherit.
+    /// FlyingFox writes a response's head and body separately; with Nagle's algorithm on, the body
+    /// of every response after a connection's first waits for the client's delayed ACK (40 ms on
+    /// Linux), which made each reused connection a 40 ms-per-request server. FlyingFox does not
+    /// expose its socket, so it is found among the process's descriptors by its port.
+    private static func disableNagle(listeningOn port: UInt16) {
+        for descriptor in Int32(0)..<1024 {
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let found = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            }
+            var listening: Int32 = 0
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            guard found == 0, address.sin_family == sa_family_t(AF_INET), UInt16(bigEndian: address.sin_port) == port,
+                  getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0, listening == 1
+            else { continue }
+            var on: Int32 = 1
+            setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
     }
 
     public func stop() async {
