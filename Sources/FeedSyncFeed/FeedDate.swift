@@ -210,7 +210,28 @@ enum FeedDate {
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(year)-\(two(month))-\(two(day))T\(two(Int64(rest / 3600))):\(two(Int64(rest / 60 % 60))):\(two(Int64(rest % 60)))Z"
+        guard (0...9999).contains(year) else {
+            return "\(year)-\(two(month))-\(two(day))T\(two(Int64(rest / 3600))):\(two(Int64(rest / 60 % 60))):\(two(Int64(rest % 60)))Z"
+        }
+        // Every stored item goes through here: bytes, not six interpolations.
+        var text = [UInt8](repeating: 0, count: 20)
+        func put(_ value: Int, at index: Int, digits: Int) {
+            var value = value
+            for offset in (0..<digits).reversed() {
+                text[index + offset] = UInt8(0x30 + value % 10)
+                value /= 10
+            }
+        }
+        put(Int(year), at: 0, digits: 4)
+        put(Int(month), at: 5, digits: 2)
+        put(Int(day), at: 8, digits: 2)
+        put(rest / 3600, at: 11, digits: 2)
+        put(rest / 60 % 60, at: 14, digits: 2)
+        put(rest % 60, at: 17, digits: 2)
+        for (index, byte) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "Z")] as [(Int, Unicode.Scalar)] {
+            text[index] = UInt8(byte.value)
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }

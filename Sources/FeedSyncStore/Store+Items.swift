@@ -5,10 +5,17 @@ extension Store {
     /// For those of `keys` already stored in the feed, the band each one sits in.
     public func bands(feedID: Int64, keys: [String]) throws(StoreError) -> [String: Int] {
         try read { db in
+            // Keys go 200 to a statement (the last chunk padded with repeats), one cached statement.
+            let chunk = 200
+            let statement = try db.cachedStatement(sql: """
+                SELECT key, band FROM item WHERE feed_id = ? AND key IN (\(Array(repeating: "?", count: chunk).joined(separator: ", ")))
+                """)
             var found: [String: Int] = [:]
-            let statement = try db.cachedStatement(sql: "SELECT band FROM item WHERE feed_id = ? AND key = ?")
-            for key in keys {
-                if let band = try Int.fetchOne(statement, arguments: [feedID, key]) { found[key] = band }
+            for start in stride(from: 0, to: keys.count, by: chunk) {
+                var part = Array(keys[start..<min(keys.count, start + chunk)])
+                part += Array(repeating: part[part.count - 1], count: chunk - part.count)
+                let rows = try Row.fetchCursor(statement, arguments: StatementArguments([feedID] + part))
+                while let row = try rows.next() { found[row[0]] = row[1] }
             }
             return found
         }

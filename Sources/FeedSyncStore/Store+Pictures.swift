@@ -54,19 +54,20 @@ extension Store {
     /// not waiting out a backoff. One job per picture, at the first row that shows it.
     public func duePictures(feedURL: String?, rows: Range<Int>, now: Date = Date()) throws(StoreError) -> [PictureJob] {
         try read { db in
-            let ids = try Self.listRows(db, feedURL: feedURL, positions: rows, columns: "picture_id")
-                .map { row -> Int64? in row[0] }
-            let due = try db.cachedStatement(sql: """
-                SELECT url FROM picture WHERE id = ? AND status != 'cached'
-                    AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
-                """)
+            // One read per band, the picture's state joined in; not one query per row.
+            let found = try Self.listRows(
+                db, feedURL: feedURL, positions: rows,
+                columns: """
+                    item.picture_id, picture.url,
+                    picture.status != 'cached' AND coalesce(picture.next_attempt_at <= \(now.timeIntervalSince1970), 1) AS due
+                    """,
+                join: "LEFT JOIN picture ON picture.id = item.picture_id")
             var seen = Set<Int64>()
             var jobs: [PictureJob] = []
-            for (offset, id) in ids.enumerated() {
-                guard let id, seen.insert(id).inserted else { continue }
-                if let url = try String.fetchOne(due, arguments: [id, now.timeIntervalSince1970]) {
-                    jobs.append(PictureJob(id: id, url: url, row: rows.lowerBound + offset))
-                }
+            for (offset, row) in found.enumerated() {
+                let due: Bool = row[2] ?? false
+                guard let id: Int64 = row[0], due, seen.insert(id).inserted else { continue }
+                jobs.append(PictureJob(id: id, url: row[1], row: rows.lowerBound + offset))
             }
             return jobs
         }
