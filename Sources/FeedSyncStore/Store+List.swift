@@ -31,8 +31,9 @@ extension Store {
     /// the list's order. The list is feed after feed, band after band, seq within a band, and a
     /// band's seq runs from 0 without holes: adding up band sizes finds the band and seq where the
     /// range starts, and each band's part is one seek in item's (feed_id, band, seq) index.
+    /// `columnArguments` fill placeholders in `columns`, so the statement stays one cached statement.
     static func listRows(_ db: Database, feedURL: String?, positions: Range<Int>, columns: String,
-                         join: String = "") throws -> [Row] {
+                         columnArguments: StatementArguments = [], join: String = "") throws -> [Row] {
         let (filter, arguments) = bandFilter(feedURL: feedURL)
         let bands = try Row.fetchCursor(
             db, sql: "SELECT feed_id, band, size FROM band_size \(filter) ORDER BY feed_id, band", arguments: arguments)
@@ -47,7 +48,7 @@ extension Store {
             defer { bandStart += size }
             let first = positions.lowerBound + rows.count
             guard first < bandStart + size else { continue }
-            rows += try Row.fetchAll(part, arguments: [
+            rows += try Row.fetchAll(part, arguments: columnArguments + [
                 band["feed_id"], band["band"], first - bandStart, positions.count - rows.count,
             ])
         }

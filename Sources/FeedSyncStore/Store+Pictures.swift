@@ -59,9 +59,9 @@ extension Store {
                 db, feedURL: feedURL, positions: rows,
                 columns: """
                     item.picture_id, picture.url,
-                    picture.status != 'cached' AND coalesce(picture.next_attempt_at <= \(now.timeIntervalSince1970), 1) AS due
+                    picture.status != 'cached' AND coalesce(picture.next_attempt_at <= ?, 1) AS due
                     """,
-                join: "LEFT JOIN picture ON picture.id = item.picture_id")
+                columnArguments: [now.timeIntervalSince1970], join: "LEFT JOIN picture ON picture.id = item.picture_id")
             var seen = Set<Int64>()
             var jobs: [PictureJob] = []
             for (offset, row) in found.enumerated() {
