@@ -35,12 +35,15 @@ enum HTMLText {
             // Block-level tags separate words ("<p>a</p><p>b</p>" reads "a b").
             text.append(UInt8(ascii: " "))
         }
-        return collapsingWhitespace(decodeEntities(String(decoding: text, as: UTF8.self)))
+        return String(decoding: collapsingWhitespace(decodingEntities(text)), as: UTF8.self)
     }
 
     /// `text` with runs of whitespace made one space and the ends trimmed.
     static func collapsingWhitespace(_ text: String) -> String {
-        let bytes = Array(text.utf8)
+        String(decoding: collapsingWhitespace(Array(text.utf8)), as: UTF8.self)
+    }
+
+    private static func collapsingWhitespace(_ bytes: [UInt8]) -> [UInt8] {
         var result: [UInt8] = []
         result.reserveCapacity(bytes.count)
         var pendingSpace = false
@@ -56,7 +59,7 @@ enum HTMLText {
                 index += 1
             }
         }
-        return String(decoding: result, as: UTF8.self)
+        return result
     }
 
     /// The UTF-8 length of the whitespace character (Unicode's White_Space) at `index`, or nil.
@@ -142,7 +145,11 @@ enum HTMLText {
     /// left as written.
     static func decodeEntities(_ text: String) -> String {
         guard text.utf8.contains(UInt8(ascii: "&")) else { return text }
-        let bytes = Array(text.utf8)
+        return String(decoding: decodingEntities(Array(text.utf8)), as: UTF8.self)
+    }
+
+    private static func decodingEntities(_ bytes: [UInt8]) -> [UInt8] {
+        guard bytes.contains(UInt8(ascii: "&")) else { return bytes }
         var result: [UInt8] = []
         result.reserveCapacity(bytes.count)
         var index = 0
@@ -165,7 +172,7 @@ enum HTMLText {
                 result.append(byte)
             }
         }
-        return String(decoding: result, as: UTF8.self)
+        return result
     }
 
     private static func entity(_ body: Substring) -> Character? {
