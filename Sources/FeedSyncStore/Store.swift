@@ -171,7 +171,9 @@ public final class Store: Sendable {
     /// so `list` never waits for, or gets in the way of, a pull. Two processes opening a new store
     /// at once race to create and migrate it (GRDB reads what is applied, then runs each migration
     /// in its own transaction): the loser is refused or its migration fails, rolled back whole,
-    /// and it tries again from what the winner did.
+    /// and it tries again from what the winner did. Its look at what the winner did waits like any
+    /// other connection: a fresh file's WAL recovery answers SQLITE_BUSY to a connection that
+    /// does not wait, and that once failed the loser outright.
     static func open(path: String, configuration: Configuration) throws -> DatabasePool {
         let migrator = Self.migrator
         var applied: [String] = []
@@ -185,7 +187,7 @@ public final class Store: Sendable {
                 // prepared statements' columns: start afresh.
                 return try DatabasePool(path: path, configuration: configuration)
             } catch let error as DatabaseError where attempt < 50 {
-                let progressed = (try? DatabaseQueue(path: path).read(migrator.appliedMigrations)).map { $0 != applied }
+                let progressed = (try? DatabaseQueue(path: path, configuration: configuration).read(migrator.appliedMigrations)).map { $0 != applied }
                 guard error.resultCode == .SQLITE_BUSY || progressed == true else { throw error }
                 Thread.sleep(forTimeInterval: 0.05)
             }

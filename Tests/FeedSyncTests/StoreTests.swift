@@ -28,7 +28,7 @@ import Testing
 
     @Test func connectionsOpeningANewStoreAtOnceAllSucceed() throws {
         // `list` started while the first `pull` creates the store: both migrate, neither fails.
-        for round in 0..<5 {
+        for round in 0..<40 {
             let path = directory.path + "/race-\(round).sqlite"
             let failures = Mutex<[String]>([])
             DispatchQueue.concurrentPerform(iterations: 4) { _ in
