@@ -17,6 +17,8 @@ let package = Package(
         // libcurl (headers from Debian's libcurl4-openssl-dev), loaded on first use, with typed
         // shims over its variadic calls.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        // glibc calls Swift's Glibc module does not show (syncfs).
+        .target(name: "CSystem"),
 
         // Turns Migrations/*.sql into a Swift source at build time, so the binary carries its schema.
         .executableTarget(name: "EmbedMigrationsTool"),
@@ -39,7 +41,7 @@ let package = Package(
             dependencies: ["FeedSyncStore", "FeedSyncTransport", "FeedSyncFeed"]),
 
         // Images uses Transport and Store.
-        .target(name: "FeedSyncImages", dependencies: ["FeedSyncStore", "FeedSyncTransport"]),
+        .target(name: "FeedSyncImages", dependencies: ["FeedSyncStore", "FeedSyncTransport", "CSystem"]),
 
         // Thin executable: parse arguments, format output, map errors to exit codes.
         .executableTarget(

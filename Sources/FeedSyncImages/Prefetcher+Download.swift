@@ -11,9 +11,9 @@ extension PicturePrefetcher {
         min(86_400, 60 * pow(2, Double(min(attempts, 20))))
     }
 
-    /// Downloads one picture, verifies it is an image, writes it atomically, then marks it cached.
-    /// Returns the bytes cached, 0 when it failed.
-    func download(_ job: PictureJob) async -> Int {
+    /// Downloads one picture, verifies it is an image and writes it atomically; `record` makes it
+    /// durable and marks it cached. Returns what was written, nil when it failed.
+    func download(_ job: PictureJob) async -> DownloadedPicture? {
         guard HTTPRequest.isFetchable(job.url) else {
             return fail(job, "not an http(s) URL", permanent: true)
         }
@@ -39,21 +39,37 @@ extension PicturePrefetcher {
         let name = PictureFiles.name(id: job.id, kind: kind)
         do {
             try files.write(response.body, as: name)
-            try store.markPictureCached(id: job.id, file: name, bytes: Int64(response.body.count), mime: kind.mime)
-            onEvent(.cached(url: job.url, bytes: response.body.count))
-            return response.body.count
         } catch {
             return fail(job, "cannot write the picture: \(error)", permanent: false)
         }
+        return DownloadedPicture(id: job.id, file: name, bytes: Int64(response.body.count), mime: kind.mime)
     }
 
-    /// Records the failure; returns 0, the bytes cached.
-    func fail(_ job: PictureJob, _ reason: String, permanent: Bool) -> Int {
+    /// Makes written pictures durable with one filesystem flush, then marks them cached in one
+    /// transaction. Returns the bytes cached.
+    func record(_ batch: [(job: PictureJob, picture: DownloadedPicture)]) -> Int64 {
+        do {
+            try files.sync()
+            try store.markPicturesCached(batch.map(\.picture))
+        } catch {
+            for (job, picture) in batch {
+                files.remove(picture.file)
+                fail(job, "cannot write the picture: \(error)", permanent: false)
+            }
+            return 0
+        }
+        for (job, picture) in batch { onEvent(.cached(url: job.url, bytes: Int(picture.bytes))) }
+        return batch.reduce(0) { $0 + $1.picture.bytes }
+    }
+
+    /// Records the failure; returns nil, nothing written.
+    @discardableResult
+    func fail(_ job: PictureJob, _ reason: String, permanent: Bool) -> DownloadedPicture? {
         let attempts = (try? store.pictureAttempts(id: job.id)) ?? 0
         let delay = permanent ? Self.permanentRetry : Self.transientRetry(afterAttempts: attempts)
         try? store.markPictureFailed(id: job.id, error: reason, permanent: permanent, retryAt: Date().addingTimeInterval(delay))
         onEvent(.failed(url: job.url, reason: reason))
-        return 0
+        return nil
     }
 
     /// Evicts down to the budget around `position`, reporting what went; returns the bytes freed.

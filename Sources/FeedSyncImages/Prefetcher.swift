@@ -23,9 +23,14 @@ public final class PicturePrefetcher: Sendable {
     }
 
     enum Finished: Sendable {
-        case download(Int64, bytes: Int)
+        case download(PictureJob, written: DownloadedPicture?)
+        case recorded(bytes: Int64)
         case tick
     }
+
+    /// Written pictures are made durable and recorded together: at this many, when nothing else
+    /// is downloading, and at least every quarter second.
+    static let batch = 32
 
     public init(store: Store, client: HTTPClient, directory: String, options: PrefetchOptions,
                 onEvent: @escaping @Sendable (PictureEvent) -> Void = { _ in }) {
@@ -58,6 +63,9 @@ public final class PicturePrefetcher: Sendable {
         var tried = Set<Int64>()  // each picture at most once per run: failures wait for a later pull
         var lastPlan = Date.distantPast
         var lastPosition: ReadingPosition? = nil
+        var written: [(job: PictureJob, picture: DownloadedPicture)] = []
+        var recording = false
+        var lastRecorded = Date()
         // Kept over the budget only until the next plan: eviction runs as the cache grows.
         var cachedBytes = (try? store.cachedBytes()) ?? 0
 
@@ -83,9 +91,16 @@ public final class PicturePrefetcher: Sendable {
                     let job = queue.removeFirst()
                     running.insert(job.id)
                     tried.insert(job.id)
-                    group.addTask { .download(job.id, bytes: await self.download(job)) }
+                    group.addTask { .download(job, written: await self.download(job)) }
                 }
-                if running.isEmpty, queue.isEmpty, finished { break }
+                if !recording, !written.isEmpty,
+                   written.count >= Self.batch || running.isEmpty || Date().timeIntervalSince(lastRecorded) >= 0.25 {
+                    recording = true
+                    let batch = written
+                    written = []
+                    group.addTask { .recorded(bytes: self.record(batch)) }
+                }
+                if running.isEmpty, queue.isEmpty, written.isEmpty, !recording, finished { break }
                 if !ticking {
                     ticking = true
                     group.addTask {
@@ -94,9 +109,13 @@ public final class PicturePrefetcher: Sendable {
                     }
                 }
                 switch await group.next() {
-                case .download(let id, let bytes)?:
-                    running.remove(id)
-                    cachedBytes += Int64(bytes)
+                case .download(let job, let picture)?:
+                    running.remove(job.id)
+                    if let picture { written.append((job, picture)) }
+                case .recorded(let bytes)?:
+                    recording = false
+                    lastRecorded = Date()
+                    cachedBytes += bytes
                 case .tick?: ticking = false
                 case nil: break
                 }

@@ -21,6 +21,20 @@ public struct CachedPicture: Sendable, Equatable {
     public var row: Int?
 }
 
+/// A picture file written for the store's row `id`, not yet recorded.
+public struct DownloadedPicture: Sendable {
+    public var id: Int64
+    public var file: String
+    public var bytes: Int64
+    public var mime: String
+    public init(id: Int64, file: String, bytes: Int64, mime: String) {
+        self.id = id
+        self.file = file
+        self.bytes = bytes
+        self.mime = mime
+    }
+}
+
 /// The page the reader was shown last, in the list of `feedURL` (nil: all feeds).
 public struct ReadingPosition: Sendable, Equatable {
     public var feedURL: String?
@@ -73,16 +87,19 @@ extension Store {
         }
     }
 
-    /// Records a downloaded picture. Call only once its file is complete and renamed into place.
-    public func markPictureCached(id: Int64, file: String, bytes: Int64, mime: String) throws(StoreError) {
+    /// Records downloaded pictures, all in one transaction. Call only once their files are
+    /// complete, renamed into place and durable.
+    public func markPicturesCached(_ pictures: [DownloadedPicture]) throws(StoreError) {
         try write { db in
-            try db.execute(
-                sql: """
-                    UPDATE picture SET status = 'cached', file = ?, bytes = ?, mime = ?, attempts = 0,
-                        next_attempt_at = NULL, last_error = NULL, updated_at = ?
-                    WHERE id = ?
-                    """,
-                arguments: [file, bytes, mime, Date().timeIntervalSince1970, id])
+            let update = try db.cachedStatement(sql: """
+                UPDATE picture SET status = 'cached', file = ?, bytes = ?, mime = ?, attempts = 0,
+                    next_attempt_at = NULL, last_error = NULL, updated_at = ?
+                WHERE id = ?
+                """)
+            let now = Date().timeIntervalSince1970
+            for picture in pictures {
+                try update.execute(arguments: [picture.file, picture.bytes, picture.mime, now, picture.id])
+            }
         }
     }
 

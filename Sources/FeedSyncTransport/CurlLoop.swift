@@ -315,13 +315,16 @@ private let curlWriteHeader: curl_write_callback = { data, size, count, context 
     let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
     let length = size * count
     guard let data else { return length }
-    let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-    if line.hasPrefix("HTTP/") {
+    let line = UnsafeRawBufferPointer(start: data, count: length).bindMemory(to: UInt8.self)
+    if line.starts(with: "HTTP/".utf8) {
         transfer.headers.removeAll()  // a new response after a redirect or a 100 Continue
-    } else if let colon = line.firstIndex(of: ":") {
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-        transfer.headers[name] = value
+    } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+        func text(_ part: Slice<UnsafeBufferPointer<UInt8>>) -> String {
+            let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
+            guard let first = part.firstIndex(where: { !blank($0) }) else { return "" }
+            return String(decoding: part[first...(part.lastIndex(where: { !blank($0) })!)], as: UTF8.self)
+        }
+        transfer.headers[text(line[..<colon]).lowercased()] = text(line[(colon + 1)...])
     }
     return length
 }

@@ -212,4 +212,25 @@ import Testing
         #expect(listed.first?.status == "pending", "a picture whose file is gone is fetched again later")
         #expect(listed.dropFirst().allSatisfy { $0.status == "cached" })
     }
+
+    @Test func aPictureThatCannotBeWrittenWaitsForALaterPullAndTheOthersAreCached() async throws {
+        let cli = try CLI()
+        // Picture 1's folder is a file: its write fails, every other folder is made on first use.
+        let folder = cli.home.path + "/pictures"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: folder + "/01", contents: Data("in the way".utf8)))
+        try await withServer(items: 20, perPage: 10) { _, url in
+            let pull = try await cli.run("pull", "--feed", url, "--verbose")
+            #expect(pull.status == 0, "\(pull.stderr)")
+            #expect(pull.stderr.contains("cannot write the picture"), "\(pull.stderr)")
+            let listed = try await pictures(cli)
+            #expect(listed.filter { $0.status == "cached" }.count == 19)
+            #expect(listed.filter { $0.status == "pending" }.count == 1, "a local failure is transient")
+            for picture in listed where picture.status == "cached" {
+                let path = try #require(picture.path)
+                #expect(FileManager.default.contents(atPath: path) == DemoServer.png(seed: try #require(picture.url.flatMap(seed))))
+            }
+        }
+        #expect(!PictureFiles(directory: folder).allFiles().contains { $0.contains(".tmp-") })
+    }
 }
