@@ -29,7 +29,7 @@ enum FeedDate {
         if bytes.count >= 10, isDigit(first), bytes[4] == UInt8(ascii: "-") {
             return iso(bytes)
         }
-        return rfc822(String(decoding: bytes, as: UTF8.self))
+        return rfc822(bytes)
     }
 
     // MARK: ISO 8601
@@ -66,7 +66,7 @@ enum FeedDate {
             if i < b.count {
                 if b[i] == UInt8(ascii: "Z") || b[i] == UInt8(ascii: "z") {
                     i += 1
-                } else if let zone = zoneOffset(String(decoding: b[i...], as: UTF8.self)) {
+                } else if let zone = zoneOffset(b[i...]) {
                     offset = zone
                     i = b.count
                 } else {
@@ -80,16 +80,20 @@ enum FeedDate {
 
     // MARK: RFC 822 and its relatives
 
-    private static func rfc822(_ text: String) -> Int64? {
+    // Every RSS item's date comes through here: tokens are byte slices, words compared in ASCII
+    // lower case (a word with other letters is no month, weekday or zone).
+    private typealias Token = ArraySlice<UInt8>
+
+    private static func rfc822(_ bytes: [UInt8]) -> Int64? {
         var day: Int?, month: Int?, year: Int?
         var time: (Int, Int, Int)?
         var offset = 0
-        let tokens = text.split { $0 == " " || $0 == "," || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        let tokens = bytes.split { $0 == 0x20 || $0 == UInt8(ascii: ",") || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
         for token in tokens {
-            if token.hasPrefix("(") { continue }  // "(CEST)", a comment
-            if token.contains(":"), time == nil, let parsed = clock(token) {
+            if token.first == UInt8(ascii: "(") { continue }  // "(CEST)", a comment
+            if time == nil, token.contains(UInt8(ascii: ":")), let parsed = clock(token) {
                 time = parsed
-            } else if let value = Int(token), !token.hasPrefix("+"), !token.hasPrefix("-") {
+            } else if let value = number(token) {
                 if token.count == 4, year == nil {
                     year = value
                 } else if day == nil, (1...31).contains(value) {
@@ -99,11 +103,11 @@ enum FeedDate {
                 } else {
                     return nil
                 }
-            } else if let found = monthNumber(token), month == nil {
+            } else if month == nil, let found = monthNumber(token) {
                 month = found
             } else if weekday(token) {
                 continue
-            } else if let zone = zoneOffset(String(token)) {
+            } else if let zone = zoneOffset(token) {
                 offset = zone
             } else {
                 return nil
@@ -114,52 +118,71 @@ enum FeedDate {
         return seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second, offset: offset)
     }
 
-    private static func clock(_ token: Substring) -> (Int, Int, Int)? {
-        let parts = token.split(separator: ":", omittingEmptySubsequences: false)
+    /// The value of a token of 1 to 9 ASCII digits.
+    private static func number(_ token: Token) -> Int? {
+        guard (1...9).contains(token.count) else { return nil }
+        var value = 0
+        for byte in token {
+            guard isDigit(byte) else { return nil }
+            value = value * 10 + Int(byte - 0x30)
+        }
+        return value
+    }
+
+    /// `10:00`, `10:00:00` or `10:00:00.123`.
+    private static func clock(_ token: Token) -> (Int, Int, Int)? {
+        let parts = token.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
         guard (2...3).contains(parts.count) else { return nil }
-        let numbers = parts.map { Int($0.prefix { $0 != "." }) }
+        let numbers = parts.map { number($0.prefix { $0 != UInt8(ascii: ".") }) }
         guard let hour = numbers[0], let minute = numbers[1] else { return nil }
         let second = parts.count == 3 ? numbers[2] : 0
         guard let second else { return nil }
         return (hour, minute, second)
     }
 
-    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-
-    private static func monthNumber(_ token: Substring) -> Int? {
-        guard token.count >= 3, token.allSatisfy(\.isLetter) else { return nil }
-        let lower = token.lowercased()
-        guard let index = months.firstIndex(of: String(lower.prefix(3))) else { return nil }
-        // "May", "Sept", "September": a full or shortened name, never another word.
-        let full = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
-                    "october", "november", "december"][index]
-        return full.hasPrefix(lower) ? index + 1 : nil
+    /// `token` in ASCII lower case, or nil when it is not all ASCII letters.
+    private static func word(_ token: Token) -> [UInt8]? {
+        guard token.allSatisfy({ ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A }) else { return nil }
+        return token.map { $0 | 0x20 }
     }
 
-    private static func weekday(_ token: Substring) -> Bool {
-        let lower = token.lowercased()
-        return lower.count >= 3 && ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-            .contains { $0.hasPrefix(lower) }
+    private static let months = ["january", "february", "march", "april", "may", "june", "july", "august",
+                                 "september", "october", "november", "december"].map { Array($0.utf8) }
+
+    /// "May", "Sept", "September": a full or shortened name of at least three letters, never another word.
+    private static func monthNumber(_ token: Token) -> Int? {
+        guard token.count >= 3, let lower = word(token) else { return nil }
+        return months.firstIndex { $0.starts(with: lower) }.map { $0 + 1 }
+    }
+
+    private static let weekdays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+        .map { Array($0.utf8) }
+
+    private static func weekday(_ token: Token) -> Bool {
+        guard token.count >= 3, let lower = word(token) else { return false }
+        return weekdays.contains { $0.starts(with: lower) }
     }
 
     /// Seconds east of UTC for `Z`, `GMT`, `UT`, `UTC`, the US zones, military letters, `+0200`,
     /// `+02:00`, `+02`, and `GMT+0200`.
-    private static func zoneOffset(_ raw: String) -> Int? {
-        var token = raw.trimmed.uppercased()
-        if token.hasPrefix("GMT") || token.hasPrefix("UTC") {
-            token = String(token.dropFirst(3))
-            if token.isEmpty { return 0 }
+    private static func zoneOffset(_ raw: Token) -> Int? {
+        let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        var token = raw.drop(while: blank)
+        while let last = token.last, blank(last) { token = token.dropLast() }
+        let upper = token.map { ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A ? $0 & ~0x20 : $0 }
+        var rest = upper[...]
+        if rest.starts(with: "GMT".utf8) || rest.starts(with: "UTC".utf8) {
+            rest = rest.dropFirst(3)
+            if rest.isEmpty { return 0 }
         }
-        if let named = zones[token] { return named * 3600 }
-        if token.count == 1, let letter = token.first, letter.isLetter { return 0 }
-        guard let sign = token.first, sign == "+" || sign == "-" else { return nil }
-        let digits = token.dropFirst().filter { $0 != ":" }
-        guard digits.allSatisfy(\.isNumber), digits.count == 2 || digits.count == 4, let value = Int(digits) else {
-            return nil
-        }
+        if let named = zones[String(decoding: rest, as: UTF8.self)] { return named * 3600 }
+        if rest.count == 1, let letter = rest.first, letter >= 0x41, letter <= 0x5A { return 0 }
+        guard let sign = rest.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") else { return nil }
+        let digits = rest.dropFirst().filter { $0 != UInt8(ascii: ":") }
+        guard digits.count == 2 || digits.count == 4, let value = number(digits[...]) else { return nil }
         let (hours, minutes) = digits.count == 2 ? (value, 0) : (value / 100, value % 100)
         guard hours <= 14, minutes < 60 else { return nil }
-        return (sign == "-" ? -1 : 1) * (hours * 3600 + minutes * 60)
+        return (sign == UInt8(ascii: "-") ? -1 : 1) * (hours * 3600 + minutes * 60)
     }
 
     private static let zones: [String: Int] = [

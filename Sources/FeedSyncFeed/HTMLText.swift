@@ -9,33 +9,70 @@ enum HTMLText {
     // whitespace) is ASCII, and a byte-wise pass is an order of magnitude faster than iterating
     // Characters over the kilobytes of HTML a long feed carries per item.
 
+    /// The characters a summary keeps (titles made from text keep 80).
+    static let summaryLength = 280
+
     /// One line of plain text: tags dropped (with the contents of `script` and `style`), entities
-    /// decoded, runs of whitespace made one space.
-    static func plain(_ html: String) -> String {
+    /// decoded, runs of whitespace made one space — in one pass over the bytes.
+    ///
+    /// With `limit`, only enough text for `cut(_:to: limit)` is made: `limit + 1` characters (so
+    /// the cut still sees there was more), which is most of the work saved on a long description
+    /// that becomes a 280-character summary.
+    static func plain(_ html: String, limit: Int? = nil) -> String {
         let bytes = Array(html.utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count)
+        var text = PlainText(capacity: min(bytes.count, limit.map { 4 * ($0 + 1) } ?? .max))
         var index = 0
-        while index < bytes.count {
+        while index < bytes.count, !text.holds(limit) {
             let byte = bytes[index]
-            guard byte == UInt8(ascii: "<"), index + 1 < bytes.count, Self.opensTag(bytes[index + 1]),
-                  let close = bytes[index...].firstIndex(of: UInt8(ascii: ">"))
-            else {
-                // Anything else, a lone "<" (as in "a < b") included, is text.
+            if byte == UInt8(ascii: "<"), index + 1 < bytes.count, Self.opensTag(bytes[index + 1]),
+               let close = bytes[index...].firstIndex(of: UInt8(ascii: ">")) {
+                let name = bytes[(index + 1)...].prefix { Self.isASCIILetter($0) }.map { $0 | 0x20 }
+                index = close + 1
+                if name == Array("script".utf8) || name == Array("style".utf8) {
+                    let end = Self.find([UInt8(ascii: "<"), UInt8(ascii: "/")] + name, in: bytes, from: index)
+                    index = end.flatMap { bytes[$0...].firstIndex(of: UInt8(ascii: ">")) }.map { $0 + 1 } ?? bytes.count
+                }
+                // Block-level tags separate words ("<p>a</p><p>b</p>" reads "a b").
+                text.space()
+            } else if byte == UInt8(ascii: "&"), let (decoded, end) = Self.entity(in: bytes, at: index) {
+                index = end
+                if Self.whitespaceWidth(decoded, at: 0) != nil { text.space() } else { decoded.forEach { text.append($0) } }
+            } else if let width = Self.whitespaceWidth(bytes, at: index) {
+                index += width
+                text.space()
+            } else {
+                // Anything else, a lone "<" (as in "a < b") or "&" included, is text.
                 text.append(byte)
                 index += 1
-                continue
             }
-            let name = bytes[(index + 1)...].prefix { Self.isASCIILetter($0) }.map { $0 | 0x20 }
-            index = close + 1
-            if name == Array("script".utf8) || name == Array("style".utf8) {
-                let end = Self.find([UInt8(ascii: "<"), UInt8(ascii: "/")] + name, in: bytes, from: index)
-                index = end.flatMap { bytes[$0...].firstIndex(of: UInt8(ascii: ">")) }.map { $0 + 1 } ?? bytes.count
-            }
-            // Block-level tags separate words ("<p>a</p><p>b</p>" reads "a b").
-            text.append(UInt8(ascii: " "))
         }
-        return String(decoding: collapsingWhitespace(decodingEntities(text)), as: UTF8.self)
+        return String(decoding: text.bytes, as: UTF8.self)
+    }
+
+    /// The text `plain` makes: runs of whitespace become one space, never at either end.
+    private struct PlainText {
+        var bytes: [UInt8] = []
+        var pendingSpace = false
+        var ascii = true
+
+        init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+        mutating func space() { pendingSpace = !bytes.isEmpty }
+
+        mutating func append(_ byte: UInt8) {
+            if pendingSpace { bytes.append(UInt8(ascii: " ")) }
+            pendingSpace = false
+            bytes.append(byte)
+            ascii = ascii && byte < 0x80
+        }
+
+        /// Whether there is enough for `cut(_:to: limit)`: `limit + 1` characters. An ASCII byte
+        /// is one character (CR is never kept); others take at most four bytes, bar rare clusters
+        /// that then end the text a little early.
+        func holds(_ limit: Int?) -> Bool {
+            guard let limit else { return false }
+            return ascii ? bytes.count > limit : bytes.count >= 4 * (limit + 1)
+        }
     }
 
     /// `text` with runs of whitespace made one space and the ends trimmed.
@@ -85,60 +122,76 @@ enum HTMLText {
         isASCIILetter(byte) || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "!") || byte == UInt8(ascii: "?")
     }
 
-    /// Where `needle` (lowercase ASCII) starts in `bytes` at or after `start`, ignoring ASCII case.
+    /// Where `needle` (lowercase ASCII, starting with a byte that is no letter, like `<`) starts
+    /// in `bytes` at or after `start`, ignoring ASCII case.
     private static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
-        guard needle.count <= bytes.count else { return nil }
         var index = start
-        while index + needle.count <= bytes.count {
-            if needle.indices.allSatisfy({ (bytes[index + $0] | (isASCIILetter(bytes[index + $0]) ? 0x20 : 0)) == needle[$0] }) {
-                return index
+        while let candidate = bytes[index...].firstIndex(of: needle[0]) {
+            guard candidate + needle.count <= bytes.count else { return nil }
+            if needle.indices.dropFirst().allSatisfy({ bytes[candidate + $0] | (isASCIILetter(bytes[candidate + $0]) ? 0x20 : 0) == needle[$0] }) {
+                return candidate
             }
-            index += 1
+            index = candidate + 1
         }
         return nil
     }
 
     /// At most `limit` characters, cut at a word boundary with an ellipsis when it had to be cut.
     static func cut(_ text: String, to limit: Int) -> String {
-        guard text.utf8.count > limit,
-              let end = text.index(text.startIndex, offsetBy: limit, limitedBy: text.endIndex), end < text.endIndex
-        else { return text }
-        let head = text.prefix(limit)
+        let utf8 = text.utf8
+        guard utf8.count > limit else { return text }
+        let head: Substring
+        if utf8.prefix(limit + 1).allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "\r") }) {
+            // ASCII without CR (the text of nearly every feed): each byte is one Character.
+            head = text[..<utf8.index(utf8.startIndex, offsetBy: limit)]
+        } else {
+            guard let end = text.index(text.startIndex, offsetBy: limit, limitedBy: text.endIndex), end < text.endIndex
+            else { return text }
+            head = text[..<end]
+        }
         let boundary = head.lastIndex(of: " ").map { head[..<$0] } ?? head
         return String(boundary.isEmpty ? head : boundary) + "…"
     }
 
     /// The `src` of the first `<img>` in `html`, entities decoded.
     static func firstImageSource(_ html: String) -> String? {
-        var rest = Substring(html)
-        while let start = rest.range(of: "<img", options: .caseInsensitive) {
-            rest = rest[start.upperBound...]
-            guard let close = rest.firstIndex(of: ">") else { return nil }
-            if let source = attribute("src", in: rest[..<close]) { return decodeEntities(source) }
-            rest = rest[close...]
+        let bytes = Array(html.utf8)
+        var index = 0
+        while let start = Self.find(Array("<img".utf8), in: bytes, from: index) {
+            index = start + 4
+            guard let close = bytes[index...].firstIndex(of: UInt8(ascii: ">")) else { return nil }
+            if let source = attribute(Array("src".utf8), in: bytes[index..<close]) {
+                return decodeEntities(String(decoding: source, as: UTF8.self))
+            }
+            index = close
         }
         return nil
     }
 
-    /// The value of attribute `name` in the inside of a tag (`a="1" b='2' c=3`).
-    private static func attribute(_ name: String, in tag: Substring) -> String? {
+    /// The value of attribute `name` (lowercase) in the inside of a tag (`a="1" b='2' c=3`), read
+    /// attribute by attribute so a name inside another's quoted value is not taken for one.
+    private static func attribute(_ name: [UInt8], in tag: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
         var rest = tag
-        while let found = rest.range(of: name, options: .caseInsensitive) {
-            let before = rest[..<found.lowerBound].last
-            var after = rest[found.upperBound...].drop { $0 == " " }
-            rest = rest[found.upperBound...]
-            guard before == nil || before!.isWhitespace || before == "\"" || before == "'", after.first == "=" else {
-                continue
+        while true {
+            rest = rest.drop { isSpace($0) || $0 == UInt8(ascii: "/") }
+            guard !rest.isEmpty else { return nil }
+            let key = rest.prefix { !isSpace($0) && $0 != UInt8(ascii: "=") }
+            rest = rest[key.endIndex...].drop(while: isSpace)
+            guard rest.first == UInt8(ascii: "=") else { continue }  // an attribute without a value
+            rest = rest.dropFirst().drop(while: isSpace)
+            let value: ArraySlice<UInt8>
+            if let quote = rest.first, quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") {
+                value = rest.dropFirst().prefix { $0 != quote }
+                rest = rest[min(value.endIndex + 1, rest.endIndex)...]
+            } else {
+                value = rest.prefix { !isSpace($0) }
+                rest = rest[value.endIndex...]
             }
-            after = after.dropFirst().drop { $0 == " " }
-            if let quote = after.first, quote == "\"" || quote == "'" {
-                let value = after.dropFirst().prefix { $0 != quote }
-                return value.isEmpty ? nil : String(value)
+            if key.count == name.count, zip(key, name).allSatisfy({ ($0 | (isASCIILetter($0) ? 0x20 : 0)) == $1 }) {
+                return value.isEmpty ? nil : value
             }
-            let value = after.prefix { !$0.isWhitespace && $0 != ">" }
-            return value.isEmpty ? nil : String(value)
         }
-        return nil
     }
 
     /// Decodes `&amp;`, `&#8217;`, `&#x2019;` and the named entities feeds use; anything else is
@@ -154,25 +207,29 @@ enum HTMLText {
         result.reserveCapacity(bytes.count)
         var index = 0
         while index < bytes.count {
-            let byte = bytes[index]
-            index += 1
-            guard byte == UInt8(ascii: "&") else {
-                result.append(byte)
-                continue
-            }
-            let body = bytes[index...].prefix(12).prefix {
-                $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "&") && $0 != 0x20 && !(0x09...0x0D).contains($0)
-            }
-            let end = index + body.count
-            if end < bytes.count, bytes[end] == UInt8(ascii: ";"),
-               let decoded = entity(Substring(decoding: body, as: UTF8.self)) {
-                result.append(contentsOf: String(decoded).utf8)
-                index = end + 1
+            if bytes[index] == UInt8(ascii: "&"), let (decoded, end) = entity(in: bytes, at: index) {
+                result += decoded
+                index = end
             } else {
-                result.append(byte)
+                result.append(bytes[index])
+                index += 1
             }
         }
         return result
+    }
+
+    /// The UTF-8 of the entity starting with the `&` at `index`, and the index after its `;`;
+    /// nil when none is there.
+    private static func entity(in bytes: [UInt8], at index: Int) -> ([UInt8], Int)? {
+        let start = index + 1
+        let body = bytes[start...].prefix(12).prefix {
+            $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "&") && $0 != 0x20 && !(0x09...0x0D).contains($0)
+        }
+        let end = start + body.count
+        guard end < bytes.count, bytes[end] == UInt8(ascii: ";"),
+              let decoded = entity(Substring(decoding: body, as: UTF8.self))
+        else { return nil }
+        return (Array(String(decoded).utf8), end + 1)
     }
 
     private static func entity(_ body: Substring) -> Character? {

@@ -18,7 +18,7 @@ enum JSONFeed {
     static func item(from fields: [String: JSONValue], base: String) -> FeedItem? {
         let link = DocumentURL.resolve(fields["url"]?.text ?? fields["external_url"]?.text, against: base)
         let html = fields["content_html"]?.text
-        let text = fields["content_text"]?.text.map(HTMLText.collapsingWhitespace) ?? html.map(HTMLText.plain)
+        let text = fields["content_text"]?.text.map(HTMLText.collapsingWhitespace) ?? html.map { HTMLText.plain($0, limit: HTMLText.summaryLength) }
         // A title is optional in JSON Feed (microblog posts have none): the start of the text stands in.
         let title = fields["title"]?.text.map(HTMLText.collapsingWhitespace) ?? text.map { HTMLText.cut($0, to: 80) } ?? ""
         let picture = DocumentURL.resolve(
@@ -31,7 +31,7 @@ enum JSONFeed {
         return FeedItem(
             key: key, title: title, link: link, pictureURL: picture,
             published: (fields["date_published"] ?? fields["date_modified"]).flatMap(FeedDate.normalise),
-            summary: fields["summary"]?.text ?? text.map { HTMLText.cut($0, to: 280) })
+            summary: fields["summary"]?.text ?? text.map { HTMLText.cut($0, to: HTMLText.summaryLength) })
     }
 
     /// The first attachment whose `mime_type` is an image.

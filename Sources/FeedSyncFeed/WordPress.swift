@@ -40,7 +40,7 @@ enum WordPress {
         guard case .object = post else { return nil }
         /// WordPress wraps text in `{"rendered": "…"}`.
         func rendered(_ name: String) -> String? { post[name]?["rendered"]?.text ?? post[name]?.text }
-        let title = rendered("title").map(HTMLText.plain) ?? ""
+        let title = rendered("title").map { HTMLText.plain($0) } ?? ""
         let link = DocumentURL.resolve(post["link"]?.text, against: base)
         let media = if case .array(let list)? = post["_embedded"]?["wp:featuredmedia"] { list.first } else { JSONValue?.none }
         let picture = DocumentURL.resolve(
@@ -55,6 +55,6 @@ enum WordPress {
         return FeedItem(
             key: key, title: title, link: link, pictureURL: picture,
             published: (post["date_gmt"] ?? post["date"]).flatMap(FeedDate.normalise),
-            summary: rendered("excerpt").map { HTMLText.cut(HTMLText.plain($0), to: 280) })
+            summary: rendered("excerpt").map { HTMLText.cut(HTMLText.plain($0, limit: HTMLText.summaryLength), to: HTMLText.summaryLength) })
     }
 }

@@ -246,11 +246,11 @@ final class XMLFeed: NSObject, XMLParserDelegate {
     private func item(from entry: Entry) -> FeedItem? {
         let texts = entry.texts
         /// A text field as plain text, by its Atom `type` (RSS text is treated as HTML, as it is in practice).
-        func plain(_ field: Field) -> String? {
+        func plain(_ field: Field, limit: Int? = nil) -> String? {
             guard let text = texts[field] else { return nil }
             let type = entry.types[field]
             let result = type == "text" || type == "xhtml" || type == "text/plain"
-                ? HTMLText.collapsingWhitespace(text) : HTMLText.plain(text)
+                ? HTMLText.collapsingWhitespace(text) : HTMLText.plain(text, limit: limit)
             return result.isEmpty ? nil : result
         }
         func html(_ field: Field) -> String? {
@@ -263,7 +263,9 @@ final class XMLFeed: NSObject, XMLParserDelegate {
         if link == nil, let guid, entry.guidIsPermaLink, guid.hasPrefix("http://") || guid.hasPrefix("https://") {
             link = guid
         }
-        let body = plain(.summary) ?? plain(.description) ?? plain(.content) ?? plain(.encoded)
+        let limit = HTMLText.summaryLength
+        let body = plain(.summary, limit: limit) ?? plain(.description, limit: limit) ?? plain(.content, limit: limit)
+            ?? plain(.encoded, limit: limit)
         let title = plain(.title) ?? body.map { HTMLText.cut($0, to: 80) } ?? ""
 
         var picture = entry.enclosure ?? entry.mediaContent ?? entry.mediaThumbnail ?? entry.itunesImage
@@ -281,7 +283,7 @@ final class XMLFeed: NSObject, XMLParserDelegate {
         guard let key = id ?? guid ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else { return nil }
         return FeedItem(
             key: key, title: title, link: link, pictureURL: picture, published: date,
-            summary: body.map { HTMLText.cut($0, to: 280) })
+            summary: body.map { HTMLText.cut($0, to: limit) })
     }
 
     private static func looksLikeImage(_ url: String?) -> Bool {

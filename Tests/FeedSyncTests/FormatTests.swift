@@ -221,6 +221,24 @@ func decode(
         #expect(HTMLText.collapsingWhitespace("\u{A0} a\u{2003}\u{3000}b\r\n c\u{1F600} ") == "a b c\u{1F600}")
         #expect(HTMLText.plain("<STYLE>p{}</Style>é&nbsp;&#160;<br/>ü<x") == "é ü<x")
         #expect(HTMLText.firstImageSource(#"<a href="x"><img alt="a" data-src="no" src=y.png></a>"#) == "y.png")
+        #expect(HTMLText.firstImageSource(#"é<IMG SRC = 'a.png?x=1&amp;y=2'>"#) == "a.png?x=1&y=2")
+        #expect(HTMLText.firstImageSource("<img alt=\"src=no\"><img\tsrc=\"b.png\">") == "b.png")
+        #expect(HTMLText.firstImageSource(#"<img src=""><img src"#) == nil)
+        #expect(HTMLText.cut("a\r\nb c", to: 3) == "a\r\nb…", "CR LF is one character")
+        #expect(HTMLText.cut("one two three four", to: 12) == "one two…")
+    }
+
+    @Test func aSummaryMadeFromPartOfTheHTMLIsTheSameAsFromAllOfIt() {
+        let pieces = ["word", " ", "<p>", "</p>\n  ", "&amp;", "&nbsp;", "é", "漢字", "😀", "<script>x</script>", "\t\r\n",
+                      "&#8217;", "a < b", "<br/>", "ünïcödé"]
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<300 {
+            let html = (0..<Int.random(in: 0...400, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            for limit in [0, 1, 5, 80, HTMLText.summaryLength] {
+                let whole = HTMLText.cut(HTMLText.plain(html), to: limit)
+                #expect(HTMLText.cut(HTMLText.plain(html, limit: limit), to: limit) == whole, "round \(round), limit \(limit): \(html)")
+            }
+        }
     }
 }
 
