@@ -101,6 +101,8 @@ public struct LoggedRequest: Sendable {
     public var page: Int?
     public var ifNoneMatch: String?
     public var status: Int
+    /// When the request arrived, and when it was answered (after any latency).
+    public var receivedAt: Date
     public var at: Date
 }
 
@@ -224,6 +226,7 @@ public final class DemoServer: Sendable {
     // MARK: Handlers
 
     private func feedPage(_ request: HTTPRequest, format: DemoFormat) async throws -> HTTPResponse {
+        let received = Date()
         let page = request.query["page"].flatMap(Int.init) ?? 1
         let ifNoneMatch = request.headers[HTTPHeader("If-None-Match")]
         let (snapshot, failure) = state.withLock { state -> (State, Faults.Failure?) in
@@ -279,7 +282,7 @@ public final class DemoServer: Sendable {
         }
         let logged = LoggedRequest(
             path: request.path, isFeed: true, page: page, ifNoneMatch: ifNoneMatch, status: response.statusCode.code,
-            at: Date())
+            receivedAt: received, at: Date())
         state.withLock { $0.log.append(logged) }
         return response
     }
@@ -289,7 +292,8 @@ public final class DemoServer: Sendable {
         let number = name.hasSuffix(".png") ? Int(name.dropLast(4)) : nil
         let (faults, size) = state.withLock { ($0.faults, $0.pictureBytes) }
         let logged = LoggedRequest(
-            path: request.path, isFeed: false, page: nil, ifNoneMatch: nil, status: number == nil ? 404 : 200, at: Date())
+            path: request.path, isFeed: false, page: nil, ifNoneMatch: nil, status: number == nil ? 404 : 200,
+            receivedAt: Date(), at: Date())
         state.withLock { $0.log.append(logged) }
         guard let number, request.path == "/pictures/\(name)" else { return HTTPResponse(statusCode: .notFound) }
         if faults.pictureLatency > 0 { try await Task.sleep(nanoseconds: UInt64(faults.pictureLatency * 1e9)) }

@@ -10,8 +10,9 @@ public struct DataHome: Sendable {
 
     public var databasePath: String { dataDirectory + "/feedsync.sqlite" }
     public var lockPath: String { dataDirectory + "/pull.lock" }
-    /// A feed document too long to hold in memory is written here while it is read.
-    public var downloadPath: String { dataDirectory + "/download.part" }
+    /// A feed document too long to hold in memory is written here while it is read; each feed
+    /// pulled at the same time has its own `slot`.
+    public func downloadPath(slot: Int) -> String { dataDirectory + "/download-\(slot).part" }
 
     public init(override: String?, environment: [String: String] = ProcessInfo.processInfo.environment) {
         if let root = override ?? environment["FEEDSYNC_HOME"].flatMap({ $0.isEmpty ? nil : $0 }) {

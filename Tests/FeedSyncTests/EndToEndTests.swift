@@ -274,6 +274,33 @@ import Testing
         #expect(list.stderr.contains("feedsync.sqlite"))
     }
 
+    @Test func feedsArePulledSeveralAtOnceAndAFailedOneStopsNoOther() async throws {
+        try await withServer(items: 5, perPage: 10) { server, url in
+            let feeds = (1...4).map { "\(url)?feed=\($0)" }
+            var faults = Faults()
+            faults.latency = 1
+            server.setFaults(faults)
+            let cli = try CLI()
+            let pull = try await cli.start(["pull", "--images", "none"] + (feeds + [url + "/nope"]).flatMap { ["--feed", $0] }).wait()
+            #expect(pull.status == 65, "the missing feed: \(pull.stderr)")
+            let pages = server.requests.filter { $0.path == "/feed" }
+            #expect(pages.count == 4)
+            #expect(pages.map(\.receivedAt).max()! < pages.map(\.at).min()!, "all four asked before any was answered")
+            for feed in feeds {
+                #expect(try cli.openStore().list(feedURL: feed, page: 1, perPage: 10).total == 5)
+            }
+
+            faults.latency = 0.2
+            server.setFaults(faults)
+            server.clearLog()
+            let one = try CLI()
+            #expect(try await one.start(["pull", "--images", "none", "--feed-concurrency", "1"] + feeds.prefix(3).flatMap { ["--feed", $0] }).wait().status == 0)
+            let sequential = server.requests.filter { $0.path == "/feed" }
+            #expect(sequential.count == 3)
+            #expect(zip(sequential, sequential.dropFirst()).allSatisfy { $1.receivedAt >= $0.at }, "one at a time")
+        }
+    }
+
     @Test func aMissingFeedExits65() async throws {
         let cli = try CLI()
         try await withServer { _, url in

@@ -5,6 +5,7 @@ import FeedSyncStore
 import FeedSyncSync
 import FeedSyncTransport
 import Foundation
+import Synchronization
 
 struct Pull: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -39,6 +40,9 @@ struct Pull: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Picture downloads running at once.", valueName: "n"))
     var imageConcurrency = 8
 
+    @Option(help: ArgumentHelp("Feeds pulled at once.", valueName: "n"))
+    var feedConcurrency = 4
+
     @Option(help: ArgumentHelp("Largest picture accepted, in bytes (K, M and G suffixes work).", valueName: "size"),
             transform: ByteSize.parse)
     var maxImageBytes: Int64 = 10 << 20
@@ -59,6 +63,7 @@ struct Pull: AsyncParsableCommand {
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
         if prefetchPages < 0 { throw ValidationError("--prefetch-pages must be 0 or more") }
         guard (1...64).contains(imageConcurrency) else { throw ValidationError("--image-concurrency must be between 1 and 64") }
+        guard (1...16).contains(feedConcurrency) else { throw ValidationError("--feed-concurrency must be between 1 and 16") }
         guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 600 seconds") }
         guard maxImageBytes >= 1 else { throw ValidationError("--max-image-bytes must be at least 1") }
     }
@@ -80,7 +85,7 @@ struct Pull: AsyncParsableCommand {
 
         let client = HTTPClient(configuration: TransportConfiguration(
             userAgent: FeedSyncVersion.userAgent, connectTimeout: min(timeout, 10), lowSpeedSeconds: timeout,
-            maxConnections: imageConcurrency + 1))
+            maxConnections: imageConcurrency + feedConcurrency))
         defer { client.shutdown() }
         let talk = !quiet && Terminal.isInteractive
         let progress = talk ? ProgressLine() : nil
@@ -95,7 +100,6 @@ struct Pull: AsyncParsableCommand {
                 progress?.record(event)
                 if verbose { Self.log(event) }
             })
-        let engine = SyncEngine(store: store, client: client, downloadPath: dataHome.downloadPath)
         let options = PullOptions(maxPages: maxPages, retry: Self.retryPolicy(), onEvent: { event in
             if case .page = event { prefetcher.pagesChanged() }
             progress?.record(event)
@@ -104,21 +108,46 @@ struct Pull: AsyncParsableCommand {
 
         // Pictures download while pages keep flowing; the exit code reflects paging only.
         async let pictures: Void = prefetcher.run()
-        var worst: SyncError.Kind? = nil
-        var summaries: [String] = []
-        for feed in feeds {
-            do throws(SyncError) {
-                summaries.append(Self.summary(try await engine.pull(feed, options: options)))
-            } catch {
-                progress?.clear()
-                complain(error.message)
-                worst = max(worst ?? error.kind, error.kind)
+        // `feedConcurrency` workers take the feeds in order, each with its own engine and
+        // download file; a failed feed is reported at once and does not stop the others.
+        let next = Mutex(0)
+        let claim = { @Sendable () -> Int? in
+            next.withLock { index in
+                defer { index += 1 }
+                return index < feeds.count ? index : nil
+            }
+        }
+        let outcomes = Mutex([Result<PullReport, SyncError>?](repeating: nil, count: feeds.count))
+        let record = { @Sendable (index: Int, outcome: Result<PullReport, SyncError>) in
+            outcomes.withLock { $0[index] = outcome }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for slot in 0..<min(feedConcurrency, feeds.count) {
+                let engine = SyncEngine(store: store, client: client, downloadPath: dataHome.downloadPath(slot: slot))
+                group.addTask {
+                    while let index = claim() {
+                        do throws(SyncError) {
+                            record(index, .success(try await engine.pull(feeds[index], options: options)))
+                        } catch {
+                            record(index, .failure(error))
+                            progress?.clear()
+                            complain(error.message)
+                        }
+                    }
+                }
             }
         }
         prefetcher.pagingFinished()
         await pictures
         progress?.clear()
-        if talk { summaries.forEach { print($0) } }
+        var worst: SyncError.Kind? = nil
+        for outcome in outcomes.withLock({ $0 }) {
+            switch outcome {
+            case .success(let report)?: if talk { print(Self.summary(report)) }
+            case .failure(let error)?: worst = max(worst ?? error.kind, error.kind)
+            case nil: break
+            }
+        }
         if let worst { throw ExitCode(Exit.code(for: worst)) }
     }
 
