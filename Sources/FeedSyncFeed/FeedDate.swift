@@ -85,6 +85,7 @@ enum FeedDate {
     private typealias Token = ArraySlice<UInt8>
 
     private static func rfc822(_ bytes: [UInt8]) -> Int64? {
+        if let date = canonicalRFC822(bytes) { return date }
         var day: Int?, month: Int?, year: Int?
         var time: (Int, Int, Int)?
         var offset = 0
@@ -115,6 +116,18 @@ enum FeedDate {
         }
         guard let day, let month, let year else { return nil }
         let (hour, minute, second) = time ?? (0, 0, 0)
+        return seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second, offset: offset)
+    }
+
+    /// `Tue, 07 May 2024 09:30:00 GMT` (or `+0200`), as nearly every RSS feed writes it, read by
+    /// position; anything else is left to the general reader.
+    private static func canonicalRFC822(_ b: [UInt8]) -> Int64? {
+        guard b.count >= 27, b[3] == UInt8(ascii: ","), b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
+              b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20,
+              weekday(b[0..<3]), let month = monthNumber(b[8..<11]),
+              let day = number(b[5..<7]), let year = number(b[12..<16]), let hour = number(b[17..<19]),
+              let minute = number(b[20..<22]), let second = number(b[23..<25]), let offset = zoneOffset(b[26...])
+        else { return nil }
         return seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second, offset: offset)
     }
 

@@ -140,15 +140,16 @@ enum HTMLText {
     static func cut(_ text: String, to limit: Int) -> String {
         let utf8 = text.utf8
         guard utf8.count > limit else { return text }
-        let head: Substring
         if utf8.prefix(limit + 1).allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "\r") }) {
-            // ASCII without CR (the text of nearly every feed): each byte is one Character.
-            head = text[..<utf8.index(utf8.startIndex, offsetBy: limit)]
-        } else {
-            guard let end = text.index(text.startIndex, offsetBy: limit, limitedBy: text.endIndex), end < text.endIndex
-            else { return text }
-            head = text[..<end]
+            // ASCII without CR (the text of nearly every feed): each byte is one character, and
+            // the last space is found without walking Characters backwards.
+            let head = utf8.prefix(limit)
+            let end = head.lastIndex(of: UInt8(ascii: " ")).flatMap { $0 == utf8.startIndex ? nil : $0 } ?? head.endIndex
+            return String(text[..<end]) + "…"
         }
+        guard let end = text.index(text.startIndex, offsetBy: limit, limitedBy: text.endIndex), end < text.endIndex
+        else { return text }
+        let head = text[..<end]
         let boundary = head.lastIndex(of: " ").map { head[..<$0] } ?? head
         return String(boundary.isEmpty ? head : boundary) + "…"
     }

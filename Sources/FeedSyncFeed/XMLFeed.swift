@@ -71,7 +71,7 @@ final class XMLFeed: NSObject, XMLParserDelegate {
     }
 
     /// Text fields of an entry, captured whole (nested markup's text included).
-    enum Field: Hashable {
+    enum Field: Int, CaseIterable {
         case title, link, guid, id, description, encoded, summary, content, pubDate, dcDate, published, updated
     }
 
@@ -83,10 +83,20 @@ final class XMLFeed: NSObject, XMLParserDelegate {
         var base: String
     }
 
+    /// A field's text, its Atom `type` and the base URL in effect where it was.
+    private struct Captured {
+        var text: String
+        var type: String?
+        var base: String
+    }
+
     private struct Entry {
-        var texts: [Field: String] = [:]
-        var types: [Field: String] = [:]
-        var bases: [Field: String] = [:]
+        /// By `Field.rawValue`: a dozen slots, no hashing per field.
+        var fields = [Captured?](repeating: nil, count: Field.allCases.count)
+        subscript(field: Field) -> Captured? {
+            get { fields[field.rawValue] }
+            set { fields[field.rawValue] = newValue }
+        }
         var guidIsPermaLink = true
         var alternate: String?
         var enclosure: String?
@@ -150,10 +160,12 @@ final class XMLFeed: NSObject, XMLParserDelegate {
             return
         }
 
+        // Taken out while changed, so it is changed in place, not copied.
         var current = entry!
+        entry = nil
         defer { entry = current }
         func begin(_ field: Field) {
-            guard current.texts[field] == nil else { return }
+            guard current[field] == nil else { return }
             capture = Capture(field: field, depth: depth, type: attributes["type"]?.lowercased(), base: base)
         }
         let type = attributes["type"]?.lowercased()
@@ -207,9 +219,7 @@ final class XMLFeed: NSObject, XMLParserDelegate {
         bases.removeLast()
         if let done = capture, done.depth == depth {
             capture = nil
-            entry?.texts[done.field] = done.text
-            entry?.types[done.field] = done.type
-            entry?.bases[done.field] = done.base
+            entry?[done.field] = Captured(text: done.text, type: done.type, base: done.base)
         } else if capture == nil, depth == entryDepth, let finished = entry {
             entry = nil
             if let item = item(from: finished) {
@@ -244,22 +254,22 @@ final class XMLFeed: NSObject, XMLParserDelegate {
     // MARK: Entry to item
 
     private func item(from entry: Entry) -> FeedItem? {
-        let texts = entry.texts
         /// A text field as plain text, by its Atom `type` (RSS text is treated as HTML, as it is in practice).
         func plain(_ field: Field, limit: Int? = nil) -> String? {
-            guard let text = texts[field] else { return nil }
-            let type = entry.types[field]
+            guard let text = entry[field]?.text else { return nil }
+            let type = entry[field]?.type
             let result = type == "text" || type == "xhtml" || type == "text/plain"
                 ? HTMLText.collapsingWhitespace(text) : HTMLText.plain(text, limit: limit)
             return result.isEmpty ? nil : result
         }
         func html(_ field: Field) -> String? {
-            guard let text = texts[field], entry.types[field] != "text" else { return nil }
+            guard let captured = entry[field], captured.type != "text" else { return nil }
+            let text = captured.text
             return text
         }
 
-        let guid = texts[.guid]?.trimmed.nilIfEmpty
-        var link = entry.alternate ?? DocumentURL.resolve(texts[.link], against: entry.bases[.link])
+        let guid = entry[.guid]?.text.trimmed.nilIfEmpty
+        var link = entry.alternate ?? DocumentURL.resolve(entry[.link]?.text, against: entry[.link]?.base)
         if link == nil, let guid, entry.guidIsPermaLink, guid.hasPrefix("http://") || guid.hasPrefix("https://") {
             link = guid
         }
@@ -273,13 +283,14 @@ final class XMLFeed: NSObject, XMLParserDelegate {
         if picture == nil {
             for field in [Field.encoded, .content, .description, .summary] {
                 if let html = html(field), let source = HTMLText.firstImageSource(html) {
-                    picture = DocumentURL.resolve(source, against: entry.bases[field])
+                    picture = DocumentURL.resolve(source, against: entry[field]?.base)
                     break
                 }
             }
         }
-        let date = [Field.published, .pubDate, .dcDate, .updated].lazy.compactMap { texts[$0] }.compactMap(FeedDate.normalise).first
-        let id = texts[.id]?.trimmed.nilIfEmpty
+        let date = [Field.published, .pubDate, .dcDate, .updated].lazy.compactMap { entry[$0]?.text }
+            .compactMap(FeedDate.normalise).first
+        let id = entry[.id]?.text.trimmed.nilIfEmpty
         guard let key = id ?? guid ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else { return nil }
         return FeedItem(
             key: key, title: title, link: link, pictureURL: picture, published: date,
