@@ -55,8 +55,11 @@ extension Store {
         return rows
     }
 
-    /// Remembers the page the reader was shown, in the list of one feed or of all feeds.
+    /// Remembers the page the reader was shown, in the list of one feed or of all feeds. The page
+    /// already remembered last is not written again: paging back and forth over one page stays a
+    /// read, with no WAL to start and sync, no checkpoint when the store closes.
     public func setReadingPosition(_ position: ReadingPosition) throws(StoreError) {
+        guard try latestReadingPosition() != position else { return }
         try write { db in
             try db.execute(
                 sql: """

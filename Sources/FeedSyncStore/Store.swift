@@ -148,11 +148,21 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
 /// The SQLite store of one data home: WAL, so `list` reads while a pull writes.
 public final class Store: Sendable {
-    let pool: DatabasePool
+    let database: any DatabaseWriter
     public let path: String
 
+    /// How the store is opened.
+    public enum Connections: Sendable {
+        /// A pool: one writer and concurrent readers, for a pull and its picture downloads.
+        case pool
+        /// One connection, for a command that reads a page and exits (`list`, `status`). GRDB's
+        /// pool starts every open with no WAL file by creating and dropping a table, and the
+        /// close after it checkpoints: a third of `list`'s time, for nothing a short read needs.
+        case single
+    }
+
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
-    public init(path: String) throws(StoreError) {
+    public init(path: String, connections: Connections = .pool) throws(StoreError) {
         self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -161,31 +171,40 @@ public final class Store: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         do {
-            pool = try Self.open(path: path, configuration: configuration)
+            database = try Self.open(path: path, configuration: configuration, connections: connections)
         } catch {
             throw StoreError("cannot open the database \(path): \(Self.describe(error))")
         }
     }
 
-    /// Opens the pool and applies pending migrations. A store already up to date is only read,
+    /// Opens the database and applies pending migrations. A store already up to date is only read,
     /// so `list` never waits for, or gets in the way of, a pull. Two processes opening a new store
     /// at once race to create and migrate it (GRDB reads what is applied, then runs each migration
     /// in its own transaction): the loser is refused or its migration fails, rolled back whole,
     /// and it tries again from what the winner did. Its look at what the winner did waits like any
     /// other connection: a fresh file's WAL recovery answers SQLITE_BUSY to a connection that
     /// does not wait, and that once failed the loser outright.
-    static func open(path: String, configuration: Configuration) throws -> DatabasePool {
+    static func open(path: String, configuration: Configuration, connections: Connections) throws -> any DatabaseWriter {
         let migrator = Self.migrator
+        func connect() throws -> any DatabaseWriter {
+            switch connections {
+            case .pool: try DatabasePool(path: path, configuration: configuration)
+            case .single: try DatabaseQueue(path: path, configuration: configuration)
+            }
+        }
         var applied: [String] = []
         for attempt in 1... {
             do {
-                let pool = try DatabasePool(path: path, configuration: configuration)
-                applied = try pool.read(migrator.appliedMigrations)
-                if try pool.read(migrator.hasCompletedMigrations) { return pool }
-                try migrator.migrate(pool)
+                let database = try connect()
+                applied = try database.read(migrator.appliedMigrations)
+                if try database.read(migrator.hasCompletedMigrations) { return database }
+                try migrator.migrate(database)
+                // A pool sets WAL itself; a store made by one connection is made WAL for the pools
+                // that follow (the mode is kept in the file).
+                if connections == .single { try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = WAL") } }
                 // Reader connections that read before the migration keep the old schema in their
                 // prepared statements' columns: start afresh.
-                return try DatabasePool(path: path, configuration: configuration)
+                return try connect()
             } catch let error as DatabaseError where attempt < 50 {
                 let progressed = (try? DatabaseQueue(path: path, configuration: configuration).read(migrator.appliedMigrations)).map { $0 != applied }
                 guard error.resultCode == .SQLITE_BUSY || progressed == true else { throw error }
@@ -214,11 +233,11 @@ public final class Store: Sendable {
     }
 
     func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
-        do { return try pool.read(body) } catch { throw StoreError("cannot read \(path): \(Self.describe(error))") }
+        do { return try database.read(body) } catch { throw StoreError("cannot read \(path): \(Self.describe(error))") }
     }
 
     func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
-        do { return try pool.write(body) } catch { throw StoreError("cannot write \(path): \(Self.describe(error))") }
+        do { return try database.write(body) } catch { throw StoreError("cannot write \(path): \(Self.describe(error))") }
     }
 
     static func describe(_ error: any Error) -> String {

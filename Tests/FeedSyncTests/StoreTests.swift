@@ -38,6 +38,18 @@ import Testing
         }
     }
 
+    @Test func aStoreMadeByOneConnectionIsWALAndOpensAgainWithoutWriting() throws {
+        let path = directory.path + "/single.sqlite"
+        let single = try Store(path: path, connections: .single)
+        #expect(try single.appliedMigrations() == embeddedMigrations.map(\.name))
+        let mode = { try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } }
+        #expect(try mode() == "wal", "the pools that follow find WAL")
+        let version = { try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "PRAGMA schema_version") } }
+        let before = try version()
+        _ = try Store(path: path, connections: .single)
+        #expect(try version() == before, "opening a migrated store changes nothing in it")
+    }
+
     @Test func upgradingFromVersion1KeepsPulledFeedsInTheSeedFormat() throws {
         let path = directory.path + "/version1.sqlite"
         var migrator = DatabaseMigrator()
@@ -190,5 +202,14 @@ import Testing
         Thread.sleep(forTimeInterval: 0.01)  // positions are ordered by the time they were recorded
         try store.setReadingPosition(ReadingPosition(feedURL: "http://h/feed", page: 2, perPage: 10))
         #expect(try store.latestReadingPosition() == ReadingPosition(feedURL: "http://h/feed", page: 2, perPage: 10))
+
+        // The latest position again is not written: the store's data does not change.
+        let changes = { try DatabaseQueue(path: self.store.path).read { try Double.fetchOne($0, sql: "SELECT sum(updated_at) FROM reading_position") } }
+        let before = try changes()
+        try store.setReadingPosition(ReadingPosition(feedURL: "http://h/feed", page: 2, perPage: 10))
+        #expect(try changes() == before)
+        Thread.sleep(forTimeInterval: 0.01)
+        try store.setReadingPosition(ReadingPosition(feedURL: nil, page: 4, perPage: 50))
+        #expect(try store.latestReadingPosition() == ReadingPosition(feedURL: nil, page: 4, perPage: 50), "an older one becomes the latest again")
     }
 }

@@ -13,11 +13,12 @@ struct HomeOptions: ParsableArguments {
 
     var dataHome: DataHome { DataHome(override: home) }
 
-    /// Creates the data home if needed and opens its store.
+    /// Creates the data home if needed and opens its store with one connection, for commands
+    /// that read (and note the reading position) and exit.
     func openStore() throws -> (DataHome, Store) {
         let dataHome = dataHome
         try fail(on: { try dataHome.prepare() })
-        let store = try fail(on: { try Store(path: dataHome.databasePath) })
+        let store = try fail(on: { try Store(path: dataHome.databasePath, connections: .single) })
         return (dataHome, store)
     }
 

@@ -5,6 +5,7 @@ import Foundation
 
 struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "list",  // named here, not derived from the type's name at every start
         abstract: "Show stored items. Reads only the local store: works offline, and while a pull runs.")
 
     @OptionGroup var homeOptions: HomeOptions

@@ -9,6 +9,7 @@ import Synchronization
 
 struct Pull: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "pull",  // named here, not derived from the type's name at every start
         abstract: "Page through remote feeds and store their items.",
         discussion: """
             With --feed (repeatable), those feeds are remembered and pulled; without it, every \

@@ -5,6 +5,7 @@ import Foundation
 
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",  // named here, not derived from the type's name at every start
         abstract: "Show each feed's items, backfill progress, last pull and pictures.")
 
     @OptionGroup var homeOptions: HomeOptions
