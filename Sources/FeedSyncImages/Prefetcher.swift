@@ -20,12 +20,16 @@ public final class PicturePrefetcher: Sendable {
     struct Signals {
         var pagesChanged = true
         var pagingFinished = false
+        /// `run` waiting for the next signal; resumed by it, or when `run` ends.
+        var waiter: CheckedContinuation<Void, Never>?
+        var closed = false
     }
 
     enum Finished: Sendable {
         case download(PictureJob, written: DownloadedPicture?)
         case recorded(bytes: Int64)
         case tick
+        case signalled
     }
 
     /// Written pictures are made durable and recorded together: at this many, when nothing else
@@ -43,14 +47,36 @@ public final class PicturePrefetcher: Sendable {
 
     /// A page was committed: there may be new pictures in the window.
     public func pagesChanged() {
-        signals.withLock { $0.pagesChanged = true }
+        signal { $0.pagesChanged = true }
     }
 
     /// Paging is over: `run` returns once nothing due is left.
     public func pagingFinished() {
-        signals.withLock {
+        signal {
             $0.pagingFinished = true
             $0.pagesChanged = true
+        }
+    }
+
+    /// Changes the signals and wakes `run` at once: waiting for its next tick cost up to a
+    /// quarter second before the first pictures and again after the last.
+    private func signal(_ change: (inout Signals) -> Void) {
+        signals.withLock { state in
+            change(&state)
+            defer { state.waiter = nil }
+            return state.waiter
+        }?.resume()
+    }
+
+    /// Returns at the next signal (or at once if one is pending, or `run` is over).
+    private func nextSignal() async {
+        await withCheckedContinuation { continuation in
+            let now = signals.withLock { state -> Bool in
+                guard !state.pagesChanged, !state.closed else { return true }
+                state.waiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
         }
     }
 
@@ -71,6 +97,7 @@ public final class PicturePrefetcher: Sendable {
 
         await withTaskGroup(of: Finished.self) { group in
             var ticking = false
+            var listening = false
             while true {
                 let (changed, finished) = signals.withLock { state -> (Bool, Bool) in
                     defer { state.pagesChanged = false }
@@ -108,6 +135,13 @@ public final class PicturePrefetcher: Sendable {
                         return .tick
                     }
                 }
+                if !listening {
+                    listening = true
+                    group.addTask {
+                        await self.nextSignal()
+                        return .signalled
+                    }
+                }
                 switch await group.next() {
                 case .download(let job, let picture)?:
                     running.remove(job.id)
@@ -117,9 +151,15 @@ public final class PicturePrefetcher: Sendable {
                     lastRecorded = Date()
                     cachedBytes += bytes
                 case .tick?: ticking = false
+                case .signalled?: listening = false
                 case nil: break
                 }
             }
+            signals.withLock { state in
+                state.closed = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }?.resume()
             group.cancelAll()
         }
         if let position = lastPosition {
