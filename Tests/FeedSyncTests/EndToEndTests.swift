@@ -200,7 +200,9 @@ import Testing
         let cli = try CLI()
         try await withServer(items: 600, perPage: 10) { server, url in
             var faults = Faults()
-            faults.latency = 0.02  // 60 pages take over a second: every kill lands mid-pull
+            // 60 pages take six seconds, more than the five runs before their kills add up to
+            // (at most 3.5 s): every kill lands mid-pull, however fast the rest of a pull gets.
+            faults.latency = 0.1
             server.setFaults(faults)
             var subscribed = false
             for _ in 0..<5 {
