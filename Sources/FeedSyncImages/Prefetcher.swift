@@ -155,11 +155,7 @@ public final class PicturePrefetcher: Sendable {
                 case nil: break
                 }
             }
-            signals.withLock { state in
-                state.closed = true
-                defer { state.waiter = nil }
-                return state.waiter
-            }?.resume()
+            signal { $0.closed = true }  // the waiting child task returns, so the group can end
             group.cancelAll()
         }
         if let position = lastPosition {
