@@ -101,6 +101,8 @@ public struct LoggedRequest: Sendable {
     public var page: Int?
     public var ifNoneMatch: String?
     public var status: Int
+    /// The body's length, when it was sent whole (not streamed).
+    public var bytes: Int?
     /// When the request arrived, and when it was answered (after any latency).
     public var receivedAt: Date
     public var at: Date
@@ -252,6 +254,7 @@ public final class DemoServer: Sendable {
         let contentType = document.contentType
         let etag = "\"\(format.rawValue)-n\(snapshot.itemCount)-p\(page)\(snapshot.faults.endless ? "-e" : "")\""
         var response: HTTPResponse
+        var bytes: Int?
         switch failure {
         case .status(let code, let retryAfter)?:
             var headers: HTTPHeaders = [:]
@@ -267,9 +270,11 @@ public final class DemoServer: Sendable {
                 statusCode: .ok, headers: [.contentType: contentType] as HTTPHeaders,
                 body: HTTPBodySequence(from: StreamedBytes(body.prefix(body.count / 2), thenFail: true)))
         case .malformed?:
-            response = HTTPResponse(statusCode: .ok, headers: [.contentType: contentType] as HTTPHeaders, body: Data(body.prefix(body.count / 3)))
+            bytes = body.count / 3
+            response = HTTPResponse(statusCode: .ok, headers: [.contentType: contentType] as HTTPHeaders, body: Data(body.prefix(bytes!)))
         case .stall(let seconds)?:
             try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+            bytes = body.count
             response = HTTPResponse(statusCode: .ok, headers: [.contentType: contentType] as HTTPHeaders, body: body)
         case nil:
             if ifNoneMatch == etag, !snapshot.faults.ignoreValidators {
@@ -277,12 +282,13 @@ public final class DemoServer: Sendable {
             } else {
                 var headers: HTTPHeaders = [.contentType: contentType, HTTPHeader("ETag"): etag]
                 for (name, value) in document.headers { headers[HTTPHeader(name)] = value }
+                bytes = body.count
                 response = HTTPResponse(statusCode: HTTPStatusCode(document.status, phrase: "Feed"), headers: headers, body: body)
             }
         }
         let logged = LoggedRequest(
             path: request.path, isFeed: true, page: page, ifNoneMatch: ifNoneMatch, status: response.statusCode.code,
-            receivedAt: received, at: Date())
+            bytes: bytes, receivedAt: received, at: Date())
         state.withLock { $0.log.append(logged) }
         return response
     }
@@ -293,7 +299,7 @@ public final class DemoServer: Sendable {
         let (faults, size) = state.withLock { ($0.faults, $0.pictureBytes) }
         let logged = LoggedRequest(
             path: request.path, isFeed: false, page: nil, ifNoneMatch: nil, status: number == nil ? 404 : 200,
-            receivedAt: Date(), at: Date())
+            bytes: nil, receivedAt: Date(), at: Date())
         state.withLock { $0.log.append(logged) }
         guard let number, request.path == "/pictures/\(name)" else { return HTTPResponse(statusCode: .notFound) }
         if faults.pictureLatency > 0 { try await Task.sleep(nanoseconds: UInt64(faults.pictureLatency * 1e9)) }

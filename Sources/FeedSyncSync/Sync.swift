@@ -5,6 +5,7 @@ import FeedSyncFeed
 import FeedSyncStore
 import FeedSyncTransport
 import Foundation
+import Synchronization
 
 public enum FeedSyncVersion {
     public static let string = "0.1.0"
@@ -210,7 +211,8 @@ public final class SyncEngine: Sendable {
     }
 
     /// Reads a long document from its file in parts, committing each part as it is read, so
-    /// memory holds one part however long the document. Returns the page without its items.
+    /// memory holds a few parts however long the document. A thread of its own parses the next
+    /// part while this one commits the last. Returns the page without its items.
     private func read(
         _ file: String, format: FeedFormat?, context: DocumentContext, feedID: Int64, machine: inout PagingMachine
     ) throws -> (FeedFormat, FeedPage) {
@@ -221,11 +223,29 @@ public final class SyncEngine: Sendable {
             page.items = items
             return (found, page)
         }
-        return try FeedDocument.decode(fileAt: file, format: format, context: context, batch: Self.partSize) { items in
-            let bands = try local { try store.bands(feedID: feedID, keys: items.map(\.key)) }
-            let commit = machine.receivedPart(items, bands: bands)
-            try local { try store.commit(commit) }
+        struct Stopped: Error {}
+        let handoff = PartHandoff<[FeedItem]>(capacity: 2)
+        let parsed = Mutex<Result<(format: FeedFormat, page: FeedPage), any Error>?>(nil)
+        Thread {
+            let result = Result {
+                try FeedDocument.decode(fileAt: file, format: format, context: context, batch: Self.partSize) { items in
+                    guard handoff.put(items) else { throw Stopped() }
+                }
+            }
+            parsed.withLock { $0 = result }
+            handoff.finish()
+        }.start()
+        do {
+            while let items = handoff.take() {
+                let bands = try local { try store.bands(feedID: feedID, keys: items.map(\.key)) }
+                let commit = machine.receivedPart(items, bands: bands)
+                try local { try store.commit(commit) }
+            }
+        } catch {
+            handoff.stop()
+            throw error
         }
+        return try parsed.withLock { $0! }.get()
     }
 
     /// One request with retries. Returns any response that is not a transient failure, whatever

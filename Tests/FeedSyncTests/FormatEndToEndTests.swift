@@ -142,17 +142,36 @@ import Testing
 
     @Test func aDocumentTooLongForMemoryIsReadFromDiskInParts() async throws {
         let cli = try CLI()
-        // One RSS page of 15 000 items is about 5 MB: past the 4 MiB kept in memory.
-        try await withServer(items: 15_000, perPage: 15_000) { server, _ async throws -> Void in
+        // One RSS page of 18 000 items is about 4.9 MB: past the 4 MiB kept in memory.
+        try await withServer(items: 18_000, perPage: 18_000) { server, _ async throws -> Void in
             let url = await server.feedURL(.rss)
             let pull = try await cli.run("pull", "--feed", url, "--images", "none")
             #expect(pull.status == 0, "\(pull.stderr)")
-            let stored = try cli.openStore().list(feedURL: nil, page: 1, perPage: 15_000)
-            #expect(stored.total == 15_000)
+            #expect(server.feedRequests.first?.bytes ?? 0 > 4 << 20)
+            let stored = try cli.openStore().list(feedURL: nil, page: 1, perPage: 18_000)
+            #expect(stored.total == 18_000)
             #expect(stored.items.map(\.key) == server.expectedKeys)
             let left = try FileManager.default.contentsOfDirectory(atPath: cli.home.path).filter { $0.hasSuffix(".part") }
             #expect(left == [], "the file is removed")
             #expect(try cli.openStore().feed(url: url)?.cursor.backfillDone == true)
+        }
+    }
+
+    @Test func aLongDocumentBrokenPartWayKeepsThePartsReadBeforeTheError() async throws {
+        let cli = try CLI()
+        // A third of 48 000 items is about 4.3 MB: read from disk in parts of 500 until the cut.
+        try await withServer(items: 48_000, perPage: 48_000) { server, _ async throws -> Void in
+            let url = await server.feedURL(.rss)
+            var faults = Faults()
+            faults.next = [.malformed]
+            server.setFaults(faults)
+            let pull = try await cli.run("pull", "--feed", url, "--images", "none")
+            #expect(pull.status == 65, "\(pull.stderr)")
+            #expect(pull.stderr.contains("not well-formed at line"), "\(pull.stderr)")
+            #expect(server.feedRequests.first?.bytes ?? 0 > 4 << 20)
+            let stored = try cli.openStore().list(feedURL: nil, page: 1, perPage: 48_000).items.map(\.key)
+            #expect(stored.count >= 15_000 && stored.count % 500 == 0, "\(stored.count)")
+            #expect(stored == Array(server.expectedKeys.prefix(stored.count)))
         }
     }
 }

@@ -1,5 +1,7 @@
 import FeedSyncFeed
 import FeedSyncStore
+import Foundation
+import Synchronization
 @testable import FeedSyncSync
 import Testing
 
@@ -278,5 +280,31 @@ import Testing
         let end = machine.received(page(keys(6...25), hasMore: true), validators: noValidators, bands: known)
         #expect(end.commit?.cursor.gap == nil, "the page overlapped what was stored: the head walk is done")
         #expect(end.newCount == 20)
+    }
+
+    @Test func partsArriveInOrderAndAConsumerThatStopsEndsTheProducer() {
+        let handoff = PartHandoff<Int>(capacity: 2)
+        let putResults = Mutex<[Bool]>([])
+        Thread {
+            for part in 1...100 {
+                let accepted = handoff.put(part)
+                putResults.withLock { $0.append(accepted) }
+                if !accepted { break }
+            }
+            handoff.finish()
+        }.start()
+        #expect([handoff.take(), handoff.take(), handoff.take()] == [1, 2, 3])
+        handoff.stop()
+        let results = putResults.withLock { $0 }
+        #expect(results.last == false, "the producer was told to end")
+        #expect(results.count < 10, "at most two parts waited beyond those taken: \(results.count) puts")
+
+        let finished = PartHandoff<Int>(capacity: 2)
+        Thread {
+            _ = finished.put(7)
+            finished.finish()
+        }.start()
+        #expect(finished.take() == 7)
+        #expect(finished.take() == nil, "nil once the producer finished and all was taken")
     }
 }
