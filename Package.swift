@@ -19,6 +19,8 @@ let package = Package(
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // glibc calls Swift's Glibc module does not show (syncfs).
         .target(name: "CSystem"),
+        // libxml2's SAX2 parser (headers from Debian's libxml2-dev), for RSS and Atom.
+        .systemLibrary(name: "CXML", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
 
         // Turns Migrations/*.sql into a Swift source at build time, so the binary carries its schema.
         .executableTarget(name: "EmbedMigrationsTool"),
@@ -33,7 +35,7 @@ let package = Package(
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
             plugins: ["EmbedMigrations"]),
         .target(name: "FeedSyncTransport", dependencies: ["CCurl"]),
-        .target(name: "FeedSyncFeed"),
+        .target(name: "FeedSyncFeed", dependencies: ["CXML"]),
 
         // Sync drives Transport, Feed and Store.
         .target(

@@ -44,10 +44,7 @@ extension FeedDocument {
             }
             switch (source, parts) {
             case (.file(let path), let parts?):
-                guard let stream = InputStream(fileAtPath: path) else {
-                    throw FeedError("cannot read the downloaded document at \(path)")
-                }
-                (found, page) = try XMLFeed.decode(stream: stream, base: context.url, batch: parts.batch, onItems: parts.onItems)
+                (found, page) = try XMLFeed.decode(file: path, base: context.url, batch: parts.batch, onItems: parts.onItems)
             default:
                 (found, page) = try XMLFeed.decode(source.contents(), base: context.url)
             }
@@ -85,6 +82,8 @@ extension FeedDocument {
     static func family(of body: Data) -> Family? {
         var bytes = body.prefix(1024)[...]
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        // A UTF-16 byte order mark: XML (JSON is UTF-8), which libxml2 decodes.
+        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) { return .xml }
         switch bytes.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
         case UInt8(ascii: "<"): return .xml
         case UInt8(ascii: "{"), UInt8(ascii: "["): return .json

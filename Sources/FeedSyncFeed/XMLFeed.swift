@@ -1,53 +1,159 @@
+import CXML
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
-/// RSS 2.0 (and 1.0) and Atom, read as a stream of SAX events by Foundation's `XMLParser` over
-/// libxml2: memory holds the item being read, never the document's tree.
+/// RSS 2.0 (and 1.0) and Atom, read as a stream of SAX2 events from libxml2's push parser:
+/// memory holds the item being read, never the document's tree.
 ///
 /// Elements are matched by namespace and local name, so prefixes do not matter and one pass
 /// reads both formats (an RSS item may carry Atom links, an Atom entry Media RSS pictures).
-final class XMLFeed: NSObject, XMLParserDelegate {
+///
+/// Hostile documents: no external entity or DTD is ever loaded (no network, no files), entities
+/// declared inside the document expand within libxml2's amplification limits, and the first
+/// fatal error ends the document, naming its line and column.
+final class XMLFeed {
     /// Reads a whole document held in memory.
     static func decode(_ data: Data, base: String) throws(FeedError) -> (FeedFormat, FeedPage) {
-        try decode(XMLParser(data: data), base: base)
+        try XMLFeed(base: base, batch: .max, onItems: nil).parse { push in
+            data.withUnsafeBytes { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let end = min(bytes.count, offset + chunkSize)
+                    guard push(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])) else { return }
+                    offset = end
+                }
+            }
+        }.get()
     }
 
-    /// Reads a document from a stream (a file), in chunks. `onItems` receives the items in order,
-    /// `batch` at a time; the page returned then carries no items.
+    /// Reads a document from a file, in chunks. `onItems` receives the items in order, `batch`
+    /// at a time; the page returned then carries no items.
     static func decode(
-        stream: InputStream, base: String, batch: Int, onItems: @escaping ([FeedItem]) throws -> Void
+        file path: String, base: String, batch: Int, onItems: @escaping ([FeedItem]) throws -> Void
     ) throws -> (FeedFormat, FeedPage) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FeedError("cannot read the downloaded document at \(path)") }
+        defer { close(descriptor) }
+        var readError: Int32 = 0
         let reader = XMLFeed(base: base, batch: batch, onItems: onItems)
-        let result = reader.parse(XMLParser(stream: stream))
+        let result = reader.parse { push in
+            var buffer = [UInt8](repeating: 0, count: chunkSize)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count < 0 { readError = errno }
+                guard count > 0, buffer.withUnsafeBytes({ push(UnsafeRawBufferPointer(rebasing: $0[..<count])) }) else {
+                    return
+                }
+            }
+        }
+        if readError != 0 {
+            throw FeedError("cannot read the downloaded document at \(path): \(String(cString: strerror(readError)))")
+        }
         if let failure = reader.callbackError { throw failure }
         return try result.get()
     }
 
-    private static func decode(_ parser: XMLParser, base: String) throws(FeedError) -> (FeedFormat, FeedPage) {
-        try XMLFeed(base: base, batch: .max, onItems: nil).parse(parser).get()
-    }
+    /// Bytes handed to libxml2 at a time.
+    private static let chunkSize = 256 << 10
 
-    private func parse(_ parser: XMLParser) -> Result<(FeedFormat, FeedPage), FeedError> {
-        parser.delegate = self
-        parser.shouldProcessNamespaces = true
-        parser.shouldResolveExternalEntities = false
-        let parsed = parser.parse()
-        flush(parser)
-        if let error { return .failure(error) }
-        guard parsed || callbackError != nil else {
-            return .failure(FeedError("the XML is not well-formed at line \(parser.lineNumber), column \(parser.columnNumber)"))
+    /// libxml2's global state is set up once, before any thread parses.
+    private static let libraryReady: Void = xmlInitParser()
+
+    /// Runs libxml2 over the chunks `feed` pushes; `push` answers `false` once parsing stopped.
+    private func parse(
+        _ feed: (_ push: (UnsafeRawBufferPointer) -> Bool) -> Void
+    ) -> Result<(FeedFormat, FeedPage), FeedError> {
+        _ = Self.libraryReady
+        var handler = xmlSAXHandler()
+        // libxml2's own SAX2 handlers keep the DTD's entity declarations; element, text and error
+        // events come here, and nothing else builds a tree.
+        xmlSAXVersion(&handler, 2)
+        handler.startElementNs = { user, name, _, uri, _, _, attributeCount, _, attributes in
+            XMLFeed.from(user).didStart(name!, uri, Attributes(values: attributes, count: Int(attributeCount)))
         }
+        handler.endElementNs = { user, _, _, _ in XMLFeed.from(user).didEnd() }
+        handler.characters = { user, bytes, count in XMLFeed.from(user).found(bytes, Int(count)) }
+        handler.cdataBlock = handler.characters
+        handler.ignorableWhitespace = handler.characters
+        handler.serror = { user, error in XMLFeed.from(user).failed(error) }
+        handler.reference = nil
+        handler.comment = nil
+        handler.processingInstruction = nil
+        handler.resolveEntity = nil
+        handler.externalSubset = nil
+        handler.error = nil
+        handler.warning = nil
+        handler.fatalError = nil
+
+        // Events carry the context itself (libxml2's own handlers need it), and it carries this
+        // reader in the field libxml2 leaves to its user.
+        guard let context = xmlCreatePushParserCtxt(&handler, nil, nil, 0, nil) else {
+            return .failure(FeedError("the XML parser could not start (out of memory)"))
+        }
+        context.pointee._private = Unmanaged.passUnretained(self).toOpaque()
+        self.context = context
+        defer {
+            if let document = context.pointee.myDoc { xmlFreeDoc(document) }
+            context.pointee.myDoc = nil
+            xmlFreeParserCtxt(context)
+            self.context = nil
+        }
+        xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue))
+        var stopped = false
+        feed { chunk in
+            let status = xmlParseChunk(
+                context, chunk.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(chunk.count), 0)
+            stopped = status != 0 || error != nil || callbackError != nil || context.pointee.disableSAX != 0
+            return !stopped
+        }
+        if !stopped { xmlParseChunk(context, nil, 0, 1) }
+        flush()
+        if let error { return .failure(error) }
+        if callbackError != nil { return .failure(FeedError("stopped")) }
         guard let format = format else { return .failure(FeedError("the XML document is empty")) }
         let next = next ?? previousArchive
         return .success((format, FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)))
+    }
+
+    private static func from(_ context: UnsafeMutableRawPointer?) -> XMLFeed {
+        let reader = context!.assumingMemoryBound(to: xmlParserCtxt.self).pointee._private!
+        return Unmanaged<XMLFeed>.fromOpaque(reader).takeUnretainedValue()
+    }
+
+    /// Ends parsing early: the document is not a feed, or `onItems` failed.
+    private func stop() {
+        if let context { xmlStopParser(context) }
+    }
+
+    /// A start tag's attributes as libxml2 hands them over: five pointers each (local name,
+    /// prefix, namespace, value, end of value). Valid only during the event.
+    struct Attributes {
+        let values: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
+        let count: Int
+
+        /// The value of the attribute with this local name, whatever its prefix.
+        subscript(name: StaticString) -> String? {
+            guard let values else { return nil }
+            for index in stride(from: 0, to: count * 5, by: 5) {
+                guard let local = values[index], Self.equal(local, name),
+                      let start = values[index + 3], let end = values[index + 4] else { continue }
+                return String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
+            }
+            return nil
+        }
+
+        private static func equal(_ cString: UnsafePointer<UInt8>, _ name: StaticString) -> Bool {
+            let count = name.utf8CodeUnitCount
+            for index in 0..<count where cString[index] != name.utf8Start[index] { return false }
+            return cString[count] == 0
+        }
     }
 
     // MARK: State
 
     private let batch: Int
     private let onItems: (([FeedItem]) throws -> Void)?
+    private var context: xmlParserCtxtPtr?
     private(set) var format: FeedFormat?
     private(set) var error: FeedError?
     /// What `onItems` threw; parsing stopped there.
@@ -63,6 +169,8 @@ final class XMLFeed: NSObject, XMLParserDelegate {
     private var entry: Entry?
     private var entryDepth = 0
     private var capture: Capture?
+    /// Namespace names by libxml2's interned pointer: each is made a String once per document.
+    private var namespaces: [UnsafePointer<UInt8>: String] = [:]
 
     private init(base: String, batch: Int, onItems: (([FeedItem]) throws -> Void)?) {
         bases = [base]
@@ -78,7 +186,7 @@ final class XMLFeed: NSObject, XMLParserDelegate {
     private struct Capture {
         var field: Field
         var depth: Int
-        var text = ""
+        var text: [UInt8] = []
         var type: String?
         var base: String
     }
@@ -119,24 +227,22 @@ final class XMLFeed: NSObject, XMLParserDelegate {
 
     // MARK: Events
 
-    func parser(
-        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-        attributes: [String: String] = [:]
-    ) {
-        let namespace = namespaceURI ?? ""
+    private func didStart(_ localName: UnsafePointer<UInt8>, _ uri: UnsafePointer<UInt8>?, _ attributes: Attributes) {
+        let name = String(cString: localName)
+        let namespace = uri.map(namespace(at:)) ?? ""
         let parentBase = bases.last!
-        let base = DocumentURL.resolve(attributes["xml:base"] ?? attributes["base"], against: parentBase) ?? parentBase
+        let base = DocumentURL.resolve(attributes["base"], against: parentBase) ?? parentBase
         bases.append(base)
         let depth = bases.count - 1
-        func url(_ attribute: String) -> String? { DocumentURL.resolve(attributes[attribute], against: base) }
+        func url(_ attribute: StaticString) -> String? { DocumentURL.resolve(attributes[attribute], against: base) }
 
         guard format != nil else {
             switch (namespace, name) {
             case ("", "rss"), ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "RDF"): format = .rss
             case (Namespace.atom, "feed"): format = .atom
             default:
-                error = FeedError("the XML is neither RSS nor Atom (its root element is <\(qualifiedName ?? name)>)")
-                parser.abortParsing()
+                error = FeedError("the XML is neither RSS nor Atom (its root element is <\(name)>)")
+                stop()
             }
             return
         }
@@ -164,11 +270,11 @@ final class XMLFeed: NSObject, XMLParserDelegate {
         var current = entry!
         entry = nil
         defer { entry = current }
+        let type = attributes["type"]?.lowercased()
         func begin(_ field: Field) {
             guard current[field] == nil else { return }
-            capture = Capture(field: field, depth: depth, type: attributes["type"]?.lowercased(), base: base)
+            capture = Capture(field: field, depth: depth, type: type, base: base)
         }
-        let type = attributes["type"]?.lowercased()
         let isImageType = type?.hasPrefix("image/") == true
         switch (plain ? "" : namespace, name) {
         case ("", "title"), (Namespace.atom, "title"): begin(.title)
@@ -206,47 +312,52 @@ final class XMLFeed: NSObject, XMLParserDelegate {
         }
     }
 
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
-        capture?.text += string
+    private func namespace(at uri: UnsafePointer<UInt8>) -> String {
+        if let known = namespaces[uri] { return known }
+        let name = String(cString: uri)
+        namespaces[uri] = name
+        return name
     }
 
-    func parser(_ parser: XMLParser, foundCDATA block: Data) {
-        if capture != nil { capture!.text += String(decoding: block, as: UTF8.self) }
+    private func found(_ bytes: UnsafePointer<UInt8>?, _ count: Int) {
+        guard capture != nil, let bytes else { return }
+        capture!.text.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
     }
 
-    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+    private func didEnd() {
         let depth = bases.count - 1
         bases.removeLast()
         if let done = capture, done.depth == depth {
             capture = nil
-            entry?[done.field] = Captured(text: done.text, type: done.type, base: done.base)
+            entry?[done.field] = Captured(text: String(decoding: done.text, as: UTF8.self), type: done.type, base: done.base)
         } else if capture == nil, depth == entryDepth, let finished = entry {
             entry = nil
             if let item = item(from: finished) {
                 items.append(item)
-                if items.count >= batch { flush(parser) }
+                if items.count >= batch { flush() }
             } else {
                 skipped += 1
             }
         }
     }
 
-    /// libxml2 runs in recovery mode under XMLParser and may read on past an error; the first
-    /// error still makes the document unusable.
-    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
-        if error == nil {
-            error = FeedError("the XML is not well-formed at line \(parser.lineNumber), column \(parser.columnNumber)")
-        }
+    /// The first fatal error makes the document unusable; warnings and namespace errors (an
+    /// undeclared prefix) do not.
+    private func failed(_ report: xmlErrorPtr?) {
+        guard error == nil, let report = report?.pointee, report.level == XML_ERR_FATAL else { return }
+        let reason = report.message.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) }
+        error = FeedError(
+            "the XML is not well-formed at line \(report.line), column \(report.int2)\(reason.map { " (\($0))" } ?? "")")
     }
 
     /// Hands the items read so far to `onItems`, when streaming.
-    func flush(_ parser: XMLParser) {
+    private func flush() {
         guard let onItems, !items.isEmpty, error == nil, callbackError == nil else { return }
         do {
             try onItems(items)
         } catch {
             callbackError = error
-            parser.abortParsing()
+            stop()
         }
         items.removeAll(keepingCapacity: true)
     }

@@ -75,6 +75,46 @@ func decode(
         let svg = #expect(throws: FeedError.self) { try decode(Data("<svg/>".utf8), url: "https://x.example/") }
         #expect(svg?.reason.contains("neither RSS nor Atom (its root element is <svg>)") == true, "\(String(describing: svg))")
     }
+
+    @Test func readsDeclaredEncodingsAndExpandsNoEntityFromOutsideTheDocument() throws {
+        func titles(_ body: Data) throws -> [String] { try decode(body, url: "https://x.example/").page.items.map(\.title) }
+        func rss(_ title: String, prolog: String = "<?xml version=\"1.0\"?>") -> String {
+            "\(prolog)<rss><channel><item><guid>g</guid><title>\(title)</title></item></channel></rss>"
+        }
+
+        let latin1 = rss("Caf\u{e9} cr\u{e8}me", prolog: "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>")
+        #expect(try titles(latin1.data(using: .isoLatin1)!) == ["Café crème"])
+        let utf16 = rss("Grüße 🌍", prolog: "<?xml version=\"1.0\" encoding=\"UTF-16\"?>")
+        #expect(try titles(utf16.data(using: .utf16)!) == ["Grüße 🌍"], "with its byte order mark")
+
+        // Declared inside the document: expanded. Outside it (a file, the network): never read.
+        let secret = FileManager.default.temporaryDirectory.appendingPathComponent("feedsync-secret-\(UUID())")
+        try "SECRET-7731".write(to: secret, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: secret) }
+        let entities = """
+            <?xml version="1.0"?>
+            <!DOCTYPE rss [
+              <!ENTITY brand "Acme &amp; Co">
+              <!ENTITY file SYSTEM "\(secret.absoluteString)">
+              <!ENTITY remote SYSTEM "http://127.0.0.1:9/x">
+            ]>
+            <rss><channel><item><guid>g</guid><title>&brand; news [&file;] [&remote;]</title></item></channel></rss>
+            """
+        #expect(try titles(Data(entities.utf8)) == ["Acme & Co news [] []"])
+
+        // A billion laughs: ten levels of ten references each.
+        var laughs = "<?xml version=\"1.0\"?><!DOCTYPE rss [<!ENTITY l0 \"ha\">"
+        for level in 1...10 {
+            laughs += "<!ENTITY l\(level) \"" + String(repeating: "&l\(level - 1);", count: 10) + "\">"
+        }
+        laughs += "]>" + rss("&l10;", prolog: "")
+        let bomb = #expect(throws: FeedError.self) { try titles(Data(laughs.utf8)) }
+        #expect(bomb?.reason.contains("not well-formed") == true, "\(String(describing: bomb))")
+
+        // A prefix nobody declared is a namespace error, not a broken document.
+        let undeclared = "<rss><channel><item><guid>g</guid><title>t</title><media:content url=\"https://x.example/a.jpg\"/></item></channel></rss>"
+        #expect(try titles(Data(undeclared.utf8)) == ["t"])
+    }
 }
 
 @Suite struct AtomTests {
