@@ -24,7 +24,17 @@ enum FeedDate {
 
     /// Seconds since 1970, or `nil` when `text` is no date this reader knows.
     static func parse(_ text: String) -> Int64? {
-        let bytes = Array(text.utf8.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D })
+        parse(Array(text.utf8))
+    }
+
+    /// A date's text as UTF-8, as an XML reader gathers it.
+    static func normalise(_ text: [UInt8]) -> String? {
+        parse(text).map(format)
+    }
+
+    static func parse(_ text: [UInt8]) -> Int64? {
+        let start = text.firstIndex { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D } ?? text.endIndex
+        let bytes = start == 0 ? text : Array(text[start...])
         guard let first = bytes.first else { return nil }
         if bytes.count >= 10, isDigit(first), bytes[4] == UInt8(ascii: "-") {
             return iso(bytes)

@@ -19,7 +19,24 @@ enum HTMLText {
     /// the cut still sees there was more), which is most of the work saved on a long description
     /// that becomes a 280-character summary.
     static func plain(_ html: String, limit: Int? = nil) -> String {
-        let bytes = Array(html.utf8)
+        plain(Array(html.utf8), limit: limit)
+    }
+
+    static func plain(_ html: [UInt8], limit: Int? = nil) -> String {
+        String(decoding: plainText(html, limit: limit).bytes, as: UTF8.self)
+    }
+
+    /// `cut(plain(html, limit: limit), to: limit)`: a summary. Plain ASCII text (nearly every
+    /// feed's) is cut as bytes, never made a String before it is cut.
+    static func summary(_ html: [UInt8], limit: Int) -> String {
+        let text = plainText(html, limit: limit)
+        guard text.ascii else { return cut(String(decoding: text.bytes, as: UTF8.self), to: limit) }
+        guard text.bytes.count > limit else { return String(decoding: text.bytes, as: UTF8.self) }
+        let space = text.bytes[..<limit].lastIndex(of: UInt8(ascii: " ")).flatMap { $0 == 0 ? nil : $0 } ?? limit
+        return String(decoding: text.bytes[..<space], as: UTF8.self) + "…"
+    }
+
+    private static func plainText(_ bytes: [UInt8], limit: Int?) -> PlainText {
         var text = PlainText(capacity: min(bytes.count, limit.map { 4 * ($0 + 1) } ?? .max))
         var index = 0
         while index < bytes.count, !text.holds(limit) {
@@ -46,7 +63,7 @@ enum HTMLText {
                 index += 1
             }
         }
-        return String(decoding: text.bytes, as: UTF8.self)
+        return text
     }
 
     /// The text `plain` makes: runs of whitespace become one space, never at either end.
@@ -156,7 +173,10 @@ enum HTMLText {
 
     /// The `src` of the first `<img>` in `html`, entities decoded.
     static func firstImageSource(_ html: String) -> String? {
-        let bytes = Array(html.utf8)
+        firstImageSource(Array(html.utf8))
+    }
+
+    static func firstImageSource(_ bytes: [UInt8]) -> String? {
         var index = 0
         while let start = Self.find(Array("<img".utf8), in: bytes, from: index) {
             index = start + 4

@@ -193,7 +193,7 @@ final class XMLFeed {
 
     /// A field's text, its Atom `type` and the base URL in effect where it was.
     private struct Captured {
-        var text: String
+        var text: [UInt8]
         var type: String?
         var base: String
     }
@@ -329,7 +329,7 @@ final class XMLFeed {
         bases.removeLast()
         if let done = capture, done.depth == depth {
             capture = nil
-            entry?[done.field] = Captured(text: String(decoding: done.text, as: UTF8.self), type: done.type, base: done.base)
+            entry?[done.field] = Captured(text: done.text, type: done.type, base: done.base)
         } else if capture == nil, depth == entryDepth, let finished = entry {
             entry = nil
             if let item = item(from: finished) {
@@ -365,47 +365,57 @@ final class XMLFeed {
     // MARK: Entry to item
 
     private func item(from entry: Entry) -> FeedItem? {
-        /// A text field as plain text, by its Atom `type` (RSS text is treated as HTML, as it is in practice).
+        let limit = HTMLText.summaryLength
+        func string(_ field: Field) -> String? { entry[field].map { String(decoding: $0.text, as: UTF8.self) } }
+        /// Atom's `type` says whether a field is text or markup; RSS text is treated as HTML, as it is in practice.
+        func isText(_ field: Captured) -> Bool { field.type == "text" || field.type == "xhtml" || field.type == "text/plain" }
         func plain(_ field: Field, limit: Int? = nil) -> String? {
-            guard let text = entry[field]?.text else { return nil }
-            let type = entry[field]?.type
-            let result = type == "text" || type == "xhtml" || type == "text/plain"
-                ? HTMLText.collapsingWhitespace(text) : HTMLText.plain(text, limit: limit)
-            return result.isEmpty ? nil : result
+            guard let captured = entry[field] else { return nil }
+            return isText(captured)
+                ? HTMLText.collapsingWhitespace(String(decoding: captured.text, as: UTF8.self)).nilIfEmpty
+                : HTMLText.plain(captured.text, limit: limit).nilIfEmpty
         }
-        func html(_ field: Field) -> String? {
-            guard let captured = entry[field], captured.type != "text" else { return nil }
-            let text = captured.text
-            return text
+        func summary(_ field: Field) -> String? {
+            guard let captured = entry[field] else { return nil }
+            return isText(captured)
+                ? HTMLText.cut(HTMLText.collapsingWhitespace(String(decoding: captured.text, as: UTF8.self)), to: limit).nilIfEmpty
+                : HTMLText.summary(captured.text, limit: limit).nilIfEmpty
         }
 
-        let guid = entry[.guid]?.text.trimmed.nilIfEmpty
-        var link = entry.alternate ?? DocumentURL.resolve(entry[.link]?.text, against: entry[.link]?.base)
+        let guid = string(.guid)?.trimmed.nilIfEmpty
+        var link = entry.alternate ?? DocumentURL.resolve(string(.link), against: entry[.link]?.base)
         if link == nil, let guid, entry.guidIsPermaLink, guid.hasPrefix("http://") || guid.hasPrefix("https://") {
             link = guid
         }
-        let limit = HTMLText.summaryLength
-        let body = plain(.summary, limit: limit) ?? plain(.description, limit: limit) ?? plain(.content, limit: limit)
-            ?? plain(.encoded, limit: limit)
-        let title = plain(.title) ?? body.map { HTMLText.cut($0, to: 80) } ?? ""
+        var body: (field: Field, summary: String)?
+        for field in [Field.summary, .description, .content, .encoded] {
+            if let text = summary(field) {
+                body = (field, text)
+                break
+            }
+        }
+        let title = plain(.title) ?? body.flatMap { plain($0.field, limit: limit) }.map { HTMLText.cut($0, to: 80) } ?? ""
 
         var picture = entry.enclosure ?? entry.mediaContent ?? entry.mediaThumbnail ?? entry.itunesImage
             ?? entry.xhtmlImage
         if picture == nil {
             for field in [Field.encoded, .content, .description, .summary] {
-                if let html = html(field), let source = HTMLText.firstImageSource(html) {
-                    picture = DocumentURL.resolve(source, against: entry[field]?.base)
+                if let captured = entry[field], captured.type != "text", let source = HTMLText.firstImageSource(captured.text) {
+                    picture = DocumentURL.resolve(source, against: captured.base)
                     break
                 }
             }
         }
-        let date = [Field.published, .pubDate, .dcDate, .updated].lazy.compactMap { entry[$0]?.text }
-            .compactMap(FeedDate.normalise).first
-        let id = entry[.id]?.text.trimmed.nilIfEmpty
+        var date: String?
+        for field in [Field.published, .pubDate, .dcDate, .updated] {
+            if let text = entry[field]?.text, let found = FeedDate.normalise(text) {
+                date = found
+                break
+            }
+        }
+        let id = string(.id)?.trimmed.nilIfEmpty
         guard let key = id ?? guid ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else { return nil }
-        return FeedItem(
-            key: key, title: title, link: link, pictureURL: picture, published: date,
-            summary: body.map { HTMLText.cut($0, to: limit) })
+        return FeedItem(key: key, title: title, link: link, pictureURL: picture, published: date, summary: body?.summary)
     }
 
     private static func looksLikeImage(_ url: String?) -> Bool {

@@ -276,12 +276,16 @@ func decode(
     @Test func aSummaryMadeFromPartOfTheHTMLIsTheSameAsFromAllOfIt() {
         let pieces = ["word", " ", "<p>", "</p>\n  ", "&amp;", "&nbsp;", "é", "漢字", "😀", "<script>x</script>", "\t\r\n",
                       "&#8217;", "a < b", "<br/>", "ünïcödé"]
+        // Only ASCII, so the summary is cut as bytes.
+        let asciiPieces = ["word", " ", "<p>", "</p>\n  ", "&amp;", "x", "<script>x</script>", "\t\r\n", "a < b", "<br/>",
+                           String(repeating: "long", count: 30)]
         var generator = SystemRandomNumberGenerator()
-        for round in 0..<300 {
-            let html = (0..<Int.random(in: 0...400, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+        for (round, set) in (0..<600).map({ ($0, $0 % 2 == 0 ? pieces : asciiPieces) }) {
+            let html = (0..<Int.random(in: 0...400, using: &generator)).map { _ in set.randomElement(using: &generator)! }.joined()
             for limit in [0, 1, 5, 80, HTMLText.summaryLength] {
                 let whole = HTMLText.cut(HTMLText.plain(html), to: limit)
                 #expect(HTMLText.cut(HTMLText.plain(html, limit: limit), to: limit) == whole, "round \(round), limit \(limit): \(html)")
+                #expect(HTMLText.summary(Array(html.utf8), limit: limit) == whole, "round \(round), limit \(limit): \(html)")
             }
         }
     }
