@@ -55,6 +55,6 @@ enum WordPress {
         return FeedItem(
             key: key, title: title, link: link, pictureURL: picture,
             published: (post["date_gmt"] ?? post["date"]).flatMap(FeedDate.normalise),
-            summary: rendered("excerpt").map { HTMLText.cut(HTMLText.plain($0, limit: HTMLText.summaryLength), to: HTMLText.summaryLength) })
+            summary: rendered("excerpt").map { HTMLText.summary(Array($0.utf8), limit: HTMLText.summaryLength) })
     }
 }
