@@ -116,11 +116,13 @@ public final class DemoServer: Sendable {
         var distinctPictures: Int
         var pictureBytes: Int
         var faults = Faults()
-        var log: [LoggedRequest] = []
     }
 
     private let server: HTTPServer
     private let state: Mutex<State>
+    /// Apart from `state`: a page handler holds a copy of `state` while it builds the page, and
+    /// with the log inside it every request logged meanwhile copied the whole log.
+    private let log: Mutex<[LoggedRequest]> = Mutex([])
     private let runner: Mutex<Task<Void, any Error>?> = Mutex(nil)
 
     /// - Parameters:
@@ -213,10 +215,10 @@ public final class DemoServer: Sendable {
     public var itemCount: Int { state.withLock { $0.itemCount } }
 
     /// Every request answered so far, oldest first.
-    public var requests: [LoggedRequest] { state.withLock { $0.log } }
+    public var requests: [LoggedRequest] { log.withLock { $0 } }
 
     public func clearLog() {
-        state.withLock { $0.log.removeAll() }
+        log.withLock { $0.removeAll() }
     }
 
     /// The key `feedsync` stores for item `n`, in the feed's order (newest first).
@@ -289,7 +291,7 @@ public final class DemoServer: Sendable {
         let logged = LoggedRequest(
             path: request.path, isFeed: true, page: page, ifNoneMatch: ifNoneMatch, status: response.statusCode.code,
             bytes: bytes, receivedAt: received, at: Date())
-        state.withLock { $0.log.append(logged) }
+        log.withLock { $0.append(logged) }
         return response
     }
 
@@ -300,7 +302,7 @@ public final class DemoServer: Sendable {
         let logged = LoggedRequest(
             path: request.path, isFeed: false, page: nil, ifNoneMatch: nil, status: number == nil ? 404 : 200,
             bytes: nil, receivedAt: Date(), at: Date())
-        state.withLock { $0.log.append(logged) }
+        log.withLock { $0.append(logged) }
         guard let number, request.path == "/pictures/\(name)" else { return HTTPResponse(statusCode: .notFound) }
         if faults.pictureLatency > 0 { try await Task.sleep(nanoseconds: UInt64(faults.pictureLatency * 1e9)) }
         let png = Self.png(seed: number, bytes: size)
