@@ -6,9 +6,11 @@ import Synchronization
 /// Downloads pictures for the rows the reader will see next while a pull is paging.
 ///
 /// It plans from the store: the reading position `list` recorded, the rows of the window, the
-/// pictures there that are due. It plans again whenever a page is committed, and at least every
-/// half second, so a reader who moves is followed within about a second: queued downloads outside
-/// the new window are dropped, never started. Downloads already running finish.
+/// pictures there that are due (with `--images all`, only the nearest few hundred of them). It
+/// plans again when a page is committed (at most ten times a second while its queue is full), when
+/// the queue runs dry, and at least every half second, so a reader who moves is followed within
+/// about a second: queued downloads outside the new window are dropped, never started. Downloads
+/// already running finish.
 public final class PicturePrefetcher: Sendable {
     let store: Store
     let client: HTTPClient
@@ -35,6 +37,9 @@ public final class PicturePrefetcher: Sendable {
     /// Written pictures are made durable and recorded together: at this many, when nothing else
     /// is downloading, and at least every quarter second.
     static let batch = 32
+
+    /// With `--images all`, the most jobs one plan holds (at least four per transfer at once).
+    static let planLimit = 256
 
     public init(store: Store, client: HTTPClient, directory: String, options: PrefetchOptions,
                 onEvent: @escaping @Sendable (PictureEvent) -> Void = { _ in }) {
@@ -89,8 +94,12 @@ public final class PicturePrefetcher: Sendable {
         var tried = Set<Int64>()  // each picture at most once per run: failures wait for a later pull
         var lastPlan = Date.distantPast
         var lastPosition: ReadingPosition? = nil
+        // Whether a plan made now could find jobs the last one did not: it found some, or a download
+        // or a record has finished since (with `--images all` a plan holds only the nearest).
+        var mayFindMore = false
         var written: [(job: PictureJob, picture: DownloadedPicture)] = []
-        var recording = false
+        var recording = 0  // pictures being made durable and recorded
+        var pagesPending = false
         var lastRecorded = Date()
         // Kept over the budget only until the next plan: eviction runs as the cache grows.
         var cachedBytes = (try? store.cachedBytes()) ?? 0
@@ -103,9 +112,18 @@ public final class PicturePrefetcher: Sendable {
                     defer { state.pagesChanged = false }
                     return (state.pagesChanged, state.pagingFinished)
                 }
-                if changed || Date().timeIntervalSince(lastPlan) >= 0.5 {
+                // Committed pages are planned for at once when the queue runs short, otherwise at
+                // most ten times a second: pages can arrive far faster than pictures.
+                pagesPending = pagesPending || changed
+                let pagesDue = pagesPending
+                    && (queue.count < options.concurrency || Date().timeIntervalSince(lastPlan) >= 0.1)
+                let starved = queue.isEmpty && running.count < options.concurrency && mayFindMore
+                if pagesDue || starved || Date().timeIntervalSince(lastPlan) >= 0.5 {
+                    pagesPending = false
                     let position = currentPosition()
-                    let planned = plan(position).filter { !running.contains($0.id) && !tried.contains($0.id) }
+                    let planned = plan(position, inFlight: running.count + written.count + recording)
+                        .filter { !running.contains($0.id) && !tried.contains($0.id) }
+                    mayFindMore = !planned.isEmpty
                     let kept = Set(planned.map(\.id))
                     let dropped = position != lastPosition ? queue.filter { !kept.contains($0.id) }.count : 0
                     if planned.map(\.id) != queue.map(\.id) { onEvent(.planned(queued: planned.count, dropped: dropped)) }
@@ -120,14 +138,14 @@ public final class PicturePrefetcher: Sendable {
                     tried.insert(job.id)
                     group.addTask { .download(job, written: await self.download(job)) }
                 }
-                if !recording, !written.isEmpty,
+                if recording == 0, !written.isEmpty,
                    written.count >= Self.batch || running.isEmpty || Date().timeIntervalSince(lastRecorded) >= 0.25 {
-                    recording = true
+                    recording = written.count
                     let batch = written
                     written = []
                     group.addTask { .recorded(bytes: self.record(batch)) }
                 }
-                if running.isEmpty, queue.isEmpty, written.isEmpty, !recording, finished { break }
+                if running.isEmpty, queue.isEmpty, written.isEmpty, recording == 0, finished, !mayFindMore, !pagesPending { break }
                 if !ticking {
                     ticking = true
                     group.addTask {
@@ -145,9 +163,11 @@ public final class PicturePrefetcher: Sendable {
                 switch await group.next() {
                 case .download(let job, let picture)?:
                     running.remove(job.id)
+                    mayFindMore = true
                     if let picture { written.append((job, picture)) }
                 case .recorded(let bytes)?:
-                    recording = false
+                    recording = 0
+                    mayFindMore = true
                     lastRecorded = Date()
                     cachedBytes += bytes
                 case .tick?: ticking = false
@@ -167,10 +187,20 @@ public final class PicturePrefetcher: Sendable {
         (try? store.latestReadingPosition()) ?? .start
     }
 
-    /// Due pictures in the window (or everywhere, for `all`), nearest first.
-    func plan(_ position: ReadingPosition) -> [PictureJob] {
-        let rows = options.mode == .all ? 0..<Int(Int32.max) : PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
-        let jobs = (try? store.duePictures(feedURL: position.feedURL, rows: rows)) ?? []
-        return PrefetchPlan.order(jobs, from: position)
+    /// Due pictures in the window, nearest first; for `all`, the `planLimit` nearest of the whole
+    /// list that are not among the `inFlight` pictures still due while they download and record.
+    /// Only that many rows are read on either side of the reading page, so a plan costs the same in
+    /// a list of a million as in one of a hundred (and it is made after every committed page).
+    func plan(_ position: ReadingPosition, inFlight: Int) -> [PictureJob] {
+        guard options.mode == .all else {
+            let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
+            return PrefetchPlan.order((try? store.duePictures(feedURL: position.feedURL, rows: window)) ?? [], from: position)
+        }
+        let limit = max(Self.planLimit, 4 * options.concurrency) + inFlight
+        let start = (position.page - 1) * position.perPage
+        let below = (try? store.duePictures(feedURL: position.feedURL, rows: start..<Int(Int32.max), limit: limit)) ?? []
+        let above = (try? store.duePictures(feedURL: position.feedURL, rows: 0..<start, limit: limit, backwards: true)) ?? []
+        var seen = Set<Int64>()
+        return PrefetchPlan.order(below + above, from: position).filter { seen.insert($0.id).inserted }.prefix(limit).map { $0 }
     }
 }

@@ -14,11 +14,11 @@ extension Store {
                 db, feedURL: feedURL, positions: offset..<offset + perPage,
                 columns: "key, title, link, pic_url, coalesce(picture.status, 'none') AS status, picture.file, published",
                 join: "LEFT JOIN picture ON picture.id = item.picture_id")
-            let items = rows.enumerated().map { index, row in
+            let items = rows.map { position, row in
                 StoredItem(
                     key: row["key"], title: row["title"], link: row["link"], pictureURL: row["pic_url"],
                     imageStatus: row["status"], imagePath: row["file"], published: row["published"],
-                    position: offset + index + 1)
+                    position: position + 1)
             }
             let lastPull = try Double.fetchOne(
                 db, sql: "SELECT max(last_pull_at) FROM feed \(feedURL == nil ? "" : "WHERE url = ?")",
@@ -27,30 +27,48 @@ extension Store {
         }
     }
 
-    /// `columns` of the items at list positions `positions` (from 0) of the list of `feedURL`, in
-    /// the list's order. The list is feed after feed, band after band, seq within a band, and a
-    /// band's seq runs from 0 without holes: adding up band sizes finds the band and seq where the
-    /// range starts, and each band's part is one seek in item's (feed_id, band, seq) index.
-    /// `columnArguments` fill placeholders in `columns`, so the statement stays one cached statement.
+    /// `columns` of the items at list positions `positions` (from 0) of the list of `feedURL` that
+    /// pass `filter`, each with its position: the first `limit` in the list's order, or with
+    /// `backwards`, the last `limit` in reverse order. The list is feed after feed, band after
+    /// band, seq within a band, and a band's seq runs from 0 without holes: adding up band sizes
+    /// finds the band and seq where the range starts, and each band's part is one seek in item's
+    /// (feed_id, band, seq) index. `filter` runs inside SQLite, so rows it drops never reach Swift.
+    /// `arguments` fill placeholders in `columns`, then in `filter`, so the statement stays one
+    /// cached statement.
     static func listRows(_ db: Database, feedURL: String?, positions: Range<Int>, columns: String,
-                         columnArguments: StatementArguments = [], join: String = "") throws -> [Row] {
-        let (filter, arguments) = bandFilter(feedURL: feedURL)
+                         join: String = "", filter: String = "1", arguments: StatementArguments = [],
+                         limit: Int = .max, backwards: Bool = false) throws -> [(position: Int, row: Row)] {
+        let (bandFilter, bandArguments) = bandFilter(feedURL: feedURL)
         let bands = try Row.fetchCursor(
-            db, sql: "SELECT feed_id, band, size FROM band_size \(filter) ORDER BY feed_id, band", arguments: arguments)
+            db, sql: "SELECT feed_id, band, size FROM band_size \(bandFilter) ORDER BY feed_id, band",
+            arguments: bandArguments)
         let part = try db.cachedStatement(sql: """
-            SELECT \(columns) FROM item \(join)
-            WHERE item.feed_id = ? AND item.band = ? AND item.seq >= ? ORDER BY item.seq LIMIT ?
+            SELECT item.seq, \(columns) FROM item \(join)
+            WHERE (\(filter)) AND item.feed_id = ? AND item.band = ? AND item.seq >= ? AND item.seq < ?
+            ORDER BY item.seq \(backwards ? "DESC" : "") LIMIT ?
             """)
-        var rows: [Row] = []
+        var rows: [(position: Int, row: Row)] = []
+        func read(feedID: Int64, band: Int64, start: Int, seqs: Range<Int>) throws {
+            rows += try Row.fetchAll(part, arguments: arguments + [
+                feedID, band, seqs.lowerBound, seqs.upperBound, limit - rows.count,
+            ]).map { (start + $0[0], $0) }
+        }
+        var later: [(feedID: Int64, band: Int64, start: Int, seqs: Range<Int>)] = []  // read backwards
         var bandStart = 0
-        while rows.count < positions.count, let band = try bands.next() {
+        while bandStart < positions.upperBound, rows.count < limit, let band = try bands.next() {
             let size: Int = band["size"]
             defer { bandStart += size }
-            let first = positions.lowerBound + rows.count
-            guard first < bandStart + size else { continue }
-            rows += try Row.fetchAll(part, arguments: columnArguments + [
-                band["feed_id"], band["band"], first - bandStart, positions.count - rows.count,
-            ])
+            let first = max(0, positions.lowerBound - bandStart), end = min(size, positions.upperBound - bandStart)
+            guard first < end else { continue }
+            let seqs = first..<end
+            if backwards {
+                later.append((band["feed_id"], band["band"], bandStart, seqs))
+            } else {
+                try read(feedID: band["feed_id"], band: band["band"], start: bandStart, seqs: seqs)
+            }
+        }
+        for part in later.reversed() where rows.count < limit {
+            try read(feedID: part.feedID, band: part.band, start: part.start, seqs: part.seqs)
         }
         return rows
     }

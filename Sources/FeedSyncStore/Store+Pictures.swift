@@ -65,23 +65,24 @@ extension Store {
     }
 
     /// Pictures shown by rows `rows` of the list of `feedURL`, due for a download: not cached, and
-    /// not waiting out a backoff. One job per picture, at the first row that shows it.
-    public func duePictures(feedURL: String?, rows: Range<Int>, now: Date = Date()) throws(StoreError) -> [PictureJob] {
+    /// not waiting out a backoff. At most `limit` rows are read: the first ones, or with
+    /// `backwards` the last ones, in reverse. One job per picture, at the first of them that shows it.
+    public func duePictures(feedURL: String?, rows: Range<Int>, limit: Int = .max, backwards: Bool = false,
+                            now: Date = Date()) throws(StoreError) -> [PictureJob] {
         try read { db in
-            // One read per band, the picture's state joined in; not one query per row.
+            // One read per band, the picture's state joined in and tested by SQLite: only due rows
+            // reach Swift.
             let found = try Self.listRows(
-                db, feedURL: feedURL, positions: rows,
-                columns: """
-                    item.picture_id, picture.url,
-                    picture.status != 'cached' AND coalesce(picture.next_attempt_at <= ?, 1) AS due
-                    """,
-                columnArguments: [now.timeIntervalSince1970], join: "LEFT JOIN picture ON picture.id = item.picture_id")
+                db, feedURL: feedURL, positions: rows, columns: "item.picture_id, picture.url",
+                join: "JOIN picture ON picture.id = item.picture_id",
+                filter: "picture.status != 'cached' AND coalesce(picture.next_attempt_at <= ?, 1)",
+                arguments: [now.timeIntervalSince1970], limit: limit, backwards: backwards)
             var seen = Set<Int64>()
             var jobs: [PictureJob] = []
-            for (offset, row) in found.enumerated() {
-                let due: Bool = row[2] ?? false
-                guard let id: Int64 = row[0], due, seen.insert(id).inserted else { continue }
-                jobs.append(PictureJob(id: id, url: row[1], row: rows.lowerBound + offset))
+            for (position, row) in found {
+                let id: Int64 = row[1]
+                guard seen.insert(id).inserted else { continue }
+                jobs.append(PictureJob(id: id, url: row[2], row: position))
             }
             return jobs
         }
