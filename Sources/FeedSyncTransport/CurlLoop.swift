@@ -33,6 +33,10 @@ final class CurlLoop: @unchecked Sendable {
         fs_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxConnections)
         fs_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnections)
         fs_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        // Keep every connection the limit allows open between transfers: libcurl's default cache
+        // follows the number of transfers added, and closed connections that were reopened a
+        // moment later (134 connections instead of 13 in benchmark P1).
+        fs_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.maxConnections)
         let thread = Thread { [self] in run() }
         thread.name = "feedsync.curl"
         thread.start()
@@ -125,6 +129,7 @@ final class CurlLoop: @unchecked Sendable {
         let config = configuration
         fs_easy_setopt_string(easy, CURLOPT_URL, request.url)
         fs_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        fs_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, 100 * 1024)  // as the curl tool: a picture in fewer reads
         fs_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
         fs_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         fs_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1)
