@@ -5,15 +5,16 @@ extension Store {
     /// For those of `keys` already stored in the feed, the band each one sits in.
     public func bands(feedID: Int64, keys: [String]) throws(StoreError) -> [String: Int] {
         try read { db in
-            // Keys go 200 to a statement (the last chunk padded with repeats), one cached statement.
-            let chunk = 200
-            let statement = try db.cachedStatement(sql: """
-                SELECT key, band FROM item WHERE feed_id = ? AND key IN (\(Array(repeating: "?", count: chunk).joined(separator: ", ")))
-                """)
+            // Keys go up to 256 to a statement, a part padded with repeats to a power of two: a few
+            // cached statements, and a page of 30 keys looks up 32, not 256.
             var found: [String: Int] = [:]
-            for start in stride(from: 0, to: keys.count, by: chunk) {
-                var part = Array(keys[start..<min(keys.count, start + chunk)])
-                part += Array(repeating: part[part.count - 1], count: chunk - part.count)
+            for start in stride(from: 0, to: keys.count, by: 256) {
+                var part = Array(keys[start..<min(keys.count, start + 256)])
+                let size = 1 << (Int.bitWidth - (part.count - 1).leadingZeroBitCount)
+                part += Array(repeating: part[part.count - 1], count: size - part.count)
+                let statement = try db.cachedStatement(sql: """
+                    SELECT key, band FROM item WHERE feed_id = ? AND key IN (\(Array(repeating: "?", count: size).joined(separator: ", ")))
+                    """)
                 let rows = try Row.fetchCursor(statement, arguments: StatementArguments([feedID] + part))
                 while let row = try rows.next() { found[row[0]] = row[1] }
             }
