@@ -60,11 +60,10 @@ extension Store {
             defer { bandStart += size }
             let first = max(0, positions.lowerBound - bandStart), end = min(size, positions.upperBound - bandStart)
             guard first < end else { continue }
-            let seqs = first..<end
             if backwards {
-                later.append((band["feed_id"], band["band"], bandStart, seqs))
+                later.append((band["feed_id"], band["band"], bandStart, first..<end))
             } else {
-                try read(feedID: band["feed_id"], band: band["band"], start: bandStart, seqs: seqs)
+                try read(feedID: band["feed_id"], band: band["band"], start: bandStart, seqs: first..<end)
             }
         }
         for part in later.reversed() where rows.count < limit {
