@@ -201,6 +201,6 @@ public final class PicturePrefetcher: Sendable {
         let below = (try? store.duePictures(feedURL: position.feedURL, rows: start..<Int(Int32.max), limit: limit)) ?? []
         let above = (try? store.duePictures(feedURL: position.feedURL, rows: 0..<start, limit: limit, backwards: true)) ?? []
         var seen = Set<Int64>()
-        return PrefetchPlan.order(below + above, from: position).filter { seen.insert($0.id).inserted }.prefix(limit).map { $0 }
+        return Array(PrefetchPlan.order(below + above, from: position).filter { seen.insert($0.id).inserted }.prefix(limit))
     }
 }

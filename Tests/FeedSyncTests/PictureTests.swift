@@ -45,23 +45,23 @@ import Testing
 
     @Test func allPicturesOfALongListComeNearestFirstThoughEachPlanHoldsOnlyTheNearest() async throws {
         let cli = try CLI()
-        // 150 distinct pictures, shared by 400 items in turn: more than one plan holds
-        // (PicturePrefetcher.planLimit), and most pictures show on rows on both sides of the reader.
-        let server = DemoServer(items: 400, perPage: 20, distinctPictures: 150)
+        // 400 distinct pictures, each shown by two of 800 items: more than one plan holds
+        // (PicturePrefetcher.planLimit, 256), and each picture shows on rows on both sides of the reader.
+        let server = DemoServer(items: 800, perPage: 20, distinctPictures: 400)
         try await server.start()
         try await storeItems(cli, await server.feedURL)
-        #expect(try await cli.run("list", "--page", "10").status == 0)
+        #expect(try await cli.run("list", "--page", "20").status == 0)
         server.clearLog()
         let pull = try await cli.run("pull", "--images", "all", "--image-concurrency", "1")
         await server.stop()
         #expect(pull.status == 0, "\(pull.stderr)")
-        // Row r shows item 400 - r, whose picture is (399 - r) % 150 + 1; each picture is fetched
-        // once, at its row nearest to page 10 (rows 180...199), nearest first.
-        let position = ReadingPosition(feedURL: nil, page: 10, perPage: 20)
-        let everyRow = (0..<400).map { PictureJob(id: Int64((399 - $0) % 150 + 1), url: "", row: $0) }
+        // Row r shows item 800 - r, whose picture is (799 - r) % 400 + 1; each picture is fetched
+        // once, at its row nearest to page 20 (rows 380...399), nearest first.
+        let position = ReadingPosition(feedURL: nil, page: 20, perPage: 20)
+        let everyRow = (0..<800).map { PictureJob(id: Int64((799 - $0) % 400 + 1), url: "", row: $0) }
         var seen = Set<Int64>()
         let expected = PrefetchPlan.order(everyRow, from: position).filter { seen.insert($0.id).inserted }
-        #expect(expected.count == 150)
+        #expect(expected.count == 400)
         #expect(server.pictureRequests == expected.map { "/pictures/\($0.id).png" })
         #expect(try await pictures(cli).allSatisfy { $0.status == "cached" })
     }
@@ -69,7 +69,7 @@ import Testing
     @Test func everyPictureOfAListLongerThanManyPlansIsFetchedOnceWhilePagesFlow() async throws {
         let cli = try CLI()
         // As in benchmark P1: pages and pictures at once, eight downloads and batches of records in
-        // flight whenever a plan is made, 20 plans' worth of pictures.
+        // flight whenever a plan is made, five plans' worth of pictures.
         let server = DemoServer(items: 1_500, perPage: 30, distinctPictures: 1_300)
         try await server.start()
         let pull = try await cli.run("pull", "--feed", await server.feedURL, "--images", "all")
