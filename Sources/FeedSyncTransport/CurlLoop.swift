@@ -3,7 +3,8 @@ import Foundation
 
 /// Owns one libcurl multi handle and the one thread that drives it. Every libcurl call on an easy
 /// handle that has been submitted happens on that thread; other threads only touch `inbox` under
-/// `lock` and wake the thread with `curl_multi_wakeup`, which libcurl allows from any thread.
+/// `lock` and, when the thread sleeps in `curl_multi_poll`, wake it with `curl_multi_wakeup`,
+/// which libcurl allows from any thread.
 final class CurlLoop: @unchecked Sendable {
     private let configuration: TransportConfiguration
     private let multi: UnsafeMutableRawPointer?
@@ -14,6 +15,9 @@ final class CurlLoop: @unchecked Sendable {
     private var inbox: [Transfer] = []
     private var cancellations: [Transfer] = []
     private var stopping = false
+    /// The loop thread is in, or about to enter, `curl_multi_poll` and must be woken. A busy loop
+    /// finds new work when it comes round: a wakeup per request cost a socket write and a read.
+    private var sleeping = false
     // Touched only on the loop thread.
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
 
@@ -50,12 +54,13 @@ final class CurlLoop: @unchecked Sendable {
                 lock.lock()
                 let refused = stopping
                 if !refused { inbox.append(transfer) }
+                let wake = !refused && takeSleeping()
                 lock.unlock()
                 if let unavailable {
                     transfer.finish(.failure(transfer.error(.other, unavailable)))
                 } else if refused {
                     transfer.finish(.failure(transfer.error(.cancelled, "the client was shut down")))
-                } else {
+                } else if wake {
                     fs_multi_wakeup(multi)
                 }
             }
@@ -63,9 +68,9 @@ final class CurlLoop: @unchecked Sendable {
             lock.lock()
             transfer.cancelRequested = true
             cancellations.append(transfer)
-            let running = !stopping  // after shutdown the multi handle may be gone
+            let wake = !stopping && takeSleeping()  // after shutdown the multi handle may be gone
             lock.unlock()
-            if running { fs_multi_wakeup(multi) }
+            if wake { fs_multi_wakeup(multi) }
         }
     }
 
@@ -75,6 +80,12 @@ final class CurlLoop: @unchecked Sendable {
         stopping = true
         lock.unlock()
         if first, multi != nil { fs_multi_wakeup(multi) }
+    }
+
+    /// Whether the loop thread must be woken for new work; the first caller wakes it. Under `lock`.
+    private func takeSleeping() -> Bool {
+        defer { sleeping = false }
+        return sleeping
     }
 
     // MARK: The loop thread
@@ -102,7 +113,18 @@ final class CurlLoop: @unchecked Sendable {
 
             fs_multi_perform(multi, &running)
             collectFinished()
-            fs_multi_poll(multi, 1000)
+            // Sleep only if nothing arrived meanwhile; whatever arrives from now on wakes the poll
+            // (a wakeup sent before it starts makes it return at once).
+            lock.lock()
+            sleeping = inbox.isEmpty && cancellations.isEmpty && !stopping
+            let sleep = sleeping
+            lock.unlock()
+            if sleep {
+                fs_multi_poll(multi, 1000)
+                lock.lock()
+                sleeping = false
+                lock.unlock()
+            }
         }
         for transfer in Array(active.values) { abort(transfer, detail: "the client was shut down") }
         fs_multi_cleanup(multi)
