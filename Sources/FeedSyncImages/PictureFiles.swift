@@ -29,7 +29,9 @@ public struct PictureFiles: Sendable {
         let temporary = folder + "/" + Self.temporaryPrefix + target[target.index(after: slash)...]
         var fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         if fd < 0, errno == ENOENT {  // the folder's first picture
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            if mkdir(folder, 0o755) != 0, errno == ENOENT {  // and the first of all
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            }
             fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         }
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }

@@ -33,7 +33,7 @@ extension Store {
         try write { db in
             let now = Date().timeIntervalSince1970
             var seq = try Int.fetchOne(
-                db, sql: "SELECT max(seq) FROM item WHERE feed_id = ? AND band = ?",
+                db.cachedStatement(sql: "SELECT max(seq) FROM item WHERE feed_id = ? AND band = ?"),
                 arguments: [page.feedID, page.band]) ?? -1
             // New and known items are written alike: an insert that finds the key already stored
             // refreshes the content in place instead, so a known key keeps its place (band, seq).
@@ -74,25 +74,25 @@ extension Store {
                     """).execute(arguments: [page.feedID, page.band, inserted])
             }
             let cursor = page.cursor
-            try db.execute(
-                sql: """
-                    UPDATE feed SET etag = ?, last_modified = ?, remote_total = ?, per_page = ?,
-                        backfill_page = ?, backfill_url = ?, backfill_total = ?, backfill_done = ?,
-                        gap_band = ?, gap_page = ?, gap_total = ?, gap_url = ?
-                    WHERE id = ?
-                    """,
-                arguments: [
-                    cursor.etag, cursor.lastModified, cursor.remoteTotal, cursor.perPage,
-                    cursor.backfillPage, cursor.backfillURL, cursor.backfillTotal, cursor.backfillDone,
-                    cursor.gap?.band, cursor.gap?.page, cursor.gap?.total, cursor.gap?.url, page.feedID,
-                ])
+            try db.cachedStatement(sql: """
+                UPDATE feed SET etag = ?, last_modified = ?, remote_total = ?, per_page = ?,
+                    backfill_page = ?, backfill_url = ?, backfill_total = ?, backfill_done = ?,
+                    gap_band = ?, gap_page = ?, gap_total = ?, gap_url = ?
+                WHERE id = ?
+                """).execute(arguments: [
+                cursor.etag, cursor.lastModified, cursor.remoteTotal, cursor.perPage,
+                cursor.backfillPage, cursor.backfillURL, cursor.backfillTotal, cursor.backfillDone,
+                cursor.gap?.band, cursor.gap?.page, cursor.gap?.total, cursor.gap?.url, page.feedID,
+            ])
         }
     }
 
     /// The picture row for `url`, created pending if new.
     static func pictureID(_ db: Database, url: String) throws -> Int64 {
-        try db.cachedStatement(sql: "INSERT INTO picture (url) VALUES (?) ON CONFLICT (url) DO NOTHING")
-            .execute(arguments: [url])
-        return try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM picture WHERE url = ?"), arguments: [url])!
+        if let id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM picture WHERE url = ?"), arguments: [url]) {
+            return id
+        }
+        try db.cachedStatement(sql: "INSERT INTO picture (url) VALUES (?)").execute(arguments: [url])
+        return db.lastInsertedRowID
     }
 }
