@@ -2,6 +2,12 @@ import FeedSyncStore
 import FeedSyncTransport
 import Foundation
 
+/// How one picture's download ended.
+enum DownloadOutcome: Sendable {
+    case written(DownloadedPicture)
+    case failed(String, permanent: Bool)
+}
+
 extension PicturePrefetcher {
     /// A missing or unusable picture is not asked for again for this long.
     static let permanentRetry: TimeInterval = 3 * 86_400
@@ -11,38 +17,43 @@ extension PicturePrefetcher {
         min(86_400, 60 * pow(2, Double(min(attempts, 20))))
     }
 
-    /// Downloads one picture, verifies it is an image and writes it atomically; `record` makes it
-    /// durable and marks it cached. Returns what was written, nil when it failed.
-    func download(_ job: PictureJob) async -> DownloadedPicture? {
+    /// Starts downloading one picture. When the transfer ends, on the client's thread, the body is
+    /// verified to be an image and written atomically, and the outcome is handed to `run`;
+    /// `record` makes written pictures durable and marks them cached.
+    func startDownload(_ job: PictureJob) {
         guard HTTPRequest.isFetchable(job.url) else {
-            return fail(job, "not an http(s) URL", permanent: true)
+            return finished(job, .failed("not an http(s) URL", permanent: true))
         }
+        let request = HTTPRequest(url: job.url, headers: [("Accept", "image/*")], maxBodyBytes: options.maxBytes)
+        client.start(request) { [self] result in finished(job, keep(result, for: job)) }
+    }
+
+    /// What a finished transfer leaves: a written picture, or why there is none.
+    func keep(_ result: Result<HTTPResponse, TransportError>, for job: PictureJob) -> DownloadOutcome {
         let response: HTTPResponse
-        do {
-            response = try await client.get(HTTPRequest(
-                url: job.url, headers: [("Accept", "image/*")], maxBodyBytes: options.maxBytes))
-        } catch {
-            return fail(job, error.detail, permanent: !error.isTransient)
+        switch result {
+        case .success(let value): response = value
+        case .failure(let error): return .failed(error.detail, permanent: !error.isTransient)
         }
         switch response.status {
         case 200..<300:
             break
         case 408, 425, 429, 500...599:
-            return fail(job, "the server answered \(response.status)", permanent: false)
+            return .failed("the server answered \(response.status)", permanent: false)
         default:
-            return fail(job, "the server answered \(response.status)", permanent: true)
+            return .failed("the server answered \(response.status)", permanent: true)
         }
         guard let kind = ImageKind.sniff(response.body) else {
             let start = String(decoding: response.body.prefix(16), as: UTF8.self)
-            return fail(job, response.body.isEmpty ? "the body is empty" : "not an image (starts with \(String(reflecting: start)))", permanent: true)
+            return .failed(response.body.isEmpty ? "the body is empty" : "not an image (starts with \(String(reflecting: start)))", permanent: true)
         }
         let name = PictureFiles.name(id: job.id, kind: kind)
         do {
             try files.write(response.body, as: name)
         } catch {
-            return fail(job, "cannot write the picture: \(error)", permanent: false)
+            return .failed("cannot write the picture: \(error)", permanent: false)
         }
-        return DownloadedPicture(id: job.id, file: name, bytes: Int64(response.body.count), mime: kind.mime)
+        return .written(DownloadedPicture(id: job.id, file: name, bytes: Int64(response.body.count), mime: kind.mime))
     }
 
     /// Makes written pictures durable with one filesystem flush, then marks them cached in one
@@ -62,14 +73,12 @@ extension PicturePrefetcher {
         return batch.reduce(0) { $0 + $1.picture.bytes }
     }
 
-    /// Records the failure; returns nil, nothing written.
-    @discardableResult
-    func fail(_ job: PictureJob, _ reason: String, permanent: Bool) -> DownloadedPicture? {
+    /// Records the failure.
+    func fail(_ job: PictureJob, _ reason: String, permanent: Bool) {
         let attempts = (try? store.pictureAttempts(id: job.id)) ?? 0
         let delay = permanent ? Self.permanentRetry : Self.transientRetry(afterAttempts: attempts)
         try? store.markPictureFailed(id: job.id, error: reason, permanent: permanent, retryAt: Date().addingTimeInterval(delay))
         onEvent(.failed(url: job.url, reason: reason))
-        return nil
     }
 
     /// Evicts down to the budget around `position`, reporting what went; returns the bytes freed.

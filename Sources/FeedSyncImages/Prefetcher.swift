@@ -19,19 +19,19 @@ public final class PicturePrefetcher: Sendable {
     let onEvent: @Sendable (PictureEvent) -> Void
     private let signals = Mutex(Signals())
 
+    /// What happened since `run` last looked; everything but `pagingFinished` is taken by it.
     struct Signals {
         var pagesChanged = true
         var pagingFinished = false
-        /// `run` waiting for the next signal; resumed by it, or when `run` ends.
+        /// Downloads that ended.
+        var ended: [(job: PictureJob, outcome: DownloadOutcome)] = []
+        /// The bytes cached by the record that finished.
+        var recorded: Int64?
+        var ticked = false
+        /// `run` waiting for the next signal.
         var waiter: CheckedContinuation<Void, Never>?
-        var closed = false
-    }
 
-    enum Finished: Sendable {
-        case download(PictureJob, written: DownloadedPicture?)
-        case recorded(bytes: Int64)
-        case tick
-        case signalled
+        var isEmpty: Bool { !pagesChanged && ended.isEmpty && recorded == nil && !ticked }
     }
 
     /// Written pictures are made durable and recorded together: at this many, when nothing else
@@ -73,11 +73,16 @@ public final class PicturePrefetcher: Sendable {
         }?.resume()
     }
 
-    /// Returns at the next signal (or at once if one is pending, or `run` is over).
+    /// A download ended (called on the client's thread).
+    func finished(_ job: PictureJob, _ outcome: DownloadOutcome) {
+        signal { $0.ended.append((job, outcome)) }
+    }
+
+    /// Returns at the next signal, or at once if one is pending.
     private func nextSignal() async {
         await withCheckedContinuation { continuation in
             let now = signals.withLock { state -> Bool in
-                guard !state.pagesChanged, !state.closed else { return true }
+                guard state.isEmpty else { return true }
                 state.waiter = continuation
                 return false
             }
@@ -104,17 +109,36 @@ public final class PicturePrefetcher: Sendable {
         // Kept over the budget only until the next plan: eviction runs as the cache grows.
         var cachedBytes = (try? store.cachedBytes()) ?? 0
 
-        await withTaskGroup(of: Finished.self) { group in
+        await withDiscardingTaskGroup { group in
             var ticking = false
-            var listening = false
             while true {
-                let (changed, finished) = signals.withLock { state -> (Bool, Bool) in
-                    defer { state.pagesChanged = false }
-                    return (state.pagesChanged, state.pagingFinished)
+                let signalled = signals.withLock { state in
+                    defer {
+                        state.pagesChanged = false
+                        state.ended = []
+                        state.recorded = nil
+                        state.ticked = false
+                    }
+                    return state
+                }
+                if signalled.ticked { ticking = false }
+                if let bytes = signalled.recorded {
+                    recording = 0
+                    mayFindMore = true
+                    lastRecorded = Date()
+                    cachedBytes += bytes
+                }
+                for (job, outcome) in signalled.ended {
+                    running.remove(job.id)
+                    mayFindMore = true
+                    switch outcome {
+                    case .written(let picture): written.append((job, picture))
+                    case .failed(let reason, let permanent): fail(job, reason, permanent: permanent)
+                    }
                 }
                 // Committed pages are planned for at once when the queue runs short, otherwise at
                 // most ten times a second: pages can arrive far faster than pictures.
-                pagesPending = pagesPending || changed
+                pagesPending = pagesPending || signalled.pagesChanged
                 let pagesDue = pagesPending
                     && (queue.count < options.concurrency || Date().timeIntervalSince(lastPlan) >= 0.1)
                 let starved = queue.isEmpty && running.count < options.concurrency && mayFindMore
@@ -136,47 +160,30 @@ public final class PicturePrefetcher: Sendable {
                     let job = queue.removeFirst()
                     running.insert(job.id)
                     tried.insert(job.id)
-                    group.addTask { .download(job, written: await self.download(job)) }
+                    startDownload(job)
                 }
                 if recording == 0, !written.isEmpty,
                    written.count >= Self.batch || running.isEmpty || Date().timeIntervalSince(lastRecorded) >= 0.25 {
                     recording = written.count
                     let batch = written
                     written = []
-                    group.addTask { .recorded(bytes: self.record(batch)) }
+                    group.addTask {
+                        let bytes = self.record(batch)
+                        self.signal { $0.recorded = bytes }
+                    }
                 }
-                if running.isEmpty, queue.isEmpty, written.isEmpty, recording == 0, finished, !mayFindMore, !pagesPending { break }
+                if running.isEmpty, queue.isEmpty, written.isEmpty, recording == 0, signalled.pagingFinished,
+                   !mayFindMore, !pagesPending { break }
                 if !ticking {
                     ticking = true
                     group.addTask {
                         try? await Task.sleep(nanoseconds: 250_000_000)
-                        return .tick
+                        self.signal { $0.ticked = true }
                     }
                 }
-                if !listening {
-                    listening = true
-                    group.addTask {
-                        await self.nextSignal()
-                        return .signalled
-                    }
-                }
-                switch await group.next() {
-                case .download(let job, let picture)?:
-                    running.remove(job.id)
-                    mayFindMore = true
-                    if let picture { written.append((job, picture)) }
-                case .recorded(let bytes)?:
-                    recording = 0
-                    mayFindMore = true
-                    lastRecorded = Date()
-                    cachedBytes += bytes
-                case .tick?: ticking = false
-                case .signalled?: listening = false
-                case nil: break
-                }
+                await nextSignal()
             }
-            signal { $0.closed = true }  // the waiting child task returns, so the group can end
-            group.cancelAll()
+            group.cancelAll()  // the tick
         }
         if let position = lastPosition {
             evict(around: position)

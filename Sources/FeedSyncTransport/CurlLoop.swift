@@ -50,19 +50,8 @@ final class CurlLoop: @unchecked Sendable {
         let transfer = Transfer(request: request)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                transfer.continuation = continuation
-                lock.lock()
-                let refused = stopping
-                if !refused { inbox.append(transfer) }
-                let wake = !refused && takeSleeping()
-                lock.unlock()
-                if let unavailable {
-                    transfer.finish(.failure(transfer.error(.other, unavailable)))
-                } else if refused {
-                    transfer.finish(.failure(transfer.error(.cancelled, "the client was shut down")))
-                } else if wake {
-                    fs_multi_wakeup(multi)
-                }
+                transfer.done = { continuation.resume(returning: $0) }
+                submit(transfer)
             }
         } onCancel: {
             lock.lock()
@@ -71,6 +60,28 @@ final class CurlLoop: @unchecked Sendable {
             let wake = !stopping && takeSleeping()  // after shutdown the multi handle may be gone
             lock.unlock()
             if wake { fs_multi_wakeup(multi) }
+        }
+    }
+
+    /// Starts `request`; `done` is called once, on the loop thread, when it ends.
+    func start(_ request: HTTPRequest, done: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
+        let transfer = Transfer(request: request)
+        transfer.done = done
+        submit(transfer)
+    }
+
+    private func submit(_ transfer: Transfer) {
+        lock.lock()
+        let refused = stopping
+        if !refused { inbox.append(transfer) }
+        let wake = !refused && takeSleeping()
+        lock.unlock()
+        if let unavailable {
+            transfer.finish(.failure(transfer.error(.other, unavailable)))
+        } else if refused {
+            transfer.finish(.failure(transfer.error(.cancelled, "the client was shut down")))
+        } else if wake {
+            fs_multi_wakeup(multi)
         }
     }
 
@@ -232,7 +243,8 @@ final class CurlLoop: @unchecked Sendable {
 /// One request in flight. After submission it is touched only on the loop thread.
 final class Transfer: @unchecked Sendable {
     let request: HTTPRequest
-    var continuation: CheckedContinuation<Result<HTTPResponse, TransportError>, Never>?
+    /// Called once with the outcome, then dropped.
+    var done: (@Sendable (Result<HTTPResponse, TransportError>) -> Void)?
     var easy: UnsafeMutableRawPointer?
     var headerList: UnsafeMutablePointer<curl_slist>?
     var headers: [String: String] = [:]
@@ -254,8 +266,8 @@ final class Transfer: @unchecked Sendable {
     func finish(_ result: Result<HTTPResponse, TransportError>) {
         guard !finished else { return }
         finished = true
-        continuation?.resume(returning: result)
-        continuation = nil
+        done?(result)
+        done = nil
     }
 
     /// Takes `length` more bytes of body: into memory, or into the spill file once the body is

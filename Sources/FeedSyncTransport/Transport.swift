@@ -138,6 +138,15 @@ public final class HTTPClient: Sendable {
         return try result.get()
     }
 
+    /// Starts a GET and returns at once. `completion` is called once when the transfer ends, on
+    /// the client's network thread (at once on the caller's if the client is shut down): it must
+    /// be short and must not wait for other work (writing the body to a file is fine, waiting for
+    /// the store is not). Saves the task switches of `get` where many small requests run at once.
+    public func start(_ request: HTTPRequest,
+                      completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
+        loop.start(request, done: completion)
+    }
+
     /// Stops the event loop; requests still running fail as cancelled.
     public func shutdown() {
         loop.shutdown()
