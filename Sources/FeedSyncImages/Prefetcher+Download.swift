@@ -25,7 +25,7 @@ extension PicturePrefetcher {
             return finished(job, .failed("not an http(s) URL", permanent: true))
         }
         let request = HTTPRequest(url: job.url, headers: [("Accept", "image/*")], maxBodyBytes: options.maxBytes)
-        client.start(request) { [self] result in finished(job, keep(result, for: job)) }
+        client.start(request, lane: lane) { [self] result in finished(job, keep(result, for: job)) }
     }
 
     /// What a finished transfer leaves: a written picture, or why there is none.

@@ -10,21 +10,26 @@ import Synchronization
 /// plans again when a page is committed (at most ten times a second while its queue is full), when
 /// the queue runs dry, and at least every half second, so a reader who moves is followed within
 /// about a second: queued downloads outside the new window are dropped, never started. Downloads
-/// already running finish.
+/// already handed to the client finish: those running, and at most as many again waiting in its
+/// lane.
 public final class PicturePrefetcher: Sendable {
     let store: Store
     let client: HTTPClient
     let files: PictureFiles
     let options: PrefetchOptions
     let onEvent: @Sendable (PictureEvent) -> Void
+    /// Downloads run `concurrency` at a time in the lane; as many more wait there, so a
+    /// connection that finishes starts the next one without waiting for `run`.
+    let lane: HTTPLane
     private let signals = Mutex(Signals())
 
     /// What happened since `run` last looked; everything but `pagingFinished` is taken by it.
     struct Signals {
         var pagesChanged = true
         var pagingFinished = false
-        /// Downloads that ended.
+        /// Downloads that ended, and those handed to the client that have not.
         var ended: [(job: PictureJob, outcome: DownloadOutcome)] = []
+        var downloading = 0
         /// The bytes cached by the record that finished.
         var recorded: Int64?
         var ticked = false
@@ -49,6 +54,7 @@ public final class PicturePrefetcher: Sendable {
         self.files = PictureFiles(directory: directory)
         self.options = options
         self.onEvent = onEvent
+        self.lane = HTTPLane(limit: options.concurrency)
     }
 
     /// A page was committed: there may be new pictures in the window.
@@ -74,9 +80,17 @@ public final class PicturePrefetcher: Sendable {
         }?.resume()
     }
 
-    /// A download ended (called on the client's thread).
+    /// A download ended (called on the client's thread). `run` is woken once half the lane's
+    /// waiting downloads have started, or when none is left: a wakeup per picture cost two
+    /// thread switches.
     func finished(_ job: PictureJob, _ outcome: DownloadOutcome) {
-        signal { $0.ended.append((job, outcome)) }
+        signals.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.ended.append((job, outcome))
+            state.downloading -= 1
+            guard state.ended.count >= (options.concurrency + 1) / 2 || state.downloading == 0 else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }?.resume()
     }
 
     /// Returns at the next signal, or at once if one is pending.
@@ -142,7 +156,7 @@ public final class PicturePrefetcher: Sendable {
                 pagesPending = pagesPending || signalled.pagesChanged
                 let pagesDue = pagesPending
                     && (queue.count < options.concurrency || Date().timeIntervalSince(lastPlan) >= 0.1)
-                let starved = queue.isEmpty && running.count < options.concurrency && mayFindMore
+                let starved = queue.isEmpty && running.count < 2 * options.concurrency && mayFindMore
                 if pagesDue || starved || Date().timeIntervalSince(lastPlan) >= 0.5 {
                     pagesPending = false
                     let position = currentPosition()
@@ -157,11 +171,16 @@ public final class PicturePrefetcher: Sendable {
                     lastPosition = position
                     if cachedBytes > options.cacheBudget { cachedBytes -= evict(around: position) }
                 }
-                while running.count < options.concurrency, !queue.isEmpty {
+                var starting: [PictureJob] = []
+                while running.count < 2 * options.concurrency, !queue.isEmpty {
                     let job = queue.removeFirst()
                     running.insert(job.id)
                     tried.insert(job.id)
-                    startDownload(job)
+                    starting.append(job)
+                }
+                if !starting.isEmpty {
+                    signals.withLock { $0.downloading += starting.count }
+                    starting.forEach(startDownload)
                 }
                 if recording == 0, !written.isEmpty,
                    written.count >= Self.batch || running.isEmpty || Date().timeIntervalSince(lastRecorded) >= 0.25 {

@@ -20,6 +20,10 @@ final class CurlLoop: @unchecked Sendable {
     private var sleeping = false
     // Touched only on the loop thread.
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
+    /// Lanes that have had transfers waiting, so shutdown can end them.
+    private var lanes: [ObjectIdentifier: HTTPLane] = [:]
+    /// The loop is shutting down: a lane's waiting transfers are not started.
+    private var stoppingNow = false
 
     /// Loads libcurl once per process; what failed, or nil.
     private static let loadFailure: String? = fs_curl_load().map { String(cString: $0) }
@@ -63,9 +67,11 @@ final class CurlLoop: @unchecked Sendable {
         }
     }
 
-    /// Starts `request`; `done` is called once, on the loop thread, when it ends.
-    func start(_ request: HTTPRequest, done: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
+    /// Starts `request`, within `lane`'s limit; `done` is called once, on the loop thread, when it ends.
+    func start(_ request: HTTPRequest, lane: HTTPLane?,
+               done: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
         let transfer = Transfer(request: request)
+        transfer.lane = lane
         transfer.done = done
         submit(transfer)
     }
@@ -115,12 +121,18 @@ final class CurlLoop: @unchecked Sendable {
             for (transfer, cancelRequested) in arrived {
                 if cancelRequested {
                     transfer.finish(.failure(transfer.error(.cancelled, "cancelled")))
+                } else if let lane = transfer.lane, lane.active >= lane.limit {
+                    lane.waiting.append(transfer)
+                    lanes[ObjectIdentifier(lane)] = lane
                 } else {
                     start(transfer)
                 }
             }
             for transfer in cancelled { abort(transfer, detail: "cancelled") }
-            if stop { break }
+            if stop {
+                stoppingNow = true
+                break
+            }
 
             fs_multi_perform(multi, &running)
             collectFinished()
@@ -137,7 +149,9 @@ final class CurlLoop: @unchecked Sendable {
                 lock.unlock()
             }
         }
-        for transfer in Array(active.values) { abort(transfer, detail: "the client was shut down") }
+        for transfer in Array(active.values) + lanes.values.flatMap(\.waiting) {
+            abort(transfer, detail: "the client was shut down")
+        }
         fs_multi_cleanup(multi)
         lock.lock()
         let late = inbox
@@ -152,6 +166,7 @@ final class CurlLoop: @unchecked Sendable {
             return
         }
         transfer.easy = easy
+        transfer.lane?.active += 1
         configure(easy, for: transfer)
         active[easy] = transfer
         fs_multi_add_handle(multi, easy)
@@ -221,14 +236,21 @@ final class CurlLoop: @unchecked Sendable {
         }
     }
 
-    /// Ends a running transfer as cancelled; one not started yet is ended when it arrives.
+    /// Ends a transfer as cancelled: a running one, or one waiting in its lane; one not arrived
+    /// yet is ended when it arrives.
     private func abort(_ transfer: Transfer, detail: String) {
+        if transfer.easy == nil, let lane = transfer.lane, let index = lane.waiting.firstIndex(where: { $0 === transfer }) {
+            lane.waiting.remove(at: index)
+            transfer.finish(.failure(transfer.error(.cancelled, detail)))
+            return
+        }
         guard let easy = transfer.easy, active[easy] != nil else { return }
         release(transfer)
         if transfer.closeSpill(), let path = transfer.request.spill?.path { unlink(path) }
         transfer.finish(.failure(transfer.error(.cancelled, detail)))
     }
 
+    /// Ends a running transfer's handle and starts the next one waiting in its lane, if any.
     private func release(_ transfer: Transfer) {
         guard let easy = transfer.easy else { return }
         active[easy] = nil
@@ -237,6 +259,10 @@ final class CurlLoop: @unchecked Sendable {
         fs_slist_free_all(transfer.headerList)
         transfer.headerList = nil
         transfer.easy = nil
+        if let lane = transfer.lane {
+            lane.active -= 1
+            if !lane.waiting.isEmpty, !stoppingNow { start(lane.waiting.removeFirst()) }
+        }
     }
 }
 
@@ -246,6 +272,7 @@ final class Transfer: @unchecked Sendable {
     /// Called once with the outcome, then dropped.
     var done: (@Sendable (Result<HTTPResponse, TransportError>) -> Void)?
     var easy: UnsafeMutableRawPointer?
+    var lane: HTTPLane?
     var headerList: UnsafeMutablePointer<curl_slist>?
     var headers: [String: String] = [:]
     var body = Data()

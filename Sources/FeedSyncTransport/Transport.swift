@@ -123,6 +123,20 @@ public struct TransportConfiguration: Sendable {
     }
 }
 
+/// Transfers started in one lane run at most `limit` at a time. The others wait on the loop
+/// thread and start there the moment one of the lane's transfers ends, with no round trip to
+/// the caller: a caller can hand over more than the limit and keep every connection busy.
+public final class HTTPLane: @unchecked Sendable {
+    public let limit: Int
+    // Touched only on the loop thread.
+    var active = 0
+    var waiting: [Transfer] = []
+
+    public init(limit: Int) {
+        self.limit = max(1, limit)
+    }
+}
+
 /// An HTTP client whose transfers all run on one dedicated thread driving a libcurl multi handle,
 /// so connections are reused and HTTP/2 streams multiplexed across concurrent requests.
 public final class HTTPClient: Sendable {
@@ -142,9 +156,10 @@ public final class HTTPClient: Sendable {
     /// the client's network thread (at once on the caller's if the client is shut down): it must
     /// be short and must not wait for other work (writing the body to a file is fine, waiting for
     /// the store is not). Saves the task switches of `get` where many small requests run at once.
-    public func start(_ request: HTTPRequest,
+    /// With a `lane`, the transfer waits for a place in it.
+    public func start(_ request: HTTPRequest, lane: HTTPLane? = nil,
                       completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
-        loop.start(request, done: completion)
+        loop.start(request, lane: lane, done: completion)
     }
 
     /// Stops the event loop; requests still running fail as cancelled.

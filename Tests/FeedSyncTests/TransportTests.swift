@@ -119,4 +119,56 @@ import Testing
             #expect(statuses.count == 30 && statuses.allSatisfy { $0 == 200 })
         }
     }
+
+    /// Starts `urls` in `lane` with `client.start` and returns their results in the order given.
+    func startAll(_ urls: [String], lane: HTTPLane, on client: HTTPClient) async -> [Result<HTTPResponse, TransportError>] {
+        await withTaskGroup(of: (Int, Result<HTTPResponse, TransportError>).self) { group in
+            for (index, url) in urls.enumerated() {
+                group.addTask {
+                    await withCheckedContinuation { continuation in
+                        client.start(HTTPRequest(url: url), lane: lane) { continuation.resume(returning: (index, $0)) }
+                    }
+                }
+            }
+            var results = [Result<HTTPResponse, TransportError>?](repeating: nil, count: urls.count)
+            for await (index, result) in group { results[index] = result }
+            return results.map { $0! }
+        }
+    }
+
+    @Test func aLaneRunsAtMostItsLimitAtOnceAndStartsTheRestAsPlacesFree() async throws {
+        try await withServer { server, url in
+            var faults = Faults()
+            faults.latency = 0.2
+            server.setFaults(faults)
+            let lane = HTTPLane(limit: 2)
+            let results = await startAll((1...6).map { url + "?page=\($0)" }, lane: lane, on: client)
+            #expect(results.allSatisfy { (try? $0.get().status) == 200 })
+            let requests = server.requests.filter(\.isFeed)
+            #expect(requests.count == 6)
+            // However many wait, no more than two are ever at the server at once.
+            let most = requests.map { request in
+                requests.filter { $0.receivedAt <= request.receivedAt && $0.at > request.receivedAt }.count
+            }.max()
+            #expect(most == 2)
+        }
+    }
+
+    @Test func shuttingDownEndsTransfersWaitingInALane() async throws {
+        try await withServer { server, url in
+            var faults = Faults()
+            faults.next = [.stall(30)]
+            server.setFaults(faults)
+            let client = HTTPClient(configuration: TransportConfiguration(userAgent: "feedsync-tests", connectTimeout: 5, lowSpeedSeconds: 20))
+            let lane = HTTPLane(limit: 1)
+            let started = Date()
+            async let results = startAll([url + "?page=1", url + "?page=2", url + "?page=3"], lane: lane, on: client)
+            try await Task.sleep(nanoseconds: 300_000_000)
+            client.shutdown()
+            let ended = await results
+            #expect(ended.allSatisfy { if case .failure(let error) = $0 { error.kind == .cancelled } else { false } })
+            #expect(Date().timeIntervalSince(started) < 10)
+            #expect(server.requests.filter(\.isFeed).count <= 1)  // the two waiting never went out
+        }
+    }
 }
