@@ -27,8 +27,9 @@ public final class PicturePrefetcher: Sendable {
     struct Signals {
         var pagesChanged = true
         var pagingFinished = false
-        /// Downloads that ended, and those handed to the client that have not.
+        /// Downloads that ended.
         var ended: [(job: PictureJob, outcome: DownloadOutcome)] = []
+        /// Downloads handed to the client that have not ended.
         var downloading = 0
         /// The bytes cached by the record that finished.
         var recorded: Int64?

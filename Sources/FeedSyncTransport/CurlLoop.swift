@@ -261,7 +261,8 @@ final class CurlLoop: @unchecked Sendable {
         transfer.easy = nil
         if let lane = transfer.lane {
             lane.active -= 1
-            if !lane.waiting.isEmpty, !stoppingNow { start(lane.waiting.removeFirst()) }
+            // A loop: a transfer that cannot start is ended at once and leaves its place free.
+            while lane.active < lane.limit, !lane.waiting.isEmpty, !stoppingNow { start(lane.waiting.removeFirst()) }
         }
     }
 }
