@@ -6,6 +6,8 @@ import Foundation
 enum DownloadOutcome: Sendable {
     case written(DownloadedPicture)
     case failed(String, permanent: Bool)
+    /// Taken back before it started (the reader moved on), or cut off by shutdown: nothing to record.
+    case withdrawn
 }
 
 extension PicturePrefetcher {
@@ -19,13 +21,15 @@ extension PicturePrefetcher {
 
     /// Starts downloading one picture. When the transfer ends, on the client's thread, the body is
     /// verified to be an image and written atomically, and the outcome is handed to `run`;
-    /// `record` makes written pictures durable and marks them cached.
-    func startDownload(_ job: PictureJob) {
+    /// `record` makes written pictures durable and marks them cached. Returns the transfer, to
+    /// withdraw it while it waits.
+    func startDownload(_ job: PictureJob) -> HTTPTransferHandle? {
         guard HTTPRequest.isFetchable(job.url) else {
-            return finished(job, .failed("not an http(s) URL", permanent: true))
+            finished(job, .failed("not an http(s) URL", permanent: true))
+            return nil
         }
         let request = HTTPRequest(url: job.url, headers: [("Accept", "image/*")], maxBodyBytes: options.maxBytes)
-        client.start(request, lane: lane) { [self] result in finished(job, keep(result, for: job)) }
+        return client.start(request, lane: lane) { [self] result in finished(job, keep(result, for: job)) }
     }
 
     /// What a finished transfer leaves: a written picture, or why there is none.
@@ -33,6 +37,7 @@ extension PicturePrefetcher {
         let response: HTTPResponse
         switch result {
         case .success(let value): response = value
+        case .failure(let error) where error.kind == .cancelled: return .withdrawn
         case .failure(let error): return .failed(error.detail, permanent: !error.isTransient)
         }
         switch response.status {

@@ -9,9 +9,8 @@ import Synchronization
 /// pictures there that are due (with `--images all`, only the nearest few hundred of them). It
 /// plans again when a page is committed (at most ten times a second while its queue is full), when
 /// the queue runs dry, and at least every half second, so a reader who moves is followed within
-/// about a second: queued downloads outside the new window are dropped, never started. Downloads
-/// already handed to the client finish: those running, and at most as many again waiting in its
-/// lane.
+/// about a second: queued downloads outside the new window are dropped, never started, and so are
+/// those still waiting in the client's lane. Downloads already running finish.
 public final class PicturePrefetcher: Sendable {
     let store: Store
     let client: HTTPClient
@@ -111,7 +110,7 @@ public final class PicturePrefetcher: Sendable {
         guard options.mode != .none else { return }
         files.sweepTemporaryFiles()
         var queue: [PictureJob] = []
-        var running = Set<Int64>()
+        var running: [Int64: HTTPTransferHandle?] = [:]  // handed to the client, by picture id
         var tried = Set<Int64>()  // each picture at most once per run: failures wait for a later pull
         var lastPlan = Date.distantPast
         var lastPosition: ReadingPosition? = nil
@@ -145,11 +144,12 @@ public final class PicturePrefetcher: Sendable {
                     cachedBytes += bytes
                 }
                 for (job, outcome) in signalled.ended {
-                    running.remove(job.id)
+                    running[job.id] = nil
                     mayFindMore = true
                     switch outcome {
                     case .written(let picture): written.append((job, picture))
                     case .failed(let reason, let permanent): fail(job, reason, permanent: permanent)
+                    case .withdrawn: tried.remove(job.id)
                     }
                 }
                 // Committed pages are planned for at once when the queue runs short, otherwise at
@@ -161,11 +161,17 @@ public final class PicturePrefetcher: Sendable {
                 if pagesDue || starved || Date().timeIntervalSince(lastPlan) >= 0.5 {
                     pagesPending = false
                     let position = currentPosition()
-                    let planned = plan(position, inFlight: running.count + written.count + recording)
-                        .filter { !running.contains($0.id) && !tried.contains($0.id) }
+                    let wanted = plan(position, inFlight: running.count + written.count + recording)
+                    let planned = wanted.filter { !tried.contains($0.id) }
                     mayFindMore = !planned.isEmpty
                     let kept = Set(planned.map(\.id))
-                    let dropped = position != lastPosition ? queue.filter { !kept.contains($0.id) }.count : 0
+                    var dropped = 0
+                    if position != lastPosition {
+                        dropped = queue.filter { !kept.contains($0.id) }.count
+                        // Those waiting in the lane go too; running ones are left to finish.
+                        let wantedIDs = Set(wanted.map(\.id))
+                        for case let (id, handle?) in running where !wantedIDs.contains(id) { client.withdraw(handle) }
+                    }
                     if planned.map(\.id) != queue.map(\.id) { onEvent(.planned(queued: planned.count, dropped: dropped)) }
                     queue = planned
                     lastPlan = Date()
@@ -175,13 +181,13 @@ public final class PicturePrefetcher: Sendable {
                 var starting: [PictureJob] = []
                 while running.count < 2 * options.concurrency, !queue.isEmpty {
                     let job = queue.removeFirst()
-                    running.insert(job.id)
+                    running[job.id] = .some(nil)
                     tried.insert(job.id)
                     starting.append(job)
                 }
                 if !starting.isEmpty {
                     signals.withLock { $0.downloading += starting.count }
-                    starting.forEach(startDownload)
+                    for job in starting { running[job.id] = startDownload(job) }
                 }
                 if recording == 0, !written.isEmpty,
                    written.count >= Self.batch || running.isEmpty || Date().timeIntervalSince(lastRecorded) >= 0.25 {

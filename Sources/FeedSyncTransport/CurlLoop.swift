@@ -14,6 +14,7 @@ final class CurlLoop: @unchecked Sendable {
     // Guarded by `lock`.
     private var inbox: [Transfer] = []
     private var cancellations: [Transfer] = []
+    private var withdrawals: [Transfer] = []
     private var stopping = false
     /// The loop thread is in, or about to enter, `curl_multi_poll` and must be woken. A busy loop
     /// finds new work when it comes round: a wakeup per request cost a socket write and a read.
@@ -69,11 +70,21 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Starts `request`, within `lane`'s limit; `done` is called once, on the loop thread, when it ends.
     func start(_ request: HTTPRequest, lane: HTTPLane?,
-               done: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
+               done: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) -> Transfer {
         let transfer = Transfer(request: request)
         transfer.lane = lane
         transfer.done = done
         submit(transfer)
+        return transfer
+    }
+
+    /// Ends `transfer` as cancelled if it is still waiting for a place in its lane.
+    func withdraw(_ transfer: Transfer) {
+        lock.lock()
+        withdrawals.append(transfer)
+        let wake = !stopping && takeSleeping()
+        lock.unlock()
+        if wake { fs_multi_wakeup(multi) }
     }
 
     private func submit(_ transfer: Transfer) {
@@ -113,9 +124,11 @@ final class CurlLoop: @unchecked Sendable {
             lock.lock()
             let arrived = inbox.map { ($0, $0.cancelRequested) }
             let cancelled = cancellations
+            let withdrawn = withdrawals
             let stop = stopping
             inbox.removeAll()
             cancellations.removeAll()
+            withdrawals.removeAll()
             lock.unlock()
 
             for (transfer, cancelRequested) in arrived {
@@ -129,6 +142,9 @@ final class CurlLoop: @unchecked Sendable {
                 }
             }
             for transfer in cancelled { abort(transfer, detail: "cancelled") }
+            for transfer in withdrawn where transfer.easy == nil {
+                abort(transfer, detail: "withdrawn before it started")
+            }
             if stop {
                 stoppingNow = true
                 break
@@ -139,7 +155,7 @@ final class CurlLoop: @unchecked Sendable {
             // Sleep only if nothing arrived meanwhile; whatever arrives from now on wakes the poll
             // (a wakeup sent before it starts makes it return at once).
             lock.lock()
-            sleeping = inbox.isEmpty && cancellations.isEmpty && !stopping
+            sleeping = inbox.isEmpty && cancellations.isEmpty && withdrawals.isEmpty && !stopping
             let sleep = sleeping
             lock.unlock()
             if sleep {

@@ -137,6 +137,11 @@ public final class HTTPLane: @unchecked Sendable {
     }
 }
 
+/// A transfer made with `HTTPClient.start`, for `withdraw`.
+public struct HTTPTransferHandle: Sendable {
+    let transfer: Transfer
+}
+
 /// An HTTP client whose transfers all run on one dedicated thread driving a libcurl multi handle,
 /// so connections are reused and HTTP/2 streams multiplexed across concurrent requests.
 public final class HTTPClient: Sendable {
@@ -157,9 +162,16 @@ public final class HTTPClient: Sendable {
     /// be short and must not wait for other work (writing the body to a file is fine, waiting for
     /// the store is not). Saves the task switches of `get` where many small requests run at once.
     /// With a `lane`, the transfer waits for a place in it.
+    @discardableResult
     public func start(_ request: HTTPRequest, lane: HTTPLane? = nil,
-                      completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
-        loop.start(request, lane: lane, done: completion)
+                      completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) -> HTTPTransferHandle {
+        HTTPTransferHandle(transfer: loop.start(request, lane: lane, done: completion))
+    }
+
+    /// Ends a transfer that is still waiting for a place in its lane: its completion gets
+    /// `.cancelled`, and it never reaches the server. One already running, or over, is left alone.
+    public func withdraw(_ handle: HTTPTransferHandle) {
+        loop.withdraw(handle.transfer)
     }
 
     /// Stops the event loop; requests still running fail as cancelled.

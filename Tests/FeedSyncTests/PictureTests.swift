@@ -105,6 +105,37 @@ import Testing
         }
     }
 
+    @Test func aReaderWhoMovesOnTakesBackThePicturesStillWaitingForAConnection() async throws {
+        let cli = try CLI()
+        try await withServer(items: 400, perPage: 10) { server, url in
+            try await storeItems(cli, url)
+            #expect(try await cli.run("list", "--page", "1", "--per-page", "10").status == 0)
+            var faults = Faults()
+            faults.pictureLatency = 2
+            server.setFaults(faults)
+            server.clearLog()
+            // Two pictures at a time, two more handed to the transport and waiting for a connection.
+            let pull = try cli.start(["pull", "--image-concurrency", "2"])
+            for _ in 0..<300 where server.pictureRequests.count < 2 {
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+            let moved = Date()
+            #expect(try await cli.run("list", "--page", "30", "--per-page", "10").status == 0)
+            try await Task.sleep(nanoseconds: 1_000_000_000)  // the next plan sees the move within 0.5 s
+            faults.pictureLatency = 0
+            server.setFaults(faults)
+            let result = try await pull.wait()
+            #expect(result.status == 0, "\(result.stderr)")
+            // Old window: rows 0...59. The two running when the reader moved finish; the two
+            // waiting behind them are taken back and never reach the server.
+            let oldWindow = Set((0...59).map { "/pictures/\(400 - $0).png" })
+            let late = server.requests.filter { $0.receivedAt > moved && oldWindow.contains($0.path) }
+            #expect(late.isEmpty, "\(late.map(\.path))")
+            let newWindow = (280...349).map { "/pictures/\(400 - $0).png" }
+            #expect(Set(server.pictureRequests).isSuperset(of: newWindow))
+        }
+    }
+
     @Test func picturesStartAsSoonAsPageOneIsCommittedWhilePagesKeepFlowing() async throws {
         let cli = try CLI()
         try await withServer(items: 200, perPage: 10) { server, url in

@@ -1,6 +1,7 @@
 import FeedSyncDemoServer
 import FeedSyncTransport
 import Foundation
+import Synchronization
 import Testing
 
 /// Real libcurl against the demo server on 127.0.0.1.
@@ -169,6 +170,37 @@ import Testing
             #expect(ended.allSatisfy { if case .failure(let error) = $0 { error.kind == .cancelled } else { false } })
             #expect(Date().timeIntervalSince(started) < 10)
             #expect(server.requests.filter(\.isFeed).count <= 1)  // the two waiting never went out
+        }
+    }
+
+    func failureKind(_ result: Result<HTTPResponse, TransportError>) -> TransportError.Kind? {
+        if case .failure(let error) = result { error.kind } else { nil }
+    }
+
+    @Test func aWithdrawnTransferThatWaitsInItsLaneNeverGoesOutAndARunningOneGoesOn() async throws {
+        try await withServer { server, url in
+            var faults = Faults()
+            faults.next = [.stall(30)]
+            server.setFaults(faults)
+            let client = HTTPClient(configuration: TransportConfiguration(userAgent: "feedsync-tests", connectTimeout: 5, lowSpeedSeconds: 20))
+            let lane = HTTPLane(limit: 1)
+            let ended = Mutex<[String: TransportError.Kind?]>([:])
+            let running = client.start(HTTPRequest(url: url + "?page=1"), lane: lane) { result in
+                ended.withLock { $0["running"] = failureKind(result) }
+            }
+            let waiting = client.start(HTTPRequest(url: url + "?page=2"), lane: lane) { result in
+                ended.withLock { $0["waiting"] = failureKind(result) }
+            }
+            try await Task.sleep(nanoseconds: 300_000_000)
+            client.withdraw(waiting)
+            client.withdraw(running)
+            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(ended.withLock { $0 }.count == 1)  // the running one is still stalled at the server
+            #expect(ended.withLock { $0["waiting"] } == .cancelled)
+            client.shutdown()
+            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(ended.withLock { $0["running"] } == .cancelled)
+            #expect(!server.requests.contains { $0.page == 2 })  // the stalled page 1 is logged only when answered
         }
     }
 }
