@@ -223,8 +223,8 @@ public final class PicturePrefetcher: Sendable {
 
     /// Due pictures in the window, nearest first; for `all`, the `planLimit` nearest of the whole
     /// list that are not among the `inFlight` pictures still due while they download and record.
-    /// Only that many rows are read on either side of the reading page, so a plan costs the same in
-    /// a list of a million as in one of a hundred (and it is made after every committed page).
+    /// Only that many due rows are read on either side of the reading page, however long the list
+    /// (a plan is made after every committed page); SQLite still steps over the cached rows between.
     func plan(_ position: ReadingPosition, inFlight: Int) -> [PictureJob] {
         guard options.mode == .all else {
             let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
