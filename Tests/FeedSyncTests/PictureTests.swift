@@ -79,26 +79,38 @@ import Testing
         #expect(try await pictures(cli).allSatisfy { $0.status == "cached" })
     }
 
+    /// With 400 items stored (10 a page) and the reader on page 1, starts a pull whose pictures
+    /// each take `latency` at the server, `concurrency` at a time, and moves the reader to page 30
+    /// once `requests` pictures have been asked for. Returns the pull and when the reader moved.
+    func pullWhileTheReaderMoves(
+        _ cli: CLI, _ server: DemoServer, _ url: String, latency: Double, concurrency: Int, after requests: Int
+    ) async throws -> (pull: RunningCLI, moved: Date) {
+        try await storeItems(cli, url)
+        #expect(try await cli.run("list", "--page", "1", "--per-page", "10").status == 0)
+        var faults = Faults()
+        faults.pictureLatency = latency
+        server.setFaults(faults)
+        server.clearLog()
+        let pull = try cli.start(["pull", "--image-concurrency", String(concurrency)])
+        for _ in 0..<300 where server.pictureRequests.count < requests {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        let moved = Date()
+        #expect(try await cli.run("list", "--page", "30", "--per-page", "10").status == 0)
+        return (pull, moved)
+    }
+
+    // Old window: rows 0...59. New window: rows 280...349 (page 30, one before, five after).
+    let newWindow = (280...349).map { "/pictures/\(400 - $0).png" }
+
     @Test func movingTheReaderDuringAPullRetargetsThePrefetch() async throws {
         let cli = try CLI()
         try await withServer(items: 400, perPage: 10) { server, url in
-            try await storeItems(cli, url)
-            #expect(try await cli.run("list", "--page", "1", "--per-page", "10").status == 0)
-            var faults = Faults()
-            faults.pictureLatency = 0.1
-            server.setFaults(faults)
-            server.clearLog()
-            let pull = try cli.start(["pull", "--image-concurrency", "1"])
-            for _ in 0..<300 where server.pictureRequests.count < 5 {
-                try await Task.sleep(nanoseconds: 20_000_000)
-            }
-            #expect(try await cli.run("list", "--page", "30", "--per-page", "10").status == 0)
+            let (pull, _) = try await pullWhileTheReaderMoves(cli, server, url, latency: 0.1, concurrency: 1, after: 5)
             let result = try await pull.wait()
             #expect(result.status == 0, "\(result.stderr)")
             let requested = Set(server.pictureRequests)
-            // Old window: rows 0...59. New window: rows 280...349 (page 30, one before, five after).
             let oldFarEnd = (30...59).map { "/pictures/\(400 - $0).png" }
-            let newWindow = (280...349).map { "/pictures/\(400 - $0).png" }
             #expect(requested.isDisjoint(with: oldFarEnd), "queued downloads for the old window were dropped")
             #expect(requested.isSuperset(of: newWindow))
             #expect(server.pictureRequests.count < 5 + 15 + newWindow.count)
@@ -108,30 +120,19 @@ import Testing
     @Test func aReaderWhoMovesOnTakesBackThePicturesStillWaitingForAConnection() async throws {
         let cli = try CLI()
         try await withServer(items: 400, perPage: 10) { server, url in
-            try await storeItems(cli, url)
-            #expect(try await cli.run("list", "--page", "1", "--per-page", "10").status == 0)
-            var faults = Faults()
-            faults.pictureLatency = 2
-            server.setFaults(faults)
-            server.clearLog()
             // Two pictures at a time, two more handed to the transport and waiting for a connection.
-            let pull = try cli.start(["pull", "--image-concurrency", "2"])
-            for _ in 0..<300 where server.pictureRequests.count < 2 {
-                try await Task.sleep(nanoseconds: 20_000_000)
-            }
-            let moved = Date()
-            #expect(try await cli.run("list", "--page", "30", "--per-page", "10").status == 0)
+            let (pull, moved) = try await pullWhileTheReaderMoves(cli, server, url, latency: 2, concurrency: 2, after: 2)
             try await Task.sleep(nanoseconds: 1_000_000_000)  // the next plan sees the move within 0.5 s
+            var faults = Faults()
             faults.pictureLatency = 0
             server.setFaults(faults)
             let result = try await pull.wait()
             #expect(result.status == 0, "\(result.stderr)")
-            // Old window: rows 0...59. The two running when the reader moved finish; the two
-            // waiting behind them are taken back and never reach the server.
+            // The two running when the reader moved finish; the two waiting behind them are taken
+            // back and never reach the server.
             let oldWindow = Set((0...59).map { "/pictures/\(400 - $0).png" })
             let late = server.requests.filter { $0.receivedAt > moved && oldWindow.contains($0.path) }
             #expect(late.isEmpty, "\(late.map(\.path))")
-            let newWindow = (280...349).map { "/pictures/\(400 - $0).png" }
             #expect(Set(server.pictureRequests).isSuperset(of: newWindow))
         }
     }

@@ -155,35 +155,37 @@ import Testing
         }
     }
 
-    @Test func shuttingDownEndsTransfersWaitingInALane() async throws {
+    func failureKind(_ result: Result<HTTPResponse, TransportError>) -> TransportError.Kind? {
+        if case .failure(let error) = result { error.kind } else { nil }
+    }
+
+    /// A server whose first request stalls for 30 s, a client of the test's own (shut down in the
+    /// test) and a lane of one, so the requests after the first wait in it.
+    func withStalledLane(_ body: (DemoServer, String, HTTPClient, HTTPLane) async throws -> Void) async throws {
         try await withServer { server, url in
             var faults = Faults()
             faults.next = [.stall(30)]
             server.setFaults(faults)
             let client = HTTPClient(configuration: TransportConfiguration(userAgent: "feedsync-tests", connectTimeout: 5, lowSpeedSeconds: 20))
-            let lane = HTTPLane(limit: 1)
+            try await body(server, url, client, HTTPLane(limit: 1))
+        }
+    }
+
+    @Test func shuttingDownEndsTransfersWaitingInALane() async throws {
+        try await withStalledLane { server, url, client, lane in
             let started = Date()
             async let results = startAll([url + "?page=1", url + "?page=2", url + "?page=3"], lane: lane, on: client)
             try await Task.sleep(nanoseconds: 300_000_000)
             client.shutdown()
             let ended = await results
-            #expect(ended.allSatisfy { if case .failure(let error) = $0 { error.kind == .cancelled } else { false } })
+            #expect(ended.allSatisfy { failureKind($0) == .cancelled })
             #expect(Date().timeIntervalSince(started) < 10)
             #expect(server.requests.filter(\.isFeed).count <= 1)  // the two waiting never went out
         }
     }
 
-    func failureKind(_ result: Result<HTTPResponse, TransportError>) -> TransportError.Kind? {
-        if case .failure(let error) = result { error.kind } else { nil }
-    }
-
     @Test func aWithdrawnTransferThatWaitsInItsLaneNeverGoesOutAndARunningOneGoesOn() async throws {
-        try await withServer { server, url in
-            var faults = Faults()
-            faults.next = [.stall(30)]
-            server.setFaults(faults)
-            let client = HTTPClient(configuration: TransportConfiguration(userAgent: "feedsync-tests", connectTimeout: 5, lowSpeedSeconds: 20))
-            let lane = HTTPLane(limit: 1)
+        try await withStalledLane { server, url, client, lane in
             let ended = Mutex<[String: TransportError.Kind?]>([:])
             let running = client.start(HTTPRequest(url: url + "?page=1"), lane: lane) { result in
                 ended.withLock { $0["running"] = failureKind(result) }
