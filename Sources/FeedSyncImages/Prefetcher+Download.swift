@@ -6,8 +6,8 @@ import Foundation
 enum DownloadOutcome: Sendable {
     case written(DownloadedPicture)
     case failed(String, permanent: Bool)
-    /// Taken back before it started (the reader moved on), or cut off by shutdown: nothing to record.
-    case withdrawn
+    /// Withdrawn before it started (the reader moved on), or cut off by shutdown: nothing to record.
+    case cancelled
 }
 
 extension PicturePrefetcher {
@@ -37,7 +37,7 @@ extension PicturePrefetcher {
         let response: HTTPResponse
         switch result {
         case .success(let value): response = value
-        case .failure(let error) where error.kind == .cancelled: return .withdrawn
+        case .failure(let error) where error.kind == .cancelled: return .cancelled
         case .failure(let error): return .failed(error.detail, permanent: !error.isTransient)
         }
         switch response.status {

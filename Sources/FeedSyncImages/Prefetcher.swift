@@ -105,12 +105,16 @@ public final class PicturePrefetcher: Sendable {
         }
     }
 
-    /// Runs until paging has finished and the window holds nothing due, then enforces the budget.
+    /// Runs until paging has finished and the window holds nothing due (or the client is shut down:
+    /// what was cut off stays due, not failed), then enforces the budget.
     public func run() async {
         guard options.mode != .none else { return }
         files.sweepTemporaryFiles()
         var queue: [PictureJob] = []
-        var running: [Int64: HTTPTransferHandle?] = [:]  // handed to the client, by picture id
+        var running = Set<Int64>()  // handed to the client
+        var handles: [Int64: HTTPTransferHandle] = [:]  // of those, to withdraw them
+        var withdrawn = Set<Int64>()
+        var clientGone = false  // a download was cut off by the client's shutdown: start no more
         var tried = Set<Int64>()  // each picture at most once per run: failures wait for a later pull
         var lastPlan = Date.distantPast
         var lastPosition: ReadingPosition? = nil
@@ -144,12 +148,15 @@ public final class PicturePrefetcher: Sendable {
                     cachedBytes += bytes
                 }
                 for (job, outcome) in signalled.ended {
-                    running[job.id] = nil
+                    running.remove(job.id)
+                    handles[job.id] = nil
+                    let wasWithdrawn = withdrawn.remove(job.id) != nil  // a running one ends as usual
                     mayFindMore = true
                     switch outcome {
                     case .written(let picture): written.append((job, picture))
                     case .failed(let reason, let permanent): fail(job, reason, permanent: permanent)
-                    case .withdrawn: tried.remove(job.id)
+                    case .cancelled:  // a later plan may take a withdrawn one again
+                        if wasWithdrawn { tried.remove(job.id) } else { clientGone = true }
                     }
                 }
                 // Committed pages are planned for at once when the queue runs short, otherwise at
@@ -170,7 +177,9 @@ public final class PicturePrefetcher: Sendable {
                         dropped = queue.filter { !kept.contains($0.id) }.count
                         // Those waiting in the lane go too; running ones are left to finish.
                         let wantedIDs = Set(wanted.map(\.id))
-                        for case let (id, handle?) in running where !wantedIDs.contains(id) { client.withdraw(handle) }
+                        for (id, handle) in handles where !wantedIDs.contains(id) && withdrawn.insert(id).inserted {
+                            client.withdraw(handle)
+                        }
                     }
                     if planned.map(\.id) != queue.map(\.id) { onEvent(.planned(queued: planned.count, dropped: dropped)) }
                     queue = planned
@@ -179,15 +188,15 @@ public final class PicturePrefetcher: Sendable {
                     if cachedBytes > options.cacheBudget { cachedBytes -= evict(around: position) }
                 }
                 var starting: [PictureJob] = []
-                while running.count < 2 * options.concurrency, !queue.isEmpty {
+                while running.count < 2 * options.concurrency, !queue.isEmpty, !clientGone {
                     let job = queue.removeFirst()
-                    running[job.id] = .some(nil)
+                    running.insert(job.id)
                     tried.insert(job.id)
                     starting.append(job)
                 }
                 if !starting.isEmpty {
                     signals.withLock { $0.downloading += starting.count }
-                    for job in starting { running[job.id] = startDownload(job) }
+                    for job in starting { handles[job.id] = startDownload(job) }
                 }
                 if recording == 0, !written.isEmpty,
                    written.count >= Self.batch || running.isEmpty || Date().timeIntervalSince(lastRecorded) >= 0.25 {
@@ -199,12 +208,13 @@ public final class PicturePrefetcher: Sendable {
                         self.signal { $0.recorded = bytes }
                     }
                 }
-                if running.isEmpty, queue.isEmpty, written.isEmpty, recording == 0, signalled.pagingFinished,
-                   !mayFindMore, !pagesPending { break }
+                if running.isEmpty, written.isEmpty, recording == 0,
+                   clientGone || (queue.isEmpty && signalled.pagingFinished && !mayFindMore && !pagesPending) { break }
                 if !ticking {
                     ticking = true
                     group.addTask {
-                        try? await Task.sleep(nanoseconds: 250_000_000)
+                        // Cancelled, it signals nothing: an instant tick would make the loop spin.
+                        guard (try? await Task.sleep(nanoseconds: 250_000_000)) != nil else { return }
                         self.signal { $0.ticked = true }
                     }
                 }

@@ -4,7 +4,8 @@ import Foundation
 /// Owns one libcurl multi handle and the one thread that drives it. Every libcurl call on an easy
 /// handle that has been submitted happens on that thread; other threads only touch `inbox` under
 /// `lock` and, when the thread sleeps in `curl_multi_poll`, wake it with `curl_multi_wakeup`,
-/// which libcurl allows from any thread.
+/// which libcurl allows from any thread. They wake it while they hold `lock` and only while it is
+/// not stopping, so a wakeup never meets a multi handle the loop has cleaned up.
 final class CurlLoop: @unchecked Sendable {
     private let configuration: TransportConfiguration
     private let multi: UnsafeMutableRawPointer?
@@ -21,8 +22,6 @@ final class CurlLoop: @unchecked Sendable {
     private var sleeping = false
     // Touched only on the loop thread.
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
-    /// Lanes that have had transfers waiting, so shutdown can end them.
-    private var lanes: [ObjectIdentifier: HTTPLane] = [:]
     /// The loop is shutting down: a lane's waiting transfers are not started.
     private var stoppingNow = false
 
@@ -61,10 +60,9 @@ final class CurlLoop: @unchecked Sendable {
         } onCancel: {
             lock.lock()
             transfer.cancelRequested = true
-            cancellations.append(transfer)
-            let wake = !stopping && takeSleeping()  // after shutdown the multi handle may be gone
+            if !stopping { cancellations.append(transfer) }  // else shutdown ends it
+            wakeIfSleeping()
             lock.unlock()
-            if wake { fs_multi_wakeup(multi) }
         }
     }
 
@@ -81,39 +79,37 @@ final class CurlLoop: @unchecked Sendable {
     /// Ends `transfer` as cancelled if it is still waiting for a place in its lane.
     func withdraw(_ transfer: Transfer) {
         lock.lock()
-        withdrawals.append(transfer)
-        let wake = !stopping && takeSleeping()
+        if !stopping { withdrawals.append(transfer) }  // else shutdown ends it
+        wakeIfSleeping()
         lock.unlock()
-        if wake { fs_multi_wakeup(multi) }
     }
 
     private func submit(_ transfer: Transfer) {
         lock.lock()
         let refused = stopping
         if !refused { inbox.append(transfer) }
-        let wake = !refused && takeSleeping()
+        wakeIfSleeping()
         lock.unlock()
         if let unavailable {
             transfer.finish(.failure(transfer.error(.other, unavailable)))
         } else if refused {
             transfer.finish(.failure(transfer.error(.cancelled, "the client was shut down")))
-        } else if wake {
-            fs_multi_wakeup(multi)
         }
     }
 
     func shutdown() {
         lock.lock()
-        let first = !stopping
+        if !stopping, multi != nil { fs_multi_wakeup(multi) }
         stopping = true
         lock.unlock()
-        if first, multi != nil { fs_multi_wakeup(multi) }
     }
 
-    /// Whether the loop thread must be woken for new work; the first caller wakes it. Under `lock`.
-    private func takeSleeping() -> Bool {
-        defer { sleeping = false }
-        return sleeping
+    /// Wakes the loop thread if it sleeps, or is about to, in `curl_multi_poll`; the first caller
+    /// wakes it. Under `lock`.
+    private func wakeIfSleeping() {
+        guard sleeping, !stopping else { return }
+        sleeping = false
+        fs_multi_wakeup(multi)
     }
 
     // MARK: The loop thread
@@ -136,7 +132,6 @@ final class CurlLoop: @unchecked Sendable {
                     transfer.finish(.failure(transfer.error(.cancelled, "cancelled")))
                 } else if let lane = transfer.lane, lane.active >= lane.limit {
                     lane.waiting.append(transfer)
-                    lanes[ObjectIdentifier(lane)] = lane
                 } else {
                     start(transfer)
                 }
@@ -165,15 +160,14 @@ final class CurlLoop: @unchecked Sendable {
                 lock.unlock()
             }
         }
+        // A lane with transfers waiting has its `limit` running, so the running ones lead to all
+        // of them. (Nothing arrives any more: `stopping` refuses new transfers.)
+        var lanes: [ObjectIdentifier: HTTPLane] = [:]
+        for case let lane? in active.values.map(\.lane) { lanes[ObjectIdentifier(lane)] = lane }
         for transfer in Array(active.values) + lanes.values.flatMap(\.waiting) {
             abort(transfer, detail: "the client was shut down")
         }
         fs_multi_cleanup(multi)
-        lock.lock()
-        let late = inbox
-        inbox.removeAll()
-        lock.unlock()
-        for transfer in late { transfer.finish(.failure(transfer.error(.cancelled, "the client was shut down"))) }
     }
 
     private func start(_ transfer: Transfer) {
@@ -185,7 +179,10 @@ final class CurlLoop: @unchecked Sendable {
         transfer.lane?.active += 1
         configure(easy, for: transfer)
         active[easy] = transfer
-        fs_multi_add_handle(multi, easy)
+        if fs_multi_add_handle(multi, easy) != CURLM_OK {
+            release(transfer)
+            transfer.finish(.failure(transfer.error(.other, "libcurl could not start the transfer")))
+        }
     }
 
     private func configure(_ easy: UnsafeMutableRawPointer, for transfer: Transfer) {

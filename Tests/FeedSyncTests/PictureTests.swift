@@ -1,7 +1,9 @@
 import FeedSyncDemoServer
 import FeedSyncImages
 import FeedSyncStore
+import FeedSyncTransport
 import Foundation
+import Synchronization
 import Testing
 
 /// Picture prefetch through the built binary against the demo server: real downloads, real files.
@@ -134,6 +136,37 @@ import Testing
             let late = server.requests.filter { $0.receivedAt > moved && oldWindow.contains($0.path) }
             #expect(late.isEmpty, "\(late.map(\.path))")
             #expect(Set(server.pictureRequests).isSuperset(of: newWindow))
+        }
+    }
+
+    @Test func aClientShutDownMidRunEndsThePrefetchAndFailsNoPicture() async throws {
+        let cli = try CLI()
+        try await withServer(items: 60, perPage: 10) { server, url in
+            try await storeItems(cli, url)
+            var faults = Faults()
+            faults.pictureLatency = 0.5
+            server.setFaults(faults)
+            let client = HTTPClient(configuration: TransportConfiguration(userAgent: "feedsync-tests", maxConnections: 4))
+            let prefetcher = PicturePrefetcher(
+                store: try cli.openStore(), client: client, directory: cli.home.path + "/pictures",
+                options: PrefetchOptions(mode: .all, concurrency: 2))
+            prefetcher.pagingFinished()
+            let ended = Mutex(false)
+            Task {
+                await prefetcher.run()
+                ended.withLock { $0 = true }
+            }
+            for _ in 0..<300 where server.pictureRequests.count < 2 {
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+            client.shutdown()  // two pictures running, two waiting in the lane
+            for _ in 0..<250 where !ended.withLock({ $0 }) {
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+            #expect(ended.withLock { $0 }, "the prefetch kept going after its client was shut down")
+            // Cut off is not the pictures' fault: none is marked failed, all wait for the next pull.
+            let statuses = try await pictures(cli).map(\.status)
+            #expect(statuses.count == 60 && !statuses.contains("failed"), "\(statuses)")
         }
     }
 
