@@ -14,6 +14,14 @@ import Testing
         #expect(pull.status == 0, "\(pull.stderr)")
     }
 
+    /// Pulls the items alone, then makes each picture take `pictureLatency` at the server.
+    func storeItems(_ cli: CLI, _ server: DemoServer, _ url: String, pictureLatency: Double) async throws {
+        try await storeItems(cli, url)
+        var faults = Faults()
+        faults.pictureLatency = pictureLatency
+        server.setFaults(faults)
+    }
+
     /// Each listed item's picture: its URL, status and cached path.
     func pictures(_ cli: CLI) async throws -> [(url: String?, status: String, path: String?)] {
         try await cli.listedItems().map { item in
@@ -87,11 +95,8 @@ import Testing
     func pullWhileTheReaderMoves(
         _ cli: CLI, _ server: DemoServer, _ url: String, latency: Double, concurrency: Int, after requests: Int
     ) async throws -> (pull: RunningCLI, moved: Date) {
-        try await storeItems(cli, url)
+        try await storeItems(cli, server, url, pictureLatency: latency)
         #expect(try await cli.run("list", "--page", "1", "--per-page", "10").status == 0)
-        var faults = Faults()
-        faults.pictureLatency = latency
-        server.setFaults(faults)
         server.clearLog()
         let pull = try cli.start(["pull", "--image-concurrency", String(concurrency)])
         for _ in 0..<300 where server.pictureRequests.count < requests {
@@ -142,10 +147,7 @@ import Testing
     @Test func aClientShutDownMidRunEndsThePrefetchAndFailsNoPicture() async throws {
         let cli = try CLI()
         try await withServer(items: 60, perPage: 10) { server, url in
-            try await storeItems(cli, url)
-            var faults = Faults()
-            faults.pictureLatency = 0.5
-            server.setFaults(faults)
+            try await storeItems(cli, server, url, pictureLatency: 0.5)
             let client = HTTPClient(configuration: TransportConfiguration(userAgent: "feedsync-tests", maxConnections: 4))
             let prefetcher = PicturePrefetcher(
                 store: try cli.openStore(), client: client, directory: cli.home.path + "/pictures",
@@ -245,10 +247,7 @@ import Testing
     @Test func killedDuringDownloadsEveryCachedPictureIsWholeAndNoTempFileSurvives() async throws {
         let cli = try CLI()
         try await withServer(items: 300, perPage: 20) { server, url in
-            try await storeItems(cli, url)
-            var faults = Faults()
-            faults.pictureLatency = 0.02
-            server.setFaults(faults)
+            try await storeItems(cli, server, url, pictureLatency: 0.02)
             for _ in 0..<4 {
                 let running = try cli.start(["pull", "--images", "all", "--image-concurrency", "2"])
                 try await Task.sleep(nanoseconds: UInt64.random(in: 200_000_000...1_500_000_000))
