@@ -22,8 +22,6 @@ final class CurlLoop: @unchecked Sendable {
     private var sleeping = false
     // Touched only on the loop thread.
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
-    /// The loop is shutting down: a lane's waiting transfers are not started.
-    private var stoppingNow = false
 
     /// Loads libcurl once per process; what failed, or nil.
     private static let loadFailure: String? = fs_curl_load().map { String(cString: $0) }
@@ -140,10 +138,7 @@ final class CurlLoop: @unchecked Sendable {
             for transfer in withdrawn where transfer.easy == nil {
                 abort(transfer, detail: "withdrawn before it started")
             }
-            if stop {
-                stoppingNow = true
-                break
-            }
+            if stop { break }
 
             fs_multi_perform(multi, &running)
             collectFinished()
@@ -161,10 +156,11 @@ final class CurlLoop: @unchecked Sendable {
             }
         }
         // A lane with transfers waiting has its `limit` running, so the running ones lead to all
-        // of them. (Nothing arrives any more: `stopping` refuses new transfers.)
+        // of them. The waiting go first, so ending the running starts none of them. (Nothing
+        // arrives any more: `stopping` refuses new transfers.)
         var lanes: [ObjectIdentifier: HTTPLane] = [:]
         for case let lane? in active.values.map(\.lane) { lanes[ObjectIdentifier(lane)] = lane }
-        for transfer in Array(active.values) + lanes.values.flatMap(\.waiting) {
+        for transfer in lanes.values.flatMap(\.waiting) + Array(active.values) {
             abort(transfer, detail: "the client was shut down")
         }
         fs_multi_cleanup(multi)
@@ -275,7 +271,7 @@ final class CurlLoop: @unchecked Sendable {
         if let lane = transfer.lane {
             lane.active -= 1
             // A loop: a transfer that cannot start is ended at once and leaves its place free.
-            while lane.active < lane.limit, !lane.waiting.isEmpty, !stoppingNow { start(lane.waiting.removeFirst()) }
+            while lane.active < lane.limit, !lane.waiting.isEmpty { start(lane.waiting.removeFirst()) }
         }
     }
 }
