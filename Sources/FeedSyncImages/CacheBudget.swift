@@ -18,9 +18,10 @@ public struct CacheBudget: Sendable {
     /// Evicts until the cache fits; returns how many pictures and bytes went.
     @discardableResult
     public func enforce(around position: ReadingPosition) throws(StoreError) -> (count: Int, bytes: Int64) {
+        // One sum first: a cache within its budget (after most pulls) costs no list of every picture.
+        guard try store.cachedBytes() > bytes else { return (0, 0) }
         let cached = try store.cachedPictures(feedURL: position.feedURL)
         var total = cached.reduce(Int64(0)) { $0 + $1.bytes }
-        guard total > bytes else { return (0, 0) }
         let window = PrefetchPlan.window(position, pagesAhead: pagesAhead)
         func distance(_ picture: CachedPicture) -> Int {
             picture.row.map { PrefetchPlan.distance(ofRow: $0, from: position) } ?? .max
