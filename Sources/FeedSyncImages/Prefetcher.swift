@@ -25,6 +25,8 @@ public final class PicturePrefetcher: Sendable {
     /// What happened since `run` last looked; everything but `pagingFinished` is taken by it.
     struct Signals {
         var pagesChanged = true
+        /// A committed page rewrote items already stored: a picture may be due anywhere.
+        var itemsRefreshed = false
         var pagingFinished = false
         /// Downloads that ended.
         var ended: [(job: PictureJob, outcome: DownloadOutcome)] = []
@@ -47,6 +49,21 @@ public final class PicturePrefetcher: Sendable {
     /// With `--images all`, the most jobs one plan holds (at least four per transfer at once).
     static let planLimit = 256
 
+    /// With `--images all`, where a plan starts reading below the reader: where the last plan found
+    /// the first due row (or the list's end). The rows between held nothing due then, and within a
+    /// run only a few things make one due: a page landing among them (it moves `place` to another
+    /// row), a refreshed item, a withdrawn download; `run` forgets the start on those. A backoff
+    /// running out or an eviction near the reader is picked up by a full plan every `rescan`.
+    struct PlanStart {
+        var place: ListPlace
+        var row: Int
+        var position: ReadingPosition
+        /// When the plan that read from the reader down was made.
+        var since: Date
+    }
+
+    static let rescan: TimeInterval = 30
+
     public init(store: Store, client: HTTPClient, directory: String, options: PrefetchOptions,
                 onEvent: @escaping @Sendable (PictureEvent) -> Void = { _ in }) {
         self.store = store
@@ -57,9 +74,13 @@ public final class PicturePrefetcher: Sendable {
         self.lane = HTTPLane(limit: options.concurrency)
     }
 
-    /// A page was committed: there may be new pictures in the window.
-    public func pagesChanged() {
-        signal { $0.pagesChanged = true }
+    /// A page was committed: there may be new pictures in the window. `refreshing`: it rewrote
+    /// items already stored, whose pictures may have changed anywhere in the list.
+    public func pagesChanged(refreshing: Bool = true) {
+        signal {
+            $0.pagesChanged = true
+            $0.itemsRefreshed = $0.itemsRefreshed || refreshing
+        }
     }
 
     /// Paging is over: `run` returns once nothing due is left.
@@ -118,6 +139,7 @@ public final class PicturePrefetcher: Sendable {
         var tried = Set<Int64>()  // each picture at most once per run: failures wait for a later pull
         var lastPlan = Date.distantPast
         var lastPosition: ReadingPosition? = nil
+        var planStart: PlanStart? = nil
         // Whether a plan made now could find jobs the last one did not: it found some, or a download
         // or a record has finished since (with `--images all` a plan holds only the nearest).
         var mayFindMore = false
@@ -134,6 +156,7 @@ public final class PicturePrefetcher: Sendable {
                 let signalled = signals.withLock { state in
                     defer {
                         state.pagesChanged = false
+                        state.itemsRefreshed = false
                         state.ended = []
                         state.recorded = nil
                         state.ticked = false
@@ -141,6 +164,7 @@ public final class PicturePrefetcher: Sendable {
                     return state
                 }
                 if signalled.ticked { ticking = false }
+                if signalled.itemsRefreshed { planStart = nil }
                 if let bytes = signalled.recorded {
                     recording = 0
                     mayFindMore = true
@@ -156,7 +180,12 @@ public final class PicturePrefetcher: Sendable {
                     case .written(let picture): written.append((job, picture))
                     case .failed(let reason, let permanent): fail(job, reason, permanent: permanent)
                     case .cancelled:  // a later plan may take a withdrawn one again
-                        if wasWithdrawn { tried.remove(job.id) } else { clientGone = true }
+                        if wasWithdrawn {
+                            tried.remove(job.id)
+                            planStart = nil
+                        } else {
+                            clientGone = true
+                        }
                     }
                 }
                 // Committed pages are planned for at once when the queue runs short, otherwise at
@@ -168,7 +197,7 @@ public final class PicturePrefetcher: Sendable {
                 if pagesDue || starved || Date().timeIntervalSince(lastPlan) >= 0.5 {
                     pagesPending = false
                     let position = currentPosition()
-                    let wanted = plan(position, inFlight: running.count + written.count + recording)
+                    let wanted = plan(position, inFlight: running.count + written.count + recording, start: &planStart)
                     let planned = wanted.filter { !tried.contains($0.id) }
                     mayFindMore = !planned.isEmpty
                     let kept = Set(planned.map(\.id))
@@ -234,16 +263,30 @@ public final class PicturePrefetcher: Sendable {
     /// Due pictures in the window, nearest first; for `all`, the `planLimit` nearest of the whole
     /// list that are not among the `inFlight` pictures still due while they download and record.
     /// Only that many due rows are read on either side of the reading page, however long the list
-    /// (a plan is made after every committed page); SQLite still steps over the cached rows between.
-    func plan(_ position: ReadingPosition, inFlight: Int) -> [PictureJob] {
+    /// (a plan is made after every committed page). Below the reader SQLite starts at `start`, so
+    /// it does not step again over the cached rows the last plan stepped over; above, it does.
+    func plan(_ position: ReadingPosition, inFlight: Int, start: inout PlanStart?) -> [PictureJob] {
         guard options.mode == .all else {
             let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
             return PrefetchPlan.order((try? store.duePictures(feedURL: position.feedURL, rows: window)) ?? [], from: position)
         }
         let limit = max(Self.planLimit, 4 * options.concurrency) + inFlight
-        let start = (position.page - 1) * position.perPage
-        let below = (try? store.duePictures(feedURL: position.feedURL, rows: start..<Int(Int32.max), limit: limit)) ?? []
-        let above = (try? store.duePictures(feedURL: position.feedURL, rows: 0..<start, limit: limit, backwards: true)) ?? []
+        let top = (position.page - 1) * position.perPage
+        var from = top
+        if let kept = start, kept.position == position, Date().timeIntervalSince(kept.since) < Self.rescan,
+           (try? store.row(of: kept.place, feedURL: position.feedURL)) == kept.row {
+            from = kept.row
+        } else {
+            start = nil
+        }
+        let (below, end) = (try? store.duePictures(feedURL: position.feedURL, from: from, limit: limit)) ?? ([], nil)
+        let since = start?.since ?? Date()
+        if let first = below.first {
+            start = PlanStart(place: first.place, row: first.row, position: position, since: since)
+        } else if let end {
+            start = PlanStart(place: end.place, row: end.row, position: position, since: since)
+        }
+        let above = (try? store.duePictures(feedURL: position.feedURL, rows: 0..<top, limit: limit, backwards: true)) ?? []
         var seen = Set<Int64>()
         return Array(PrefetchPlan.order(below + above, from: position).filter { seen.insert($0.id).inserted }.prefix(limit))
     }

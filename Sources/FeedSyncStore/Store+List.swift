@@ -72,6 +72,20 @@ extension Store {
         return rows
     }
 
+    /// The row (0-based) that `place` is at now in the list of `feedURL`.
+    public func row(of place: ListPlace, feedURL: String?) throws(StoreError) -> Int {
+        try read { db in try Self.row(db, of: place, feedURL: feedURL) }
+    }
+
+    static func row(_ db: Database, of place: ListPlace, feedURL: String?) throws -> Int {
+        let (filter, arguments) = bandFilter(feedURL: feedURL)
+        let above = try Int.fetchOne(db, sql: """
+            SELECT coalesce(sum(size), 0) FROM band_size \(filter.isEmpty ? "WHERE" : filter + " AND")
+                (band_size.feed_id, band_size.band) < (?, ?)
+            """, arguments: arguments + [place.feedID, place.band]) ?? 0
+        return above + place.seq
+    }
+
     /// Remembers the page the reader was shown, in the list of one feed or of all feeds. The page
     /// already remembered last is not written again: paging back and forth over one page stays a
     /// read, with no WAL to start and sync, no checkpoint when the store closes.
@@ -101,5 +115,18 @@ extension Store {
     static func bandFilter(feedURL: String?) -> (sql: String, arguments: StatementArguments) {
         guard let feedURL else { return ("", []) }
         return ("WHERE band_size.feed_id = (SELECT id FROM feed WHERE url = ?)", [feedURL])
+    }
+}
+
+/// Where an item sits for good: its feed, band and seq. Its row number in a list grows as pages
+/// land in bands above it; its place never changes.
+public struct ListPlace: Sendable, Equatable, Hashable {
+    public var feedID: Int64
+    public var band: Int
+    public var seq: Int
+    public init(feedID: Int64, band: Int, seq: Int) {
+        self.feedID = feedID
+        self.band = band
+        self.seq = seq
     }
 }

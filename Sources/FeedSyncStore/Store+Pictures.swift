@@ -1,15 +1,17 @@
 import Foundation
 import GRDB
 
-/// A picture to download, with the first list row (0-based) that shows it.
+/// A picture to download, with the first list row (0-based) that shows it and that row's place.
 public struct PictureJob: Sendable, Equatable, Hashable {
     public var id: Int64
     public var url: String
     public var row: Int
-    public init(id: Int64, url: String, row: Int) {
+    public var place: ListPlace
+    public init(id: Int64, url: String, row: Int, place: ListPlace) {
         self.id = id
         self.url = url
         self.row = row
+        self.place = place
     }
 }
 
@@ -69,23 +71,46 @@ extension Store {
     /// `backwards` the last ones, in reverse. One job per picture, at the first of them that shows it.
     public func duePictures(feedURL: String?, rows: Range<Int>, limit: Int = .max, backwards: Bool = false,
                             now: Date = Date()) throws(StoreError) -> [PictureJob] {
+        try read { db in try Self.duePictures(db, feedURL: feedURL, rows: rows, limit: limit, backwards: backwards, now: now) }
+    }
+
+    /// The first `limit` due pictures from `row` down to the end of the list of `feedURL`, and, read
+    /// in the same snapshot, the place just past the list's last row with that row's number: a
+    /// page committed later lands at or past that place, or moves it to another row.
+    public func duePictures(feedURL: String?, from row: Int, limit: Int, now: Date = Date())
+        throws(StoreError) -> (jobs: [PictureJob], end: (place: ListPlace, row: Int)?) {
         try read { db in
-            // One read per band, the picture's state joined in and tested by SQLite: only due rows
-            // reach Swift.
-            let found = try Self.listRows(
-                db, feedURL: feedURL, positions: rows, columns: "item.picture_id, picture.url",
-                join: "JOIN picture ON picture.id = item.picture_id",
-                filter: "picture.status != 'cached' AND coalesce(picture.next_attempt_at <= ?, 1)",
-                arguments: [now.timeIntervalSince1970], limit: limit, backwards: backwards)
-            var seen = Set<Int64>()
-            var jobs: [PictureJob] = []
-            for (position, row) in found {
-                let id: Int64 = row[1]
-                guard seen.insert(id).inserted else { continue }
-                jobs.append(PictureJob(id: id, url: row[2], row: position))
+            let jobs = try Self.duePictures(db, feedURL: feedURL, rows: row..<Int(Int32.max), limit: limit, now: now)
+            let (filter, arguments) = Self.bandFilter(feedURL: feedURL)
+            let last = try Row.fetchOne(
+                db, sql: "SELECT feed_id, band, size FROM band_size \(filter) ORDER BY feed_id DESC, band DESC LIMIT 1",
+                arguments: arguments)
+            let end = try last.map { last in
+                let place = ListPlace(feedID: last[0], band: last[1], seq: last[2])
+                return (place, try Self.row(db, of: place, feedURL: feedURL))
             }
-            return jobs
+            return (jobs, end)
         }
+    }
+
+    static func duePictures(_ db: Database, feedURL: String?, rows: Range<Int>, limit: Int, backwards: Bool = false,
+                            now: Date) throws -> [PictureJob] {
+        // One read per band, the picture's state joined in and tested by SQLite: only due rows
+        // reach Swift.
+        let found = try listRows(
+            db, feedURL: feedURL, positions: rows, columns: "item.picture_id, picture.url, item.feed_id, item.band",
+            join: "JOIN picture ON picture.id = item.picture_id",
+            filter: "picture.status != 'cached' AND coalesce(picture.next_attempt_at <= ?, 1)",
+            arguments: [now.timeIntervalSince1970], limit: limit, backwards: backwards)
+        var seen = Set<Int64>()
+        var jobs: [PictureJob] = []
+        for (position, row) in found {
+            let id: Int64 = row[1]
+            guard seen.insert(id).inserted else { continue }
+            jobs.append(PictureJob(id: id, url: row[2], row: position,
+                                   place: ListPlace(feedID: row[3], band: row[4], seq: row[0])))
+        }
+        return jobs
     }
 
     /// Records downloaded pictures, all in one transaction. Call only once their files are

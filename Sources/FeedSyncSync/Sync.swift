@@ -40,7 +40,8 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
 /// What happens during a pull, for `--verbose` and progress output.
 public enum PullEvent: Sendable {
     case notModified(url: String)
-    case page(url: String, number: Int, items: Int, new: Int)
+    /// A page was stored: `new` items added, `refreshed` ones already stored rewritten in place.
+    case page(url: String, number: Int, items: Int, new: Int, refreshed: Int)
     case retrying(url: String, attempt: Int, delay: Double, reason: String)
     case skipped(url: String, until: Date)
     case endless(url: String, reason: String)
@@ -204,7 +205,8 @@ public final class SyncEngine: Sendable {
             if let commit = step.commit {
                 try local { try store.commit(commit) }
                 report.newItems += step.newCount
-                options.onEvent(.page(url: feed.url, number: number, items: page.items.count, new: step.newCount))
+                options.onEvent(.page(url: feed.url, number: number, items: page.items.count, new: step.newCount,
+                                      refreshed: commit.updatedItems.count))
             }
             action = step.next
         }

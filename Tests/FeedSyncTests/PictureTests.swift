@@ -68,7 +68,7 @@ import Testing
         // Row r shows item 800 - r, whose picture is (799 - r) % 400 + 1; each picture is fetched
         // once, at its row nearest to page 20 (rows 380...399), nearest first.
         let position = ReadingPosition(feedURL: nil, page: 20, perPage: 20)
-        let everyRow = (0..<800).map { PictureJob(id: Int64((799 - $0) % 400 + 1), url: "", row: $0) }
+        let everyRow = (0..<800).map { PictureJob(id: Int64((799 - $0) % 400 + 1), url: "", row: $0, place: ListPlace(feedID: 1, band: 0, seq: $0)) }
         var seen = Set<Int64>()
         let expected = PrefetchPlan.order(everyRow, from: position).filter { seen.insert($0.id).inserted }
         #expect(expected.count == 400)
@@ -87,6 +87,50 @@ import Testing
         #expect(pull.status == 0, "\(pull.stderr)")
         #expect(server.pictureRequests.sorted() == (1...1_300).map { "/pictures/\($0).png" }.sorted())
         #expect(try await pictures(cli).allSatisfy { $0.status == "cached" })
+    }
+
+    // With `--images all` a plan starts reading where the last one found the first due row, or the
+    // list's end (PicturePrefetcher.PlanStart). In these two, every picture is cached when the pull
+    // starts and each page comes slowly, so plans have moved that start to the end before a page
+    // makes a picture due above it.
+
+    @Test func picturesOfPagesLandingAboveWherePlansHadReachedAreFetchedInTheSamePull() async throws {
+        let cli = try CLI()
+        // The list of all feeds shows A's items, then B's. A is half backfilled: its next pages land
+        // between its items and B's, above the list's end.
+        try await withServer(items: 60, perPage: 20) { a, urlA in
+            try await withServer(items: 40, perPage: 20) { _, urlB in
+                #expect(try await cli.run("pull", "--feed", urlA, "--images", "all", "--max-pages", "1").status == 0)
+                #expect(try await cli.run("pull", "--feed", urlB, "--images", "all").status == 0)
+                var faults = Faults()
+                faults.latency = 0.6
+                a.setFaults(faults)
+                a.clearLog()
+                let pull = try await cli.run("pull", "--images", "all")
+                #expect(pull.status == 0, "\(pull.stderr)")
+                #expect(a.requests.filter { $0.isFeed && $0.page ?? 1 > 1 }.count == 2, "A's two remaining pages")
+                #expect(a.pictureRequests.sorted() == (1...40).map { "/pictures/\($0).png" }.sorted())
+                #expect(try await pictures(cli).allSatisfy { $0.status == "cached" })
+            }
+        }
+    }
+
+    @Test func aPictureChangedOnAnItemAlreadyStoredIsFetchedInTheSamePull() async throws {
+        let cli = try CLI()
+        try await withServer(items: 40, perPage: 20) { server, url in
+            #expect(try await cli.run("pull", "--feed", url, "--images", "all").status == 0)
+            // Page 1 is sent again, with item 40 (row 0) showing another picture: a refresh, no new row.
+            var faults = Faults()
+            faults.latency = 0.6
+            faults.ignoreValidators = true
+            faults.pictureURLs[40] = "\(await server.baseURL)/pictures/77.png"
+            server.setFaults(faults)
+            server.clearLog()
+            let pull = try await cli.run("pull", "--images", "all")
+            #expect(pull.status == 0, "\(pull.stderr)")
+            #expect(server.pictureRequests == ["/pictures/77.png"])
+            #expect(try await pictures(cli).allSatisfy { $0.status == "cached" })
+        }
     }
 
     /// With 400 items stored (10 a page) and the reader on page 1, starts a pull whose pictures
