@@ -15,30 +15,44 @@ public struct CacheBudget: Sendable {
         self.pagesAhead = pagesAhead
     }
 
-    /// Evicts until the cache fits; returns how many pictures and bytes went.
+    /// Evicts until the cache fits; returns how many pictures and bytes went, and how far from the
+    /// reader the nearest of them was.
     @discardableResult
-    public func enforce(around position: ReadingPosition) throws(StoreError) -> (count: Int, bytes: Int64) {
+    public func enforce(around position: ReadingPosition) throws(StoreError) -> (count: Int, bytes: Int64, nearest: Int?) {
         // One sum first: a cache within its budget (after most pulls) costs no list of every picture.
-        guard try store.cachedBytes() > bytes else { return (0, 0) }
+        guard try store.cachedTotals().bytes > bytes else { return (0, 0, nil) }
         let cached = try store.cachedPictures(feedURL: position.feedURL)
         var total = cached.reduce(Int64(0)) { $0 + $1.bytes }
-        let window = PrefetchPlan.window(position, pagesAhead: pagesAhead)
-        func distance(_ picture: CachedPicture) -> Int {
-            picture.row.map { PrefetchPlan.distance(ofRow: $0, from: position) } ?? .max
-        }
-        let candidates = cached
-            .filter { $0.row.map { !window.contains($0) } ?? true }
-            .sorted { distance($0) > distance($1) }
+        let candidates = evictable(cached, around: position).sorted { $0.distance > $1.distance }
         var count = 0
         var freed: Int64 = 0
-        for picture in candidates where total > bytes {
+        var nearest: Int?
+        for (picture, distance) in candidates where total > bytes {
             // The row first: a file without a row is swept by gc; a row without its file would lie.
             try store.uncachePicture(id: picture.id)
             files.remove(picture.file)
             total -= picture.bytes
             freed += picture.bytes
             count += 1
+            nearest = distance
         }
-        return (count, freed)
+        return (count, freed, nearest)
+    }
+
+    /// With the cache full, how far from the reader a picture outside the window may be and still
+    /// be worth fetching: nearer than the farthest cached picture eviction could take for it (0
+    /// when it could take none). One farther would be the first evicted.
+    public func reach(around position: ReadingPosition) throws(StoreError) -> Int {
+        evictable(try store.cachedPictures(feedURL: position.feedURL), around: position).map(\.distance).max() ?? 0
+    }
+
+    /// The cached pictures outside the window, each with its distance from the reader (a picture
+    /// not in the reader's list is the farthest of all).
+    func evictable(_ cached: [CachedPicture], around position: ReadingPosition) -> [(picture: CachedPicture, distance: Int)] {
+        let window = PrefetchPlan.window(position, pagesAhead: pagesAhead)
+        return cached.compactMap { picture in
+            guard let row = picture.row else { return (picture, .max) }
+            return window.contains(row) ? nil : (picture, PrefetchPlan.distance(ofRow: row, from: position))
+        }
     }
 }

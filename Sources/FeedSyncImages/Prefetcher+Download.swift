@@ -86,12 +86,16 @@ extension PicturePrefetcher {
         onEvent(.failed(url: job.url, reason: reason))
     }
 
-    /// Evicts down to the budget around `position`, reporting what went; returns the bytes freed.
+    var budget: CacheBudget {
+        CacheBudget(store: store, files: files, bytes: options.cacheBudget, pagesAhead: options.pagesAhead)
+    }
+
+    /// Evicts down to the budget around `position`, reporting what went; returns the bytes freed
+    /// and how far from the reader the nearest picture evicted was.
     @discardableResult
-    func evict(around position: ReadingPosition) -> Int64 {
-        let budget = CacheBudget(store: store, files: files, bytes: options.cacheBudget, pagesAhead: options.pagesAhead)
-        guard let evicted = try? budget.enforce(around: position), evicted.count > 0 else { return 0 }
+    func evict(around position: ReadingPosition) -> (bytes: Int64, nearest: Int?) {
+        guard let evicted = try? budget.enforce(around: position), evicted.count > 0 else { return (0, nil) }
         onEvent(.evicted(count: evicted.count, bytes: evicted.bytes))
-        return evicted.bytes
+        return (evicted.bytes, evicted.nearest)
     }
 }

@@ -148,7 +148,14 @@ public final class PicturePrefetcher: Sendable {
         var pagesPending = false
         var lastRecorded = Date()
         // Kept over the budget only until the next plan: eviction runs as the cache grows.
-        var cachedBytes = (try? store.cachedBytes()) ?? 0
+        let cached = (try? store.cachedTotals()) ?? (bytes: 0, count: 0)
+        var cachedBytes = cached.bytes
+        // How far from the reader a picture outside the window may be and still be fetched: with
+        // the cache full (no room for a picture of the average size), one farther would be
+        // evicted as soon as it was recorded, and fetched again by every pull. Learnt from the
+        // cache when the reader moves, and from evictions.
+        var reach = Int.max
+        let averageBytes = cached.count > 0 ? cached.bytes / Int64(cached.count) : 0
 
         await withDiscardingTaskGroup { group in
             var ticking = false
@@ -197,8 +204,21 @@ public final class PicturePrefetcher: Sendable {
                 if pagesDue || starved || Date().timeIntervalSince(lastPlan) >= 0.5 {
                     pagesPending = false
                     let position = currentPosition()
+                    if position != lastPosition {
+                        reach = options.mode == .all && cachedBytes + averageBytes >= options.cacheBudget
+                            ? (try? budget.reach(around: position)) ?? .max : .max
+                    }
+                    if cachedBytes > options.cacheBudget {
+                        let evicted = evict(around: position)
+                        cachedBytes -= evicted.bytes
+                        reach = min(reach, evicted.nearest ?? .max)
+                    }
                     let wanted = plan(position, inFlight: running.count + written.count + recording, start: &planStart)
-                    let planned = wanted.filter { !tried.contains($0.id) }
+                    let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
+                    let planned = wanted.filter {
+                        !tried.contains($0.id)
+                            && (window.contains($0.row) || PrefetchPlan.distance(ofRow: $0.row, from: position) < reach)
+                    }
                     mayFindMore = !planned.isEmpty
                     let kept = Set(planned.map(\.id))
                     var dropped = 0
@@ -214,7 +234,6 @@ public final class PicturePrefetcher: Sendable {
                     queue = planned
                     lastPlan = Date()
                     lastPosition = position
-                    if cachedBytes > options.cacheBudget { cachedBytes -= evict(around: position) }
                 }
                 var starting: [PictureJob] = []
                 while running.count < 2 * options.concurrency, !queue.isEmpty, !clientGone {

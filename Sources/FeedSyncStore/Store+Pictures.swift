@@ -170,9 +170,12 @@ extension Store {
         }
     }
 
-    /// Bytes of every cached picture.
-    public func cachedBytes() throws(StoreError) -> Int64 {
-        try read { db in try Int64.fetchOne(db, sql: "SELECT coalesce(sum(bytes), 0) FROM picture WHERE status = 'cached'") ?? 0 }
+    /// Bytes and count of every cached picture.
+    public func cachedTotals() throws(StoreError) -> (bytes: Int64, count: Int) {
+        try read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT coalesce(sum(bytes), 0), count(*) FROM picture WHERE status = 'cached'")
+            return (row?[0] ?? 0, row?[1] ?? 0)
+        }
     }
 
     /// Forgets a cached file (evicted or gone): the picture is pending again.

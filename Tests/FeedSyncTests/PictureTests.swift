@@ -334,6 +334,37 @@ import Testing
         }
     }
 
+    @Test func withTheCacheFullOfNearerPicturesAPullFetchesNoneItWouldEvictAtOnce() async throws {
+        let cli = try CLI()
+        // 1 000-byte pictures, a cache of about 100 of them, 600 in the list.
+        let server = DemoServer(items: 600, perPage: 20, pictureBytes: 1_000)
+        try await server.start()
+        let url = await server.feedURL
+        let pull = ["pull", "--images", "all", "--prefetch-pages", "1"]  // a window of 40 to 60 rows
+        #expect(try await cli.start(pull + ["--feed", url, "--cache-size", "100K"]).wait().status == 0)
+        let first = try await pictures(cli)
+        let cached = first.indices.filter { first[$0].status == "cached" }
+        #expect(cached == Array(0..<cached.count), "the nearest")
+        #expect(cached.count * 1_000 <= 100 * 1024)
+        // Every later pull used to fetch the other 500 and evict them again.
+        #expect(try await cli.run("list", "--page", "1", "--per-page", "20").status == 0)
+        server.clearLog()
+        #expect(try await cli.start(pull).wait().status == 0)
+        #expect(server.pictureRequests.isEmpty, "each would have been the first evicted")
+        // A reader who moves gets the pictures around them, in place of the farthest.
+        #expect(try await cli.run("list", "--page", "25", "--per-page", "20").status == 0)
+        server.clearLog()
+        #expect(try await cli.start(pull).wait().status == 0)
+        #expect(!server.pictureRequests.isEmpty)
+        #expect(try await cli.run("list", "--page", "25", "--per-page", "20").status == 0)
+        server.clearLog()
+        #expect(try await cli.start(pull).wait().status == 0)
+        #expect(server.pictureRequests.isEmpty)
+        await server.stop()
+        let listed = try await pictures(cli)
+        #expect(Set(460..<520).isSubset(of: listed.indices.filter { listed[$0].status == "cached" }), "the window")
+    }
+
     @Test func gcRemovesStrayFilesAndForgetsMissingOnes() async throws {
         let cli = try CLI()
         try await withServer(items: 20, perPage: 10) { _, url async throws -> Void in
