@@ -21,7 +21,7 @@ public struct CacheBudget: Sendable {
     public func enforce(around position: ReadingPosition) throws(StoreError) -> (count: Int, bytes: Int64, nearest: Int?) {
         // One sum first: a cache within its budget (after most pulls) costs no list of every picture.
         guard try store.cachedTotals().bytes > bytes else { return (0, 0, nil) }
-        let cached = try store.cachedPictures(feedURL: position.feedURL)
+        let cached = try cachedPictures(around: position)
         var total = cached.reduce(Int64(0)) { $0 + $1.bytes }
         let candidates = evictable(cached, around: position).sorted { $0.distance > $1.distance }
         var count = 0
@@ -43,7 +43,14 @@ public struct CacheBudget: Sendable {
     /// be worth fetching: nearer than the farthest cached picture eviction could take for it (0
     /// when it could take none). One farther would be the first evicted.
     public func reach(around position: ReadingPosition) throws(StoreError) -> Int {
-        evictable(try store.cachedPictures(feedURL: position.feedURL), around: position).map(\.distance).max() ?? 0
+        evictable(try cachedPictures(around: position), around: position).map(\.distance).max() ?? 0
+    }
+
+    /// Every cached picture, each at its row nearest the reader.
+    func cachedPictures(around position: ReadingPosition) throws(StoreError) -> [CachedPicture] {
+        let page = (position.page - 1) * position.perPage
+        return try store.cachedPictures(feedURL: position.feedURL, page: page..<page + position.perPage,
+                                        window: PrefetchPlan.window(position, pagesAhead: pagesAhead))
     }
 
     /// The cached pictures outside the window, each with its distance from the reader (a picture

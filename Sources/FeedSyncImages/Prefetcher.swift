@@ -51,14 +51,13 @@ public final class PicturePrefetcher: Sendable {
 
     /// With `--images all`, where a plan starts reading below the reader: where the last plan found
     /// the first due row (or the list's end). The rows between held nothing due then, and within a
-    /// run only a few things make one due: a page landing among them (it moves `place` to another
-    /// row), a refreshed item, a withdrawn download; `run` forgets the start on those. A backoff
-    /// running out or an eviction near the reader is picked up by a full plan every `rescan`.
+    /// run only two things make one due: a page landing among them (it moves the place to another
+    /// row, and the store then reads from the reader) and a page refreshing items already stored
+    /// (`run` forgets the start). A backoff that runs out is picked up by a full plan every `rescan`.
     struct PlanStart {
-        var place: ListPlace
-        var row: Int
+        var mark: PlaceAtRow
         var position: ReadingPosition
-        /// When the plan that read from the reader down was made.
+        /// When it was first kept.
         var since: Date
     }
 
@@ -187,12 +186,7 @@ public final class PicturePrefetcher: Sendable {
                     case .written(let picture): written.append((job, picture))
                     case .failed(let reason, let permanent): fail(job, reason, permanent: permanent)
                     case .cancelled:  // a later plan may take a withdrawn one again
-                        if wasWithdrawn {
-                            tried.remove(job.id)
-                            planStart = nil
-                        } else {
-                            clientGone = true
-                        }
+                        if wasWithdrawn { tried.remove(job.id) } else { clientGone = true }
                     }
                 }
                 // Committed pages are planned for at once when the queue runs short, otherwise at
@@ -213,12 +207,10 @@ public final class PicturePrefetcher: Sendable {
                         cachedBytes -= evicted.bytes
                         reach = min(reach, evicted.nearest ?? .max)
                     }
-                    let wanted = plan(position, inFlight: running.count + written.count + recording, start: &planStart)
                     let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
-                    let planned = wanted.filter {
-                        !tried.contains($0.id)
-                            && (window.contains($0.row) || PrefetchPlan.distance(ofRow: $0.row, from: position) < reach)
-                    }
+                    let wanted = plan(position, inFlight: running.count + written.count + recording, start: &planStart)
+                        .filter { window.contains($0.row) || PrefetchPlan.distance(ofRow: $0.row, from: position) < reach }
+                    let planned = wanted.filter { !tried.contains($0.id) }
                     mayFindMore = !planned.isEmpty
                     let kept = Set(planned.map(\.id))
                     var dropped = 0
@@ -291,19 +283,13 @@ public final class PicturePrefetcher: Sendable {
         }
         let limit = max(Self.planLimit, 4 * options.concurrency) + inFlight
         let top = (position.page - 1) * position.perPage
-        var from = top
-        if let kept = start, kept.position == position, Date().timeIntervalSince(kept.since) < Self.rescan,
-           (try? store.row(of: kept.place, feedURL: position.feedURL)) == kept.row {
-            from = kept.row
-        } else {
+        if let kept = start, kept.position != position || Date().timeIntervalSince(kept.since) >= Self.rescan {
             start = nil
         }
-        let (below, end) = (try? store.duePictures(feedURL: position.feedURL, from: from, limit: limit)) ?? ([], nil)
-        let since = start?.since ?? Date()
-        if let first = below.first {
-            start = PlanStart(place: first.place, row: first.row, position: position, since: since)
-        } else if let end {
-            start = PlanStart(place: end.place, row: end.row, position: position, since: since)
+        let (below, end) = (try? store.duePictures(feedURL: position.feedURL, from: top, resuming: start?.mark,
+                                                   limit: limit)) ?? ([], nil)
+        if let mark = below.first.map({ PlaceAtRow(place: $0.place, row: $0.row) }) ?? end {
+            start = PlanStart(mark: mark, position: position, since: start?.since ?? Date())
         }
         let above = (try? store.duePictures(feedURL: position.feedURL, rows: 0..<top, limit: limit, backwards: true)) ?? []
         var seen = Set<Int64>()

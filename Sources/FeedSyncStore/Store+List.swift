@@ -73,10 +73,6 @@ extension Store {
     }
 
     /// The row (0-based) that `place` is at now in the list of `feedURL`.
-    public func row(of place: ListPlace, feedURL: String?) throws(StoreError) -> Int {
-        try read { db in try Self.row(db, of: place, feedURL: feedURL) }
-    }
-
     static func row(_ db: Database, of place: ListPlace, feedURL: String?) throws -> Int {
         let (filter, arguments) = bandFilter(feedURL: feedURL)
         let above = try Int.fetchOne(db, sql: """
@@ -128,5 +124,15 @@ public struct ListPlace: Sendable, Equatable, Hashable {
         self.feedID = feedID
         self.band = band
         self.seq = seq
+    }
+}
+
+/// A place and the row it was at when it was read.
+public struct PlaceAtRow: Sendable, Equatable {
+    public var place: ListPlace
+    public var row: Int
+    public init(place: ListPlace, row: Int) {
+        self.place = place
+        self.row = row
     }
 }

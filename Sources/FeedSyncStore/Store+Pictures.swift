@@ -74,20 +74,25 @@ extension Store {
         try read { db in try Self.duePictures(db, feedURL: feedURL, rows: rows, limit: limit, backwards: backwards, now: now) }
     }
 
-    /// The first `limit` due pictures from `row` down to the end of the list of `feedURL`, and, read
-    /// in the same snapshot, the place just past the list's last row with that row's number: a
-    /// page committed later lands at or past that place, or moves it to another row.
-    public func duePictures(feedURL: String?, from row: Int, limit: Int, now: Date = Date())
-        throws(StoreError) -> (jobs: [PictureJob], end: (place: ListPlace, row: Int)?) {
+    /// The first `limit` due pictures from row `top` down to the end of the list of `feedURL`, or
+    /// from `resume` instead when it is below `top` and still at its row (nothing landed above
+    /// it). All in one snapshot, with the place just past the list's last row: a page committed
+    /// later lands at or past that place, or moves it to another row.
+    public func duePictures(feedURL: String?, from top: Int, resuming resume: PlaceAtRow?, limit: Int,
+                            now: Date = Date()) throws(StoreError) -> (jobs: [PictureJob], end: PlaceAtRow?) {
         try read { db in
-            let jobs = try Self.duePictures(db, feedURL: feedURL, rows: row..<Int(Int32.max), limit: limit, now: now)
+            var from = top
+            if let resume, resume.row > top, try Self.row(db, of: resume.place, feedURL: feedURL) == resume.row {
+                from = resume.row
+            }
+            let jobs = try Self.duePictures(db, feedURL: feedURL, rows: from..<Int(Int32.max), limit: limit, now: now)
             let (filter, arguments) = Self.bandFilter(feedURL: feedURL)
             let last = try Row.fetchOne(
                 db, sql: "SELECT feed_id, band, size FROM band_size \(filter) ORDER BY feed_id DESC, band DESC LIMIT 1",
                 arguments: arguments)
             let end = try last.map { last in
                 let place = ListPlace(feedID: last[0], band: last[1], seq: last[2])
-                return (place, try Self.row(db, of: place, feedURL: feedURL))
+                return PlaceAtRow(place: place, row: try Self.row(db, of: place, feedURL: feedURL))
             }
             return (jobs, end)
         }
@@ -149,23 +154,33 @@ extension Store {
         try read { db in try Int.fetchOne(db, sql: "SELECT attempts FROM picture WHERE id = ?", arguments: [id]) ?? 0 }
     }
 
-    /// Every cached picture with the first row showing it in the list of `feedURL`.
-    public func cachedPictures(feedURL: String?) throws(StoreError) -> [CachedPicture] {
+    /// Every cached picture, each with the row of the list of `feedURL` that shows it nearest the
+    /// reader: one inside `window` if any, else the one nearest the rows of the reading `page` (a
+    /// picture shown by several rows is as near as its nearest).
+    public func cachedPictures(feedURL: String?, page: Range<Int>, window: Range<Int>) throws(StoreError) -> [CachedPicture] {
         try read { db in
             let (filter, arguments) = Self.itemFilter(feedURL: feedURL)
+            // The distance is PrefetchPlan.distance, 0 inside the window; with one min() in the
+            // query, SQLite takes the bare `row` from the row that has it.
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT picture.id, picture.file, picture.bytes, positions.row FROM picture
+                    SELECT picture.id, picture.file, picture.bytes, nearest.row FROM picture
                     LEFT JOIN (
-                        SELECT picture_id, min(row) AS row FROM (
+                        SELECT picture_id, row, min(CASE
+                            WHEN row >= ? AND row < ? THEN 0
+                            WHEN row < ? THEN ? - row
+                            WHEN row >= ? THEN row - ? + 1
+                            ELSE 0 END) AS distance
+                        FROM (
                             SELECT picture_id, row_number() OVER (ORDER BY feed_id, band, seq) - 1 AS row
                             FROM item \(filter)
                         ) GROUP BY picture_id
-                    ) AS positions ON positions.picture_id = picture.id
+                    ) AS nearest ON nearest.picture_id = picture.id
                     WHERE picture.status = 'cached'
                     """,
-                arguments: arguments)
+                arguments: [window.lowerBound, window.upperBound, page.lowerBound, page.lowerBound,
+                            page.upperBound, page.upperBound] + arguments)
             return rows.map { CachedPicture(id: $0["id"], file: $0["file"], bytes: $0["bytes"] ?? 0, row: $0["row"]) }
         }
     }
@@ -197,9 +212,15 @@ extension Store {
         }
     }
 
-    /// File names of every cached picture.
-    public func cachedPictureFiles() throws(StoreError) -> Set<String> {
-        try read { db in Set(try String.fetchAll(db, sql: "SELECT file FROM picture WHERE status = 'cached'")) }
+    /// The file of every cached picture, by the picture's id.
+    public func cachedPictureFiles() throws(StoreError) -> [Int64: String] {
+        try read { db in
+            var files: [Int64: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT id, file FROM picture WHERE status = 'cached'") {
+                files[row[0]] = row[1]
+            }
+            return files
+        }
     }
 
     public func setting(_ name: String) throws(StoreError) -> String? {

@@ -51,8 +51,12 @@ public struct PagingMachine: Sendable {
         /// `nil` when the page is held back for later (see `Action.revisit`).
         public var commit: PageCommit?
         public var next: Action
-        /// How many of the page's items were not stored before.
+        /// The page's items (each key once), over all its parts.
+        public var count: Int
+        /// How many of them were not stored before.
         public var newCount: Int
+        /// How many were, and were refreshed in place.
+        public var refreshedCount: Int
     }
 
     enum Phase: Sendable, Equatable {
@@ -149,7 +153,7 @@ public struct PagingMachine: Sendable {
         if phase == .headCheck {
             if cursor.gap != nil {
                 heldHead = (feedPage, validators)
-                return Step(commit: nil, next: startGap(), newCount: 0)
+                return Step(commit: nil, next: startGap(), count: 0, newCount: 0, refreshedCount: 0)
             }
             beginHeadWalk()
         }
@@ -203,7 +207,8 @@ public struct PagingMachine: Sendable {
         }
         let commit = PageCommit(
             feedID: feedID, band: band, newItems: newItems, updatedItems: updated, cursor: cursor)
-        return Step(commit: commit, next: next, newCount: read.newCount)
+        return Step(
+            commit: commit, next: next, count: read.count, newCount: read.newCount, refreshedCount: read.refreshedCount)
     }
 
     /// The server refused (4xx) the link this page was fetched from. Returns what to do instead,
@@ -250,6 +255,7 @@ public struct PagingMachine: Sendable {
                 published: item.published, summary: item.summary)
             if let knownBand = bands[item.key] {
                 updated.append(entry)
+                reading.refreshedCount += 1
                 if knownBand != band { reading.overlap = true }
             } else {
                 newItems.append(entry)
@@ -346,6 +352,7 @@ struct PageReading: Sendable {
     var overlap = false
     var count = 0
     var newCount = 0
+    var refreshedCount = 0
     /// Hashes of the keys seen, to keep each key once per page in little memory. Two keys of one
     /// page sharing a 64-bit hash is as likely as a disk error; one item would be missed.
     private var seen = Set<Int>()

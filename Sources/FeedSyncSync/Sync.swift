@@ -40,7 +40,8 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
 /// What happens during a pull, for `--verbose` and progress output.
 public enum PullEvent: Sendable {
     case notModified(url: String)
-    /// A page was stored: `new` items added, `refreshed` ones already stored rewritten in place.
+    /// A page was stored: of its `items`, `new` were added and `refreshed` (stored before) were
+    /// rewritten in place.
     case page(url: String, number: Int, items: Int, new: Int, refreshed: Int)
     case retrying(url: String, attempt: Int, delay: Double, reason: String)
     case skipped(url: String, until: Date)
@@ -205,8 +206,8 @@ public final class SyncEngine: Sendable {
             if let commit = step.commit {
                 try local { try store.commit(commit) }
                 report.newItems += step.newCount
-                options.onEvent(.page(url: feed.url, number: number, items: page.items.count, new: step.newCount,
-                                      refreshed: commit.updatedItems.count))
+                options.onEvent(.page(url: feed.url, number: number, items: step.count, new: step.newCount,
+                                      refreshed: step.refreshedCount))
             }
             action = step.next
         }

@@ -282,6 +282,19 @@ import Testing
         #expect(end.newCount == 20)
     }
 
+    @Test func aPageReadInPartsCountsItsNewAndRefreshedItemsOverAllParts() {
+        // The prefetcher hears of refreshed items from these counts (a changed picture may be due
+        // anywhere in the list), so the parts' must not be lost.
+        let known = Dictionary(uniqueKeysWithValues: keys(1...5).map { ($0, 0) })
+        var machine = Machine(feedID: 1, cursor: FeedCursor(backfillPage: 2, backfillDone: true), topBand: 0, maxPages: nil)
+        _ = machine.start()
+        _ = machine.receivedPart(page(keys(6...10) + ["k1"]).items, bands: known)
+        let end = machine.received(page(["k2", "k3"] + keys(11...12)), validators: noValidators, bands: known)
+        #expect(end.count == 10)
+        #expect(end.newCount == 7)
+        #expect(end.refreshedCount == 3)
+    }
+
     @Test func partsArriveInOrderAndAConsumerThatStopsEndsTheProducer() {
         let handoff = PartHandoff<Int>(capacity: 2)
         let putResults = Mutex<[Bool]>([])

@@ -365,6 +365,26 @@ import Testing
         #expect(Set(460..<520).isSubset(of: listed.indices.filter { listed[$0].status == "cached" }), "the window")
     }
 
+    @Test func aPictureSeveralRowsShowIsAsNearAsTheNearestOfThem() async throws {
+        let cli = try CLI()
+        // Rows r and r + 300 show one picture. The reader is on rows 300...319, whose pictures rows
+        // 0...19 show too: they are in the window, not 300 rows away.
+        let server = DemoServer(items: 600, perPage: 20, distinctPictures: 300, pictureBytes: 1_000)
+        try await server.start()
+        let url = await server.feedURL
+        try await storeItems(cli, url)
+        let pull = ["pull", "--images", "all", "--prefetch-pages", "1", "--cache-size", "100K"]
+        for _ in 0..<2 {
+            #expect(try await cli.run("list", "--page", "16", "--per-page", "20").status == 0)
+            server.clearLog()
+            #expect(try await cli.start(pull).wait().status == 0)
+        }
+        #expect(server.pictureRequests.isEmpty, "the second pull fetches nothing it evicted")
+        await server.stop()
+        let listed = try await pictures(cli)
+        #expect(Set(280..<340).isSubset(of: listed.indices.filter { listed[$0].status == "cached" }), "the window")
+    }
+
     @Test func gcRemovesStrayFilesAndForgetsMissingOnes() async throws {
         let cli = try CLI()
         try await withServer(items: 20, perPage: 10) { _, url async throws -> Void in

@@ -30,11 +30,11 @@ struct GC: AsyncParsableCommand {
         unused.forEach(files.remove)
         let known = try fail(on: { try store.cachedPictureFiles() })
         let onDisk = Set(files.allFiles())
-        let unknown = onDisk.subtracting(known)
+        let unknown = onDisk.subtracting(known.values)
         unknown.forEach(files.remove)
         var gone = 0
-        for picture in try fail(on: { try store.cachedPictures(feedURL: nil) }) where !onDisk.contains(picture.file) {
-            try fail(on: { try store.uncachePicture(id: picture.id) })
+        for (id, file) in known where !onDisk.contains(file) {
+            try fail(on: { try store.uncachePicture(id: id) })
             gone += 1
         }
 
