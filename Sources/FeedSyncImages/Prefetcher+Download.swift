@@ -63,7 +63,7 @@ extension PicturePrefetcher {
 
     /// Makes written pictures durable with one filesystem flush, then marks them cached in one
     /// transaction. Returns the bytes cached.
-    func record(_ batch: [(job: PictureJob, picture: DownloadedPicture)]) -> Int64 {
+    func record(_ batch: [(job: PictureJob, picture: DownloadedPicture)]) -> CacheTotals {
         do {
             try files.sync()
             try store.markPicturesCached(batch.map(\.picture))
@@ -72,10 +72,10 @@ extension PicturePrefetcher {
                 files.remove(picture.file)
                 fail(job, "cannot write the picture: \(error)", permanent: false)
             }
-            return 0
+            return CacheTotals()
         }
         for (job, picture) in batch { onEvent(.cached(url: job.url, bytes: Int(picture.bytes))) }
-        return batch.reduce(0) { $0 + $1.picture.bytes }
+        return CacheTotals(bytes: batch.reduce(0) { $0 + $1.picture.bytes }, count: batch.count)
     }
 
     /// Records the failure.
@@ -90,12 +90,12 @@ extension PicturePrefetcher {
         CacheBudget(store: store, files: files, bytes: options.cacheBudget, pagesAhead: options.pagesAhead)
     }
 
-    /// Evicts down to the budget around `position`, reporting what went; returns the bytes freed
-    /// and how far from the reader the nearest picture evicted was.
+    /// Evicts down to the budget around `position`, reporting what went; returns how many pictures
+    /// and bytes went and how far from the reader the nearest of them was.
     @discardableResult
-    func evict(around position: ReadingPosition) -> (bytes: Int64, nearest: Int?) {
-        guard let evicted = try? budget.enforce(around: position), evicted.count > 0 else { return (0, nil) }
+    func evict(around position: ReadingPosition) -> (count: Int, bytes: Int64, nearest: Int?) {
+        guard let evicted = try? budget.enforce(around: position), evicted.count > 0 else { return (0, 0, nil) }
         onEvent(.evicted(count: evicted.count, bytes: evicted.bytes))
-        return (evicted.bytes, evicted.nearest)
+        return evicted
     }
 }

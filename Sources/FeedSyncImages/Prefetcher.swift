@@ -32,8 +32,8 @@ public final class PicturePrefetcher: Sendable {
         var ended: [(job: PictureJob, outcome: DownloadOutcome)] = []
         /// Downloads handed to the client that have not ended.
         var downloading = 0
-        /// The bytes cached by the record that finished.
-        var recorded: Int64?
+        /// What the record that finished cached.
+        var recorded: CacheTotals?
         var ticked = false
         /// `run` waiting for the next signal.
         var waiter: CheckedContinuation<Void, Never>?
@@ -147,14 +147,14 @@ public final class PicturePrefetcher: Sendable {
         var pagesPending = false
         var lastRecorded = Date()
         // Kept over the budget only until the next plan: eviction runs as the cache grows.
-        let cached = (try? store.cachedTotals()) ?? (bytes: 0, count: 0)
-        var cachedBytes = cached.bytes
-        // How far from the reader a picture outside the window may be and still be fetched: with
-        // the cache full (no room for a picture of the average size), one farther would be
-        // evicted as soon as it was recorded, and fetched again by every pull. Learnt from the
-        // cache when the reader moves, and from evictions.
+        var cache = (try? store.cachedTotals()) ?? CacheTotals()
+        // With `--images all`, how far from the reader a picture outside the window may be and
+        // still be fetched whatever the room left: nearer than the farthest cached one, which
+        // eviction would take for it. Farther ones are fetched only into the room left (at the
+        // cache's average size a picture): beyond it, one would be evicted as soon as it was
+        // recorded, and fetched again by every pull. Learnt from the cache when the reader moves
+        // with the cache near its budget, and from evictions; `.max` when not known.
         var reach = Int.max
-        let averageBytes = cached.count > 0 ? cached.bytes / Int64(cached.count) : 0
 
         await withDiscardingTaskGroup { group in
             var ticking = false
@@ -171,11 +171,11 @@ public final class PicturePrefetcher: Sendable {
                 }
                 if signalled.ticked { ticking = false }
                 if signalled.itemsRefreshed { planStart = nil }
-                if let bytes = signalled.recorded {
+                if let recorded = signalled.recorded {
                     recording = 0
                     mayFindMore = true
                     lastRecorded = Date()
-                    cachedBytes += bytes
+                    cache.add(recorded)
                 }
                 for (job, outcome) in signalled.ended {
                     running.remove(job.id)
@@ -198,18 +198,25 @@ public final class PicturePrefetcher: Sendable {
                 if pagesDue || starved || Date().timeIntervalSince(lastPlan) >= 0.5 {
                     pagesPending = false
                     let position = currentPosition()
+                    let inFlight = running.count + written.count + recording
                     if position != lastPosition {
-                        reach = options.mode == .all && cachedBytes + averageBytes >= options.cacheBudget
-                            ? (try? budget.reach(around: position)) ?? .max : .max
+                        let nearFull = cache.bytes + Int64(Self.planLimit + inFlight) * cache.average >= options.cacheBudget
+                        reach = options.mode == .all && nearFull ? (try? budget.reach(around: position)) ?? .max : .max
                     }
-                    if cachedBytes > options.cacheBudget {
+                    if cache.bytes > options.cacheBudget {
                         let evicted = evict(around: position)
-                        cachedBytes -= evicted.bytes
+                        cache.add(CacheTotals(bytes: -evicted.bytes, count: -evicted.count))
                         reach = min(reach, evicted.nearest ?? .max)
                     }
                     let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
-                    let wanted = plan(position, inFlight: running.count + written.count + recording, start: &planStart)
-                        .filter { window.contains($0.row) || PrefetchPlan.distance(ofRow: $0.row, from: position) < reach }
+                    var room = options.cacheBudget - cache.bytes - Int64(inFlight) * cache.average
+                    let wanted = plan(position, inFlight: inFlight, start: &planStart).filter { job in
+                        if window.contains(job.row) || PrefetchPlan.distance(ofRow: job.row, from: position) < reach {
+                            return true
+                        }
+                        room -= cache.average
+                        return room >= 0
+                    }
                     let planned = wanted.filter { !tried.contains($0.id) }
                     mayFindMore = !planned.isEmpty
                     let kept = Set(planned.map(\.id))
@@ -244,8 +251,8 @@ public final class PicturePrefetcher: Sendable {
                     let batch = written
                     written = []
                     group.addTask {
-                        let bytes = self.record(batch)
-                        self.signal { $0.recorded = bytes }
+                        let recorded = self.record(batch)
+                        self.signal { $0.recorded = recorded }
                     }
                 }
                 if running.isEmpty, written.isEmpty, recording == 0,

@@ -15,12 +15,30 @@ public struct PictureJob: Sendable, Equatable, Hashable {
     }
 }
 
-/// A cached picture file and the first list row that shows it (`nil`: no row in that list).
+/// A cached picture file and the list row that shows it nearest the reader (`nil`: no row in that list).
 public struct CachedPicture: Sendable, Equatable {
     public var id: Int64
     public var file: String
     public var bytes: Int64
     public var row: Int?
+}
+
+/// How many pictures are cached, in how many bytes.
+public struct CacheTotals: Sendable, Equatable {
+    public var bytes: Int64 = 0
+    public var count = 0
+    public init(bytes: Int64 = 0, count: Int = 0) {
+        self.bytes = bytes
+        self.count = count
+    }
+
+    /// A picture's bytes on average; 0 when none is cached.
+    public var average: Int64 { count > 0 ? bytes / Int64(count) : 0 }
+
+    public mutating func add(_ other: CacheTotals) {
+        bytes += other.bytes
+        count += other.count
+    }
 }
 
 /// A picture file written for the store's row `id`, not yet recorded.
@@ -186,10 +204,10 @@ extension Store {
     }
 
     /// Bytes and count of every cached picture.
-    public func cachedTotals() throws(StoreError) -> (bytes: Int64, count: Int) {
+    public func cachedTotals() throws(StoreError) -> CacheTotals {
         try read { db in
             let row = try Row.fetchOne(db, sql: "SELECT coalesce(sum(bytes), 0), count(*) FROM picture WHERE status = 'cached'")
-            return (row?[0] ?? 0, row?[1] ?? 0)
+            return CacheTotals(bytes: row?[0] ?? 0, count: row?[1] ?? 0)
         }
     }
 

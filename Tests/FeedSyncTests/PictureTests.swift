@@ -365,6 +365,23 @@ import Testing
         #expect(Set(460..<520).isSubset(of: listed.indices.filter { listed[$0].status == "cached" }), "the window")
     }
 
+    @Test func aCacheWithRoomForTenMorePicturesGetsTenMore() async throws {
+        let cli = try CLI()
+        let server = DemoServer(items: 300, perPage: 20, pictureBytes: 1_000)
+        try await server.start()
+        let url = await server.feedURL
+        let pull = ["pull", "--images", "all", "--prefetch-pages", "1"]
+        #expect(try await cli.start(pull + ["--feed", url, "--cache-size", "90K"]).wait().status == 0)  // 92 fit
+        #expect(try await cli.run("list", "--page", "1", "--per-page", "20").status == 0)
+        server.clearLog()
+        // 100K: room for 10 400 bytes more. The rest would be evicted as soon as it was recorded.
+        #expect(try await cli.start(pull + ["--cache-size", "100K"]).wait().status == 0)
+        #expect(server.pictureRequests.count == 10)
+        await server.stop()
+        let listed = try await pictures(cli)
+        #expect(listed.indices.filter { listed[$0].status == "cached" } == Array(0..<102))
+    }
+
     @Test func aPictureSeveralRowsShowIsAsNearAsTheNearestOfThem() async throws {
         let cli = try CLI()
         // Rows r and r + 300 show one picture. The reader is on rows 300...319, whose pictures rows
