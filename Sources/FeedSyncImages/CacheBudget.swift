@@ -39,9 +39,9 @@ public struct CacheBudget: Sendable {
         return (count, freed, nearest)
     }
 
-    /// With the cache full, how far from the reader a picture outside the window may be and still
-    /// be worth fetching: nearer than the farthest cached picture eviction could take for it (0
-    /// when it could take none). One farther would be the first evicted.
+    /// With the cache at its budget, how far from the reader a picture outside the window may be
+    /// and still be worth fetching: nearer than the farthest cached picture eviction could take
+    /// for it (0 when it could take none). One farther would be the first evicted.
     public func reach(around position: ReadingPosition) throws(StoreError) -> Int {
         evictable(try cachedPictures(around: position), around: position).map(\.distance).max() ?? 0
     }

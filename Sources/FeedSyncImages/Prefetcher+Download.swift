@@ -62,7 +62,7 @@ extension PicturePrefetcher {
     }
 
     /// Makes written pictures durable with one filesystem flush, then marks them cached in one
-    /// transaction. Returns the bytes cached.
+    /// transaction. Returns what it cached.
     func record(_ batch: [(job: PictureJob, picture: DownloadedPicture)]) -> CacheTotals {
         do {
             try files.sync()

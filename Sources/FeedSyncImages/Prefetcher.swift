@@ -148,13 +148,12 @@ public final class PicturePrefetcher: Sendable {
         var lastRecorded = Date()
         // Kept over the budget only until the next plan: eviction runs as the cache grows.
         var cache = (try? store.cachedTotals()) ?? CacheTotals()
-        // With `--images all`, how far from the reader a picture outside the window may be and
-        // still be fetched whatever the room left: nearer than the farthest cached one, which
-        // eviction would take for it. Farther ones are fetched only into the room left (at the
-        // cache's average size a picture): beyond it, one would be evicted as soon as it was
-        // recorded, and fetched again by every pull. Learnt from the cache when the reader moves
-        // with the cache near its budget, and from evictions; `.max` when not known.
-        var reach = Int.max
+        // How far from the reader a picture outside the window may be and still be fetched once
+        // the room left is used up: nearer than the farthest cached one, which eviction would take
+        // for it. A farther one would be evicted as soon as it was recorded, and fetched again by
+        // every pull. Learnt from the cache once it comes within a plan's worth of its budget
+        // (`--images all`), lowered by evictions, forgotten when the reader moves.
+        var reach: Int?
 
         await withDiscardingTaskGroup { group in
             var ticking = false
@@ -199,25 +198,29 @@ public final class PicturePrefetcher: Sendable {
                     pagesPending = false
                     let position = currentPosition()
                     let inFlight = running.count + written.count + recording
-                    if position != lastPosition {
-                        let nearFull = cache.bytes + Int64(Self.planLimit + inFlight) * cache.average >= options.cacheBudget
-                        reach = options.mode == .all && nearFull ? (try? budget.reach(around: position)) ?? .max : .max
-                    }
+                    if position != lastPosition { reach = nil }
                     if cache.bytes > options.cacheBudget {
                         let evicted = evict(around: position)
                         cache.add(CacheTotals(bytes: -evicted.bytes, count: -evicted.count))
-                        reach = min(reach, evicted.nearest ?? .max)
+                        if let nearest = evicted.nearest { reach = min(reach ?? .max, nearest) }
                     }
-                    let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
-                    var room = options.cacheBudget - cache.bytes - Int64(inFlight) * cache.average
-                    let wanted = plan(position, inFlight: inFlight, start: &planStart).filter { job in
-                        if window.contains(job.row) || PrefetchPlan.distance(ofRow: job.row, from: position) < reach {
-                            return true
+                    if options.mode == .all, reach == nil,
+                       cache.bytes + Int64(planSize(inFlight: inFlight)) * cache.average >= options.cacheBudget {
+                        reach = (try? budget.reach(around: position)) ?? .max
+                    }
+                    let wanted = plan(position, inFlight: inFlight, start: &planStart)
+                    var planned = wanted.filter { !tried.contains($0.id) }
+                    if let reach {
+                        // Nearest first, each taking the room a picture of the average size takes
+                        // (those in flight have); past the room, only those eviction makes room for.
+                        let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
+                        var room = options.cacheBudget - cache.bytes - Int64(inFlight) * cache.average
+                        planned = planned.filter { job in
+                            defer { room -= cache.average }
+                            return room >= max(cache.average, 1) || window.contains(job.row)
+                                || PrefetchPlan.distance(ofRow: job.row, from: position) < reach
                         }
-                        room -= cache.average
-                        return room >= 0
                     }
-                    let planned = wanted.filter { !tried.contains($0.id) }
                     mayFindMore = !planned.isEmpty
                     let kept = Set(planned.map(\.id))
                     var dropped = 0
@@ -278,6 +281,12 @@ public final class PicturePrefetcher: Sendable {
         (try? store.latestReadingPosition()) ?? .start
     }
 
+    /// With `--images all`, how many jobs a plan holds: `planLimit` (at least four per transfer at
+    /// once) beyond the `inFlight` pictures still due while they download and record.
+    func planSize(inFlight: Int) -> Int {
+        max(Self.planLimit, 4 * options.concurrency) + inFlight
+    }
+
     /// Due pictures in the window, nearest first; for `all`, the `planLimit` nearest of the whole
     /// list that are not among the `inFlight` pictures still due while they download and record.
     /// Only that many due rows are read on either side of the reading page, however long the list
@@ -288,7 +297,7 @@ public final class PicturePrefetcher: Sendable {
             let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
             return PrefetchPlan.order((try? store.duePictures(feedURL: position.feedURL, rows: window)) ?? [], from: position)
         }
-        let limit = max(Self.planLimit, 4 * options.concurrency) + inFlight
+        let limit = planSize(inFlight: inFlight)
         let top = (position.page - 1) * position.perPage
         if let kept = start, kept.position != position || Date().timeIntervalSince(kept.since) >= Self.rescan {
             start = nil

@@ -365,21 +365,25 @@ import Testing
         #expect(Set(460..<520).isSubset(of: listed.indices.filter { listed[$0].status == "cached" }), "the window")
     }
 
-    @Test func aCacheWithRoomForTenMorePicturesGetsTenMore() async throws {
+    @Test func aCacheWithRoomForMorePicturesGetsAsManyMoreAndNoneToEvict() async throws {
         let cli = try CLI()
-        let server = DemoServer(items: 300, perPage: 20, pictureBytes: 1_000)
+        let server = DemoServer(items: 600, perPage: 20, pictureBytes: 1_000)
         try await server.start()
         let url = await server.feedURL
         let pull = ["pull", "--images", "all", "--prefetch-pages", "1"]
         #expect(try await cli.start(pull + ["--feed", url, "--cache-size", "90K"]).wait().status == 0)  // 92 fit
-        #expect(try await cli.run("list", "--page", "1", "--per-page", "20").status == 0)
-        server.clearLog()
-        // 100K: room for 10 400 bytes more. The rest would be evicted as soon as it was recorded.
-        #expect(try await cli.start(pull + ["--cache-size", "100K"]).wait().status == 0)
-        #expect(server.pictureRequests.count == 10)
+        // Room for 10 more, then for 307 more (more than a plan holds): the rest would be evicted as
+        // soon as it was recorded.
+        for (size, fit) in [("100K", 102), ("400K", 409)] {
+            #expect(try await cli.run("list", "--page", "1", "--per-page", "20").status == 0)
+            server.clearLog()
+            let result = try await cli.start(pull + ["--cache-size", size, "--verbose"]).wait()
+            #expect(!result.stderr.contains("evicted"), "\(result.stderr)")
+            let listed = try await pictures(cli)
+            #expect(listed.indices.filter { listed[$0].status == "cached" } == Array(0..<fit))
+        }
+        #expect(server.pictureRequests.count == 307)
         await server.stop()
-        let listed = try await pictures(cli)
-        #expect(listed.indices.filter { listed[$0].status == "cached" } == Array(0..<102))
     }
 
     @Test func aPictureSeveralRowsShowIsAsNearAsTheNearestOfThem() async throws {
