@@ -154,6 +154,10 @@ public final class PicturePrefetcher: Sendable {
         // every pull. Learnt from the cache once it comes within a plan's worth of its budget
         // (`--images all`), lowered by evictions, forgotten when the reader moves.
         var reach: Int?
+        // The last eviction left the cache over its budget: only the window's pictures are left,
+        // which are never evicted, so evicting again finds nothing until the reader moves (each
+        // try lists every cached picture with its row).
+        var onlyTheWindowLeft = false
 
         await withDiscardingTaskGroup { group in
             var ticking = false
@@ -198,11 +202,18 @@ public final class PicturePrefetcher: Sendable {
                     pagesPending = false
                     let position = currentPosition()
                     let inFlight = running.count + written.count + recording
-                    if position != lastPosition { reach = nil }
-                    if cache.bytes > options.cacheBudget {
+                    if position != lastPosition {
+                        reach = nil
+                        onlyTheWindowLeft = false
+                    }
+                    if cache.bytes > options.cacheBudget, !onlyTheWindowLeft {
                         let evicted = evict(around: position)
                         cache.add(CacheTotals(bytes: -evicted.bytes, count: -evicted.count))
                         if let nearest = evicted.nearest { reach = min(reach ?? .max, nearest) }
+                        if cache.bytes > options.cacheBudget {
+                            onlyTheWindowLeft = true
+                            reach = 0
+                        }
                     }
                     if options.mode == .all, reach == nil,
                        cache.bytes + Int64(planSize(inFlight: inFlight)) * cache.average >= options.cacheBudget {
