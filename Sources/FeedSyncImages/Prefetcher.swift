@@ -147,17 +147,7 @@ public final class PicturePrefetcher: Sendable {
         var pagesPending = false
         var lastRecorded = Date()
         // Kept over the budget only until the next plan: eviction runs as the cache grows.
-        var cache = (try? store.cachedTotals()) ?? CacheTotals()
-        // How far from the reader a picture outside the window may be and still be fetched once
-        // the room left is used up: nearer than the farthest cached one, which eviction would take
-        // for it. A farther one would be evicted as soon as it was recorded, and fetched again by
-        // every pull. Learnt from the cache once it comes within a plan's worth of its budget
-        // (`--images all`), lowered by evictions, forgotten when the reader moves.
-        var reach: Int?
-        // The last eviction left the cache over its budget: only the window's pictures are left,
-        // which are never evicted, so evicting again finds nothing until the reader moves (each
-        // try lists every cached picture with its row).
-        var onlyTheWindowLeft = false
+        var cache = CacheRoom(budget: budget, mode: options.mode, totals: (try? store.cachedTotals()) ?? CacheTotals())
 
         await withDiscardingTaskGroup { group in
             var ticking = false
@@ -178,7 +168,7 @@ public final class PicturePrefetcher: Sendable {
                     recording = 0
                     mayFindMore = true
                     lastRecorded = Date()
-                    cache.add(recorded)
+                    cache.totals.add(recorded)
                 }
                 for (job, outcome) in signalled.ended {
                     running.remove(job.id)
@@ -202,36 +192,11 @@ public final class PicturePrefetcher: Sendable {
                     pagesPending = false
                     let position = currentPosition()
                     let inFlight = running.count + written.count + recording
-                    if position != lastPosition {
-                        reach = nil
-                        onlyTheWindowLeft = false
-                    }
-                    if cache.bytes > options.cacheBudget, !onlyTheWindowLeft {
-                        let evicted = evict(around: position)
-                        cache.add(CacheTotals(bytes: -evicted.bytes, count: -evicted.count))
-                        if let nearest = evicted.nearest { reach = min(reach ?? .max, nearest) }
-                        if cache.bytes > options.cacheBudget {
-                            onlyTheWindowLeft = true
-                            reach = 0
-                        }
-                    }
-                    if options.mode == .all, reach == nil,
-                       cache.bytes + Int64(planSize(inFlight: inFlight)) * cache.average >= options.cacheBudget {
-                        reach = (try? budget.reach(around: position)) ?? .max
-                    }
+                    if position != lastPosition { cache.readerMoved() }
+                    cache.evictIfOver(around: position) { evict(around: $0) }
                     let wanted = plan(position, inFlight: inFlight, start: &planStart)
-                    var planned = wanted.filter { !tried.contains($0.id) }
-                    if let reach {
-                        // Nearest first, each taking the room a picture of the average size takes
-                        // (those in flight have); past the room, only those eviction makes room for.
-                        let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
-                        var room = options.cacheBudget - cache.bytes - Int64(inFlight) * cache.average
-                        planned = planned.filter { job in
-                            defer { room -= cache.average }
-                            return room >= max(cache.average, 1) || window.contains(job.row)
-                                || PrefetchPlan.distance(ofRow: job.row, from: position) < reach
-                        }
-                    }
+                    let planned = cache.admit(wanted.filter { !tried.contains($0.id) }, around: position,
+                                              inFlight: inFlight, planSize: planSize(inFlight: inFlight))
                     mayFindMore = !planned.isEmpty
                     let kept = Set(planned.map(\.id))
                     var dropped = 0

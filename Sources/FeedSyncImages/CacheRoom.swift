@@ -1,0 +1,64 @@
+import FeedSyncStore
+
+/// What the prefetcher knows of the cache during a run: how full it is, and which planned pictures
+/// are worth fetching into it. Eviction takes the cached pictures farthest from the reader outside
+/// the window, so a picture farther than all of them would be evicted as soon as it was recorded,
+/// and fetched again by every pull: once the room left is used up, only pictures in the window or
+/// nearer than `reach` are fetched.
+struct CacheRoom {
+    let budget: CacheBudget
+    let mode: PrefetchMode
+    /// From the store at the start, plus what was recorded, minus what was evicted.
+    var totals: CacheTotals
+    /// How far from the reader the farthest cached picture outside the window is (lowered to the
+    /// nearest evicted after an eviction). Learnt once the cache comes within a plan's worth of its
+    /// budget (`--images all`); forgotten when the reader moves.
+    var reach: Int?
+    /// The last eviction left the cache over its budget: only the window's pictures are left, which
+    /// are never evicted, so evicting again finds nothing until the reader moves (and each try lists
+    /// every cached picture with its row).
+    var onlyTheWindowLeft = false
+
+    init(budget: CacheBudget, mode: PrefetchMode, totals: CacheTotals) {
+        self.budget = budget
+        self.mode = mode
+        self.totals = totals
+    }
+
+    mutating func readerMoved() {
+        reach = nil
+        onlyTheWindowLeft = false
+    }
+
+    /// Evicts with `evict` when the cache is over its budget.
+    mutating func evictIfOver(around position: ReadingPosition,
+                              _ evict: (ReadingPosition) -> (count: Int, bytes: Int64, nearest: Int?)) {
+        guard totals.bytes > budget.bytes, !onlyTheWindowLeft else { return }
+        let evicted = evict(position)
+        totals.add(CacheTotals(bytes: -evicted.bytes, count: -evicted.count))
+        if let nearest = evicted.nearest { reach = min(reach ?? .max, nearest) }
+        if totals.bytes > budget.bytes {
+            onlyTheWindowLeft = true
+            reach = 0
+        }
+    }
+
+    /// `planned` (nearest first) without the pictures past the room left that eviction would not
+    /// make room for. Each takes the room of a picture of the cache's average size, as the
+    /// `inFlight` pictures have; a plan holds at most `planSize`.
+    mutating func admit(_ planned: [PictureJob], around position: ReadingPosition, inFlight: Int,
+                        planSize: Int) -> [PictureJob] {
+        let average = totals.average
+        if mode == .all, reach == nil, totals.bytes + Int64(planSize) * average >= budget.bytes {
+            reach = (try? budget.reach(around: position)) ?? .max
+        }
+        guard let reach else { return planned }
+        let window = PrefetchPlan.window(position, pagesAhead: budget.pagesAhead)
+        var room = budget.bytes - totals.bytes - Int64(inFlight) * average
+        return planned.filter { job in
+            defer { room -= average }
+            return room >= max(average, 1) || window.contains(job.row)
+                || PrefetchPlan.distance(ofRow: job.row, from: position) < reach
+        }
+    }
+}
