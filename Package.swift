@@ -19,8 +19,10 @@ let package = Package(
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // glibc calls Swift's Glibc module does not show (syncfs).
         .target(name: "CSystem"),
-        // libxml2's SAX2 parser (headers from Debian's libxml2-dev), for RSS and Atom.
-        .systemLibrary(name: "CXML", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        // libxml2's SAX2 parser, for RSS and Atom: headers only, from Debian's libxml2-dev (found by
+        // FeedSyncFeed's -I below, not pkg-config, whose `-lxml2` would load libxml2 and ICU at
+        // every start); the library is loaded on first use (FeedSyncFeed/LibXML2.swift).
+        .systemLibrary(name: "CXML", providers: [.apt(["libxml2-dev"])]),
 
         // Turns Migrations/*.sql into a Swift source at build time, so the binary carries its schema.
         .executableTarget(name: "EmbedMigrationsTool"),
@@ -35,7 +37,9 @@ let package = Package(
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
             plugins: ["EmbedMigrations"]),
         .target(name: "FeedSyncTransport", dependencies: ["CCurl"]),
-        .target(name: "FeedSyncFeed", dependencies: ["CXML"]),
+        .target(
+            name: "FeedSyncFeed", dependencies: ["CXML"],
+            swiftSettings: [.unsafeFlags(["-Xcc", "-I/usr/include/libxml2"])]),  // CXML's only importer
 
         // Sync drives Transport, Feed and Store.
         .target(

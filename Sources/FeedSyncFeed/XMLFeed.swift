@@ -1,4 +1,4 @@
-import CXML
+internal import CXML
 import Foundation
 
 /// RSS 2.0 (and 1.0) and Atom, read as a stream of SAX2 events from libxml2's push parser:
@@ -56,18 +56,19 @@ final class XMLFeed {
     /// Bytes handed to libxml2 at a time.
     private static let chunkSize = 256 << 10
 
-    /// libxml2's global state is set up once, before any thread parses.
-    private static let libraryReady: Void = xmlInitParser()
-
     /// Runs libxml2 over the chunks `feed` pushes; `push` answers `false` once parsing stopped.
     private func parse(
         _ feed: (_ push: (UnsafeRawBufferPointer) -> Bool) -> Void
     ) -> Result<(FeedFormat, FeedPage), FeedError> {
-        _ = Self.libraryReady
+        let xml: LibXML2
+        switch LibXML2.shared {
+        case .success(let loaded): xml = loaded
+        case .failure(let error): return .failure(error)
+        }
         var handler = xmlSAXHandler()
         // libxml2's own SAX2 handlers keep the DTD's entity declarations; element, text and error
         // events come here, and nothing else builds a tree.
-        xmlSAXVersion(&handler, 2)
+        _ = xml.saxVersion(&handler, 2)
         handler.startElementNs = { user, name, _, uri, _, _, attributeCount, _, attributes in
             XMLFeed.from(user).didStart(name!, uri, Attributes(values: attributes, count: Int(attributeCount)))
         }
@@ -87,26 +88,26 @@ final class XMLFeed {
 
         // Events carry the context itself (libxml2's own handlers need it), and it carries this
         // reader in the field libxml2 leaves to its user.
-        guard let context = xmlCreatePushParserCtxt(&handler, nil, nil, 0, nil) else {
+        guard let context = xml.createPushParser(&handler, nil, nil, 0, nil) else {
             return .failure(FeedError("the XML parser could not start (out of memory)"))
         }
         context.pointee._private = Unmanaged.passUnretained(self).toOpaque()
         self.context = context
         defer {
-            if let document = context.pointee.myDoc { xmlFreeDoc(document) }
+            if let document = context.pointee.myDoc { xml.freeDocument(document) }
             context.pointee.myDoc = nil
-            xmlFreeParserCtxt(context)
+            xml.freeParser(context)
             self.context = nil
         }
-        xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue))
+        _ = xml.useOptions(context, Int32(XML_PARSE_NONET.rawValue))
         var stopped = false
         feed { chunk in
-            let status = xmlParseChunk(
+            let status = xml.parseChunk(
                 context, chunk.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(chunk.count), 0)
             stopped = status != 0 || error != nil || callbackError != nil || context.pointee.disableSAX != 0
             return !stopped
         }
-        if !stopped { xmlParseChunk(context, nil, 0, 1) }
+        if !stopped { _ = xml.parseChunk(context, nil, 0, 1) }
         flush()
         if let error { return .failure(error) }
         if callbackError != nil { return .failure(FeedError("stopped")) }
@@ -122,7 +123,7 @@ final class XMLFeed {
 
     /// Ends parsing early: the document is not a feed, or `onItems` failed.
     private func stop() {
-        if let context { xmlStopParser(context) }
+        if let context, case .success(let xml) = LibXML2.shared { xml.stopParser(context) }
     }
 
     /// A start tag's attributes as libxml2 hands them over: five pointers each (local name,

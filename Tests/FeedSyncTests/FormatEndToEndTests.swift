@@ -72,6 +72,24 @@ import Testing
         }
     }
 
+    @Test func libcurlAndLibxml2AreLoadedOnlyByThePullsThatUseThem() async throws {
+        // Both are opened on first use (Sources/CCurl, LibXML2.swift): with what they bring (TLS,
+        // Kerberos, ICU, zlib, liblzma) they cost every start milliseconds. ld.so names each
+        // library it loads, at start or by dlopen, under LD_DEBUG=files.
+        let cli = try CLI(environment: ["LD_DEBUG": "files"])
+        try await withServer { server, _ async throws -> Void in
+            let json = try await cli.run("pull", "--feed", await server.feedURL(.jsonFeed), "--images", "none")
+            #expect(json.status == 0)
+            #expect(json.stderr.contains("libcurl.so.4") && !json.stderr.contains("libxml2"))
+            let rss = try await cli.run("pull", "--feed", await server.feedURL(.rss), "--images", "none")
+            #expect(rss.status == 0)
+            #expect(rss.stderr.contains("libxml2.so.2"))
+            let list = try await cli.run("list")
+            #expect(list.status == 0)
+            #expect(!list.stderr.contains("libcurl") && !list.stderr.contains("libxml2"), "\(list.stderr)")
+        }
+    }
+
     @Test func aMalformedRSSPageExits65NamingTheLineAndKeepsEarlierPages() async throws {
         let cli = try CLI()
         try await withServer { server, _ async throws -> Void in

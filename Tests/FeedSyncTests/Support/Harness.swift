@@ -38,13 +38,13 @@ final class CLI: Sendable {
         return testExecutable.deletingLastPathComponent().appendingPathComponent("feedsync").path
     }
 
-    init(retryAttempts: Int = 4) throws {
+    init(retryAttempts: Int = 4, environment extra: [String: String] = [:]) throws {
         home = try TempDirectory()
         var environment = ProcessInfo.processInfo.environment
         environment["FEEDSYNC_HOME"] = home.path
         environment["FEEDSYNC_RETRY_BASE_DELAY"] = "0.05"
         environment["FEEDSYNC_RETRY_ATTEMPTS"] = String(retryAttempts)
-        self.environment = environment
+        self.environment = environment.merging(extra) { $1 }
     }
 
     var databasePath: String { home.path + "/feedsync.sqlite" }
