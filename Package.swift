@@ -57,7 +57,11 @@ let package = Package(
                 "FeedSyncImages",
                 "FeedSyncFeed",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]),
+            ],
+            // The toolchain's lld packs the executable's 84 000 relative relocations (DT_RELR,
+            // glibc 2.36+): ld.so then reads 15 KB instead of 2 MB at every start, and the
+            // executable stays position-independent (BENCHMARKS.md, P5).
+            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
 
         // Loopback feed server shared by tests, benchmarks and the README's demo.
         .target(
