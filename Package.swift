@@ -1,6 +1,11 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// CXML's headers, from Debian's libxml2-dev, for each target that loads the module: FeedSyncFeed
+// imports it, and without library evolution every module importing FeedSyncFeed loads it too.
+// (pkg-config would give the same path, but also its `-lxml2`: see CXML below.)
+let libxml2Headers: [SwiftSetting] = [.unsafeFlags(["-Xcc", "-I/usr/include/libxml2"])]
+
 let package = Package(
     name: "feedsync",
     platforms: [.macOS(.v15)],
@@ -19,9 +24,9 @@ let package = Package(
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // glibc calls Swift's Glibc module does not show (syncfs).
         .target(name: "CSystem"),
-        // libxml2's SAX2 parser, for RSS and Atom: headers only, from Debian's libxml2-dev (found by
-        // FeedSyncFeed's -I below, not pkg-config, whose `-lxml2` would load libxml2 and ICU at
-        // every start); the library is loaded on first use (FeedSyncFeed/LibXML2.swift).
+        // libxml2's SAX2 parser, for RSS and Atom: headers only (libxml2Headers, not pkg-config,
+        // whose `-lxml2` would load libxml2 and ICU at every start); the library is loaded on
+        // first use (FeedSyncFeed/LibXML2.swift).
         .systemLibrary(name: "CXML", providers: [.apt(["libxml2-dev"])]),
 
         // Turns Migrations/*.sql into a Swift source at build time, so the binary carries its schema.
@@ -37,14 +42,13 @@ let package = Package(
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
             plugins: ["EmbedMigrations"]),
         .target(name: "FeedSyncTransport", dependencies: ["CCurl"]),
-        .target(
-            name: "FeedSyncFeed", dependencies: ["CXML"],
-            swiftSettings: [.unsafeFlags(["-Xcc", "-I/usr/include/libxml2"])]),  // CXML's only importer
+        .target(name: "FeedSyncFeed", dependencies: ["CXML"], swiftSettings: libxml2Headers),
 
         // Sync drives Transport, Feed and Store.
         .target(
             name: "FeedSyncSync",
-            dependencies: ["FeedSyncStore", "FeedSyncTransport", "FeedSyncFeed"]),
+            dependencies: ["FeedSyncStore", "FeedSyncTransport", "FeedSyncFeed"],
+            swiftSettings: libxml2Headers),
 
         // Images uses Transport and Store.
         .target(name: "FeedSyncImages", dependencies: ["FeedSyncStore", "FeedSyncTransport", "CSystem"]),
@@ -58,9 +62,11 @@ let package = Package(
                 "FeedSyncFeed",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            // The toolchain's lld packs the executable's 84 000 relative relocations (DT_RELR,
-            // glibc 2.36+): ld.so then reads 15 KB instead of 2 MB at every start, and the
-            // executable stays position-independent (BENCHMARKS.md, P5).
+            swiftSettings: libxml2Headers,
+            // The toolchain's lld packs the release binary's 84 000 relative relocations (DT_RELR,
+            // glibc 2.36+; gold, the default linker, cannot): ld.so then reads 15 KB instead of
+            // 2 MB at every start, and the binary stays position-independent (BENCHMARKS.md, P5).
+            // SwiftPM applies these to the test binaries' links too.
             linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
 
         // Loopback feed server shared by tests, benchmarks and the README's demo.
@@ -77,7 +83,8 @@ let package = Package(
         .testTarget(
             name: "FeedSyncTests",
             dependencies: ["FeedSyncSync", "FeedSyncImages", "FeedSyncDemoServer", "feedsync"],
-            resources: [.copy("Fixtures")]),
+            resources: [.copy("Fixtures")],
+            swiftSettings: libxml2Headers),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -15,28 +15,35 @@ public struct CacheBudget: Sendable {
         self.pagesAhead = pagesAhead
     }
 
-    /// Evicts until the cache fits; returns how many pictures and bytes went, and how far from the
-    /// reader the nearest of them was.
+    /// What an eviction took, and what it left.
+    public struct Eviction: Sendable {
+        public var count = 0
+        public var bytes: Int64 = 0
+        /// How far from the reader the nearest picture evicted was.
+        public var nearest: Int?
+        /// The cache afterwards: over the budget only if the window's pictures alone are.
+        public var left: CacheTotals
+    }
+
+    /// Evicts until the cache fits.
     @discardableResult
-    public func enforce(around position: ReadingPosition) throws(StoreError) -> (count: Int, bytes: Int64, nearest: Int?) {
+    public func enforce(around position: ReadingPosition) throws(StoreError) -> Eviction {
         // One sum first: a cache within its budget (after most pulls) costs no list of every picture.
-        guard try store.cachedTotals().bytes > bytes else { return (0, 0, nil) }
+        let totals = try store.cachedTotals()
+        guard totals.bytes > bytes else { return Eviction(left: totals) }
         let cached = try cachedPictures(around: position)
-        var total = cached.reduce(Int64(0)) { $0 + $1.bytes }
-        let candidates = evictable(cached, around: position).sorted { $0.distance > $1.distance }
-        var count = 0
-        var freed: Int64 = 0
-        var nearest: Int?
-        for (picture, distance) in candidates where total > bytes {
+        var eviction = Eviction(left: CacheTotals(bytes: cached.reduce(0) { $0 + $1.bytes }, count: cached.count))
+        for (picture, distance) in evictable(cached, around: position).sorted(by: { $0.distance > $1.distance })
+        where eviction.left.bytes > bytes {
             // The row first: a file without a row is swept by gc; a row without its file would lie.
             try store.uncachePicture(id: picture.id)
             files.remove(picture.file)
-            total -= picture.bytes
-            freed += picture.bytes
-            count += 1
-            nearest = distance
+            eviction.left.add(CacheTotals(bytes: -picture.bytes, count: -1))
+            eviction.bytes += picture.bytes
+            eviction.count += 1
+            eviction.nearest = distance
         }
-        return (count, freed, nearest)
+        return eviction
     }
 
     /// With the cache at its budget, how far from the reader a picture outside the window may be

@@ -30,12 +30,12 @@ struct CacheRoom {
         onlyTheWindowLeft = false
     }
 
-    /// Evicts with `evict` when the cache is over its budget.
+    /// Evicts with `evict` when the cache is over its budget. An eviction that failed (nil) is
+    /// tried again at the next plan.
     mutating func evictIfOver(around position: ReadingPosition,
-                              _ evict: (ReadingPosition) -> (count: Int, bytes: Int64, nearest: Int?)) {
-        guard totals.bytes > budget.bytes, !onlyTheWindowLeft else { return }
-        let evicted = evict(position)
-        totals.add(CacheTotals(bytes: -evicted.bytes, count: -evicted.count))
+                              _ evict: (ReadingPosition) -> CacheBudget.Eviction?) {
+        guard totals.bytes > budget.bytes, !onlyTheWindowLeft, let evicted = evict(position) else { return }
+        totals = evicted.left  // the store's count, which a record that matched no row cannot skew
         if let nearest = evicted.nearest { reach = min(reach ?? .max, nearest) }
         if totals.bytes > budget.bytes {
             onlyTheWindowLeft = true

@@ -90,12 +90,11 @@ extension PicturePrefetcher {
         CacheBudget(store: store, files: files, bytes: options.cacheBudget, pagesAhead: options.pagesAhead)
     }
 
-    /// Evicts down to the budget around `position`, reporting what went; returns how many pictures
-    /// and bytes went and how far from the reader the nearest of them was.
+    /// Evicts down to the budget around `position`, reporting what went; nil when the store failed.
     @discardableResult
-    func evict(around position: ReadingPosition) -> (count: Int, bytes: Int64, nearest: Int?) {
-        guard let evicted = try? budget.enforce(around: position), evicted.count > 0 else { return (0, 0, nil) }
-        onEvent(.evicted(count: evicted.count, bytes: evicted.bytes))
+    func evict(around position: ReadingPosition) -> CacheBudget.Eviction? {
+        guard let evicted = try? budget.enforce(around: position) else { return nil }
+        if evicted.count > 0 { onEvent(.evicted(count: evicted.count, bytes: evicted.bytes)) }
         return evicted
     }
 }
