@@ -151,6 +151,13 @@ public final class HTTPClient: Sendable {
         loop = CurlLoop(configuration: configuration)
     }
 
+    /// Starts loading libcurl (with the TLS and other libraries it brings, and its global init: a
+    /// dozen milliseconds) on a thread of its own, so it overlaps whatever the caller does before
+    /// making a client, which then waits for it only if it is not done.
+    public static func loadInBackground() {
+        Thread { CurlLoop.load() }.start()
+    }
+
     /// Performs a GET. Cancelling the calling task aborts the transfer.
     public func get(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
         let result: Result<HTTPResponse, TransportError> = await loop.perform(request)

@@ -70,6 +70,7 @@ struct Pull: AsyncParsableCommand {
     }
 
     func run() async throws {
+        HTTPClient.loadInBackground()  // while the store opens (and, the first time, is created)
         let (dataHome, lock, store) = try homeOptions.lockAndOpenStore()
         defer { withExtendedLifetime(lock) {} }
 
