@@ -3,7 +3,7 @@ import Foundation
 
 /// The libxml2 calls XMLFeed makes, found in the library loaded on first use (as libcurl is), so
 /// `list`, `status` and pulls of JSON feeds never load it, nor the ICU, zlib and liblzma libraries
-/// Debian's build pulls in: 1.1 ms of every start on the benchmark machine.
+/// Debian's build pulls in: over a millisecond of every start (BENCHMARKS.md).
 struct LibXML2: Sendable {
     typealias Context = UnsafeMutablePointer<xmlParserCtxt>
     let saxVersion: @convention(c) (UnsafeMutablePointer<xmlSAXHandler>?, Int32) -> Int32
