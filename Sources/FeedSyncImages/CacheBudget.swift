@@ -55,9 +55,8 @@ public struct CacheBudget: Sendable {
 
     /// Every cached picture, each at its row nearest the reader.
     func cachedPictures(around position: ReadingPosition) throws(StoreError) -> [CachedPicture] {
-        let page = (position.page - 1) * position.perPage
-        return try store.cachedPictures(feedURL: position.feedURL, page: page..<page + position.perPage,
-                                        window: PrefetchPlan.window(position, pagesAhead: pagesAhead))
+        try store.cachedPictures(feedURL: position.feedURL, page: position.rows,
+                                 window: PrefetchPlan.window(position, pagesAhead: pagesAhead))
     }
 
     /// The cached pictures outside the window, each with its distance from the reader (a picture

@@ -11,16 +11,15 @@ public enum PrefetchPlan {
 
     /// 0 for a row on the reading page; otherwise how many rows away from it.
     public static func distance(ofRow row: Int, from position: ReadingPosition) -> Int {
-        let start = (position.page - 1) * position.perPage
-        let end = start + position.perPage
-        if row < start { return start - row }
-        if row >= end { return row - end + 1 }
+        let page = position.rows
+        if row < page.lowerBound { return page.lowerBound - row }
+        if row >= page.upperBound { return row - page.upperBound + 1 }
         return 0
     }
 
     /// Jobs nearest first; at equal distance the row below (where readers go next) first.
     public static func order(_ jobs: [PictureJob], from position: ReadingPosition) -> [PictureJob] {
-        let start = (position.page - 1) * position.perPage
+        let start = position.rows.lowerBound
         return jobs.sorted {
             let a = distance(ofRow: $0.row, from: position)
             let b = distance(ofRow: $1.row, from: position)

@@ -274,7 +274,7 @@ public final class PicturePrefetcher: Sendable {
             return PrefetchPlan.order((try? store.duePictures(feedURL: position.feedURL, rows: window)) ?? [], from: position)
         }
         let limit = planSize(inFlight: inFlight)
-        let top = (position.page - 1) * position.perPage
+        let top = position.rows.lowerBound
         if let kept = start, kept.position != position || Date().timeIntervalSince(kept.since) >= Self.rescan {
             start = nil
         }

@@ -68,6 +68,12 @@ public struct ReadingPosition: Sendable, Equatable {
 
     /// Where a reader who never ran `list` is: page 1 of all feeds, `list`'s default page size.
     public static let start = ReadingPosition(feedURL: nil, page: 1, perPage: 20)
+
+    /// The rows (0-based) of the reading page.
+    public var rows: Range<Int> {
+        let first = (page - 1) * perPage
+        return first..<first + perPage
+    }
 }
 
 extension Store {
