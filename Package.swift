@@ -39,7 +39,11 @@ let package = Package(
         // Lowest modules: none of them imports another of ours.
         .target(
             name: "FeedSyncStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the statements run once per item (Store+SQLite.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             plugins: ["EmbedMigrations"]),
         .target(name: "FeedSyncTransport", dependencies: ["CCurl"]),
         .target(name: "FeedSyncFeed", dependencies: ["CXML"], swiftSettings: libxml2Headers),

@@ -15,8 +15,10 @@ extension Store {
                 let statement = try db.cachedStatement(sql: """
                     SELECT key, band FROM item WHERE feed_id = ? AND key IN (\(Array(repeating: "?", count: size).joined(separator: ", ")))
                     """)
-                let rows = try Row.fetchCursor(statement, arguments: StatementArguments([feedID] + part))
-                while let row = try rows.next() { found[row[0]] = row[1] }
+                try statement.forEachRow(db) { values in
+                    values.add(feedID)
+                    for key in part { values.add(key) }
+                } _: { row in found[row.text(0)] = row.int(1) }
             }
             return found
         }
@@ -51,20 +53,35 @@ extension Store {
                 WHERE feed_id = ? AND key = ?
                 """)
             var inserted = 0
-            for item in page.newItems + page.updatedItems {
+            for item in [page.newItems, page.updatedItems].joined() {
                 let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
-                try insert.execute(arguments: [
-                    page.feedID, item.key, page.band, seq + 1, item.title, item.link, item.pictureURL, pictureID,
-                    item.published, item.summary, now,
-                ])
+                try insert.run(db) { values in
+                    values.add(page.feedID)
+                    values.add(item.key)
+                    values.add(page.band)
+                    values.add(seq + 1)
+                    values.add(item.title)
+                    values.add(item.link)
+                    values.add(item.pictureURL)
+                    values.add(pictureID)
+                    values.add(item.published)
+                    values.add(item.summary)
+                    values.add(now)
+                }
                 if db.changesCount == 1 {
                     seq += 1
                     inserted += 1
                 } else {
-                    try refresh.execute(arguments: [
-                        item.title, item.link, item.published, item.summary, item.pictureURL, pictureID, page.feedID,
-                        item.key,
-                    ])
+                    try refresh.run(db) { values in
+                        values.add(item.title)
+                        values.add(item.link)
+                        values.add(item.published)
+                        values.add(item.summary)
+                        values.add(item.pictureURL)
+                        values.add(pictureID)
+                        values.add(page.feedID)
+                        values.add(item.key)
+                    }
                 }
             }
             if inserted > 0 {
@@ -89,10 +106,10 @@ extension Store {
 
     /// The picture row for `url`, created pending if new.
     static func pictureID(_ db: Database, url: String) throws -> Int64 {
-        if let id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM picture WHERE url = ?"), arguments: [url]) {
-            return id
-        }
-        try db.cachedStatement(sql: "INSERT INTO picture (url) VALUES (?)").execute(arguments: [url])
+        var id: Int64?
+        try db.cachedStatement(sql: "SELECT id FROM picture WHERE url = ?").forEachRow(db) { $0.add(url) } _: { id = $0.int64(0) }
+        if let id { return id }
+        try db.cachedStatement(sql: "INSERT INTO picture (url) VALUES (?)").run(db) { $0.add(url) }
         return db.lastInsertedRowID
     }
 }

@@ -174,6 +174,56 @@ import Testing
         #expect(try store.list(feedURL: nil, page: 1, perPage: 10).items.map(\.imageStatus) == ["none", "pending"])
     }
 
+    @Test func statementsRunThroughSQLitesCAPIBindAndReadBackEveryKindOfValue() throws {
+        let queue = try DatabaseQueue(path: directory.path + "/bindings.sqlite")
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t (i INTEGER, d REAL, s TEXT NOT NULL, n TEXT, b INTEGER)")
+            let insert = try db.cachedStatement(sql: "INSERT INTO t VALUES (?, ?, ?, ?, ?)")
+            for (i, s) in [(Int64.min, "Ünïcødé 📰 <b>&amp;</b>"), (Int64.max, ""), (0, String(repeating: "é", count: 5000))] {
+                try insert.run(db) { values in
+                    values.add(i)
+                    values.add(1.5)
+                    values.add(s)
+                    values.add(nil as String?)
+                    values.add(true)
+                }
+            }
+            let rows = try Row.fetchAll(db, sql: "SELECT i, d, s, n, b FROM t ORDER BY rowid")
+            #expect(rows.map { $0[0] as Int64 } == [.min, .max, 0])
+            #expect(rows.map { $0[1] as Double } == [1.5, 1.5, 1.5])
+            #expect(rows.map { $0[2] as String } == ["Ünïcødé 📰 <b>&amp;</b>", "", String(repeating: "é", count: 5000)])
+            #expect(rows.allSatisfy { $0[3] == nil && $0[4] as Int == 1 })
+            var read: [String] = []
+            try db.cachedStatement(sql: "SELECT s FROM t WHERE i <= ? ORDER BY i").forEachRow(db) { $0.add(0) } _: {
+                read.append($0.text(0))
+            }
+            #expect(read == ["Ünïcødé 📰 <b>&amp;</b>", String(repeating: "é", count: 5000)])
+
+            // Too few values is an error, not a NULL bound in silence.
+            let short = #expect(throws: DatabaseError.self) { try insert.run(db) { $0.add(1) } }
+            #expect(short?.resultCode == .SQLITE_RANGE)
+            // SQLite's refusal comes back with its message, and the statement runs again after it.
+            let refused = #expect(throws: DatabaseError.self) {
+                try insert.run(db) { values in
+                    for value in [1, 2] as [Int] { values.add(value) }
+                    values.add(nil as String?)
+                    values.add(nil as String?)
+                    values.add(nil as Bool?)
+                }
+            }
+            #expect(refused?.resultCode == .SQLITE_CONSTRAINT)
+            #expect(refused?.message?.contains("t.s") == true)
+            try insert.run(db) { values in
+                values.add(7)
+                values.add(nil as Double?)
+                values.add("again")
+                values.add(nil as String?)
+                values.add(false)
+            }
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM t") == 4)
+        }
+    }
+
     @Test func theCursorIsWrittenWithThePage() throws {
         let feed = try store.subscribe(url: "http://h/feed")
         let cursor = FeedCursor(

@@ -1,0 +1,88 @@
+import GRDB
+internal import GRDBSQLite
+
+// The statements a pull runs once per item (the page commit's insert and refresh, the known-key
+// look-up, the picture row) are GRDB's cached statements run through SQLite's C API. GRDB's
+// arguments box every value and bind it through nested closures: a third of a page commit's time
+// in a profile of P4 (BENCHMARKS.md). Values are bound as GRDB binds them (text up to its first
+// NUL, copied by SQLite).
+
+/// The values bound to a statement, in order.
+struct Bindings {
+    fileprivate let handle: SQLiteStatement
+    fileprivate var count: CInt = 0
+    fileprivate var failure: CInt = SQLITE_OK
+
+    mutating func add(_ value: Int64?) {
+        bind { handle, index in value.map { sqlite3_bind_int64(handle, index, $0) } }
+    }
+
+    mutating func add(_ value: Int?) { add(value.map(Int64.init)) }
+
+    mutating func add(_ value: Bool?) { add(value.map { $0 ? 1 : 0 } as Int64?) }
+
+    mutating func add(_ value: Double?) {
+        bind { handle, index in value.map { sqlite3_bind_double(handle, index, $0) } }
+    }
+
+    mutating func add(_ value: String?) {
+        bind { handle, index in value.map { sqlite3_bind_text(handle, index, $0, -1, transient) } }
+    }
+
+    /// Binds the next parameter with `body`, NULL when it binds nothing.
+    private mutating func bind(_ body: (SQLiteStatement, CInt) -> CInt?) {
+        count += 1
+        let code = body(handle, count) ?? sqlite3_bind_null(handle, count)
+        if failure == SQLITE_OK { failure = code }
+    }
+}
+
+/// The current result row of a statement.
+struct Columns {
+    fileprivate let handle: SQLiteStatement
+
+    func int64(_ column: CInt) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    func int(_ column: CInt) -> Int { Int(int64(column)) }
+
+    func text(_ column: CInt) -> String {
+        guard let bytes = sqlite3_column_text(handle, column) else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
+    }
+}
+
+extension Statement {
+    /// Resets the statement, binds what `bind` adds, and steps it to its end.
+    func run(_ db: Database, _ bind: (inout Bindings) -> Void) throws {
+        try forEachRow(db, bind) { _ in }
+    }
+
+    /// Resets the statement, binds what `bind` adds, and calls `row` for each result row.
+    func forEachRow(_ db: Database, _ bind: (inout Bindings) -> Void, _ row: (Columns) throws -> Void) throws {
+        sqlite3_reset(sqliteStatement)
+        var bindings = Bindings(handle: sqliteStatement)
+        bind(&bindings)
+        guard bindings.count == sqlite3_bind_parameter_count(sqliteStatement) else {
+            throw DatabaseError(
+                resultCode: .SQLITE_RANGE, message: "\(bindings.count) values for \(sqlite3_bind_parameter_count(sqliteStatement)) parameters",
+                sql: sql)
+        }
+        guard bindings.failure == SQLITE_OK else { throw failure(db, bindings.failure) }
+        while true {
+            switch sqlite3_step(sqliteStatement) {
+            case SQLITE_ROW: try row(Columns(handle: sqliteStatement))
+            case SQLITE_DONE: return
+            case let code: throw failure(db, code)
+            }
+        }
+    }
+
+    private func failure(_ db: Database, _ code: CInt) -> DatabaseError {
+        let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+        sqlite3_reset(sqliteStatement)
+        return DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+    }
+}
+
+/// SQLite copies the value before the bind call returns (SQLITE_TRANSIENT, a C macro).
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
