@@ -15,7 +15,7 @@ enum JSONFeed {
         return FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)
     }
 
-    static func item(from fields: [String: JSONValue], base: String) -> FeedItem? {
+    static func item(from fields: JSONObject, base: String) -> FeedItem? {
         let link = DocumentURL.resolve(fields["url"]?.text ?? fields["external_url"]?.text, against: base)
         let html = fields["content_html"]?.text
         let text = fields["content_text"]?.text.map(HTMLText.collapsingWhitespace) ?? html.map { HTMLText.plain($0, limit: HTMLText.summaryLength) }

@@ -78,11 +78,11 @@ private struct JSONReader {
 
     mutating func object(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         index += 1
-        var members: [String: JSONValue] = [:]
+        var object = JSONObject()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object(members)
+            return .object(object)
         }
         while true {
             skipWhitespace()
@@ -91,14 +91,14 @@ private struct JSONReader {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
-            members[name] = try value(depth: depth + 1)
+            object.members.append(JSONObject.Member(name: name, value: try value(depth: depth + 1)))
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end") }
             if bytes[index] == UInt8(ascii: ",") {
                 index += 1
             } else if bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                return .object(members)
+                return .object(object)
             } else {
                 throw fail("expected ',' or '}'")
             }

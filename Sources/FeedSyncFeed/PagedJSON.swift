@@ -37,7 +37,7 @@ public enum PagedJSON {
             skipped: skipped)
     }
 
-    static func item(from fields: [String: JSONValue], base: String?) -> FeedItem? {
+    static func item(from fields: JSONObject, base: String?) -> FeedItem? {
         func text(_ names: String...) -> String? {
             names.lazy.compactMap { fields[$0]?.text }.first
         }
@@ -56,7 +56,7 @@ public enum PagedJSON {
 
 /// Any JSON value, decoded without guessing: a boolean is never a number, a number never a string.
 enum JSONValue: Sendable {
-    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object(JSONObject)
 
     /// Each entry made an item, in order; those that cannot be (not objects, nothing usable) are
     /// skipped and counted.
@@ -106,3 +106,18 @@ enum JSONValue: Sendable {
     }
 }
 
+
+/// An object's members in document order; a name given twice means its last value, as a
+/// dictionary built in order would. Looked up by a scan: a feed's objects have a handful of
+/// members, and hashing every name going in and every name asked for was a quarter of a paged-JSON
+/// page's decoding (BENCHMARKS.md, P4).
+struct JSONObject: Sendable {
+    struct Member: Sendable {
+        var name: String
+        var value: JSONValue
+    }
+
+    var members: [Member] = []
+
+    subscript(name: String) -> JSONValue? { members.last { $0.name == name }?.value }
+}
