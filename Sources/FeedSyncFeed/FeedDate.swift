@@ -45,47 +45,53 @@ enum FeedDate {
     // MARK: ISO 8601
 
     private static func iso(_ b: [UInt8]) -> Int64? {
-        var i = 0
-        func number(_ width: Int) -> Int? {
-            guard i + width <= b.count else { return nil }
+        var r = Reader(bytes: b)
+        guard let year = r.number(4), r.skip("-"), let month = r.number(2), r.skip("-"), let day = r.number(2) else { return nil }
+        var hour = 0, minute = 0, second = 0, offset = 0
+        if r.skip("T") || r.skip("t") || r.skip(" ") {
+            guard let h = r.number(2), r.skip(":"), let m = r.number(2) else { return nil }
+            (hour, minute) = (h, m)
+            if r.skip(":") {
+                guard let s = r.number(2) else { return nil }
+                second = s
+                if r.skip(".") || r.skip(",") { while r.index < b.count, isDigit(b[r.index]) { r.index += 1 } }
+            }
+            while r.skip(" ") {}
+            if r.index < b.count, !r.skip("Z"), !r.skip("z") {
+                guard let zone = zoneOffset(b[r.index...]) else { return nil }
+                offset = zone
+                r.index = b.count
+            }
+        }
+        guard b[r.index...].allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else { return nil }
+        return seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second, offset: offset)
+    }
+
+    /// Reads an ISO date's fields left to right. (A struct, not functions nested in `iso`: those
+    /// captured the index in a box checked for exclusive access at every use, a third of a
+    /// paged-JSON item's date.)
+    private struct Reader {
+        let bytes: [UInt8]
+        var index = 0
+
+        /// The value of the next `width` bytes, all digits.
+        mutating func number(_ width: Int) -> Int? {
+            guard index + width <= bytes.count else { return nil }
             var value = 0
-            for byte in b[i..<(i + width)] {
+            for byte in bytes[index..<(index + width)] {
                 guard isDigit(byte) else { return nil }
                 value = value * 10 + Int(byte - 0x30)
             }
-            i += width
+            index += width
             return value
         }
-        func skip(_ byte: Character) -> Bool {
-            guard i < b.count, b[i] == byte.asciiValue! else { return false }
-            i += 1
+
+        /// Steps over the next byte when it is `byte`.
+        mutating func skip(_ byte: Unicode.Scalar) -> Bool {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: byte) else { return false }
+            index += 1
             return true
         }
-        guard let year = number(4), skip("-"), let month = number(2), skip("-"), let day = number(2) else { return nil }
-        var hour = 0, minute = 0, second = 0, offset = 0
-        if i < b.count, b[i] == UInt8(ascii: "T") || b[i] == UInt8(ascii: "t") || b[i] == 0x20 {
-            i += 1
-            guard let h = number(2), skip(":"), let m = number(2) else { return nil }
-            (hour, minute) = (h, m)
-            if skip(":") {
-                guard let s = number(2) else { return nil }
-                second = s
-                if skip(".") || skip(",") { while i < b.count, isDigit(b[i]) { i += 1 } }
-            }
-            while i < b.count, b[i] == 0x20 { i += 1 }
-            if i < b.count {
-                if b[i] == UInt8(ascii: "Z") || b[i] == UInt8(ascii: "z") {
-                    i += 1
-                } else if let zone = zoneOffset(b[i...]) {
-                    offset = zone
-                    i = b.count
-                } else {
-                    return nil
-                }
-            }
-        }
-        guard i == b.count || b[i...].allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else { return nil }
-        return seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second, offset: offset)
     }
 
     // MARK: RFC 822 and its relatives
@@ -260,24 +266,24 @@ enum FeedDate {
             return "\(year)-\(two(month))-\(two(day))T\(two(Int64(rest / 3600))):\(two(Int64(rest / 60 % 60))):\(two(Int64(rest % 60)))Z"
         }
         // Every stored item goes through here: bytes, not six interpolations.
-        var text = [UInt8](repeating: 0, count: 20)
-        func put(_ value: Int, at index: Int, digits: Int) {
-            var value = value
-            for offset in (0..<digits).reversed() {
-                text[index + offset] = UInt8(0x30 + value % 10)
-                value /= 10
+        return String(unsafeUninitializedCapacity: 20) { text in
+            func put(_ value: Int, at index: Int, digits: Int) {
+                var value = value
+                for offset in (0..<digits).reversed() {
+                    text[index + offset] = UInt8(0x30 + value % 10)
+                    value /= 10
+                }
             }
+            put(Int(year), at: 0, digits: 4)
+            put(Int(month), at: 5, digits: 2)
+            put(Int(day), at: 8, digits: 2)
+            put(rest / 3600, at: 11, digits: 2)
+            put(rest / 60 % 60, at: 14, digits: 2)
+            put(rest % 60, at: 17, digits: 2)
+            (text[4], text[7], text[10]) = (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: "T"))
+            (text[13], text[16], text[19]) = (UInt8(ascii: ":"), UInt8(ascii: ":"), UInt8(ascii: "Z"))
+            return 20
         }
-        put(Int(year), at: 0, digits: 4)
-        put(Int(month), at: 5, digits: 2)
-        put(Int(day), at: 8, digits: 2)
-        put(rest / 3600, at: 11, digits: 2)
-        put(rest / 60 % 60, at: 14, digits: 2)
-        put(rest % 60, at: 17, digits: 2)
-        for (index, byte) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "Z")] as [(Int, Unicode.Scalar)] {
-            text[index] = UInt8(byte.value)
-        }
-        return String(decoding: text, as: UTF8.self)
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }

@@ -236,6 +236,13 @@ func decode(
             ("2024-05-01 12:00:00", "2024-05-01T12:00:00Z"),
             ("2024-05-01T10:00:00.5-0130", "2024-05-01T11:30:00Z"),
             ("2024-05-01", "2024-05-01T00:00:00Z"),
+            (" 2024-12-31t23:59:60z \n", "2024-12-31T23:59:59Z"),
+            ("1000-01-01T00:00:00 Z", "1000-01-01T00:00:00Z"),
+            ("2024-05-01T10:00:00X", "2024-05-01T10:00:00Z"),  // a military zone letter
+            ("2024-05-01T10:00:00?", nil),
+            ("2024-05-01T10", nil),
+            ("2024-05-01T10:00:00Z later", nil),
+            ("2024-5-01", nil),
             ("Wed, 01 May 2024 10:00:00 GMT", "2024-05-01T10:00:00Z"),
             ("wed, 01 may 2024 10:00:00 -0430", "2024-05-01T14:30:00Z"),
             ("Wed, 01 May 2024 10:00:00 +02:00 ", "2024-05-01T08:00:00Z"),
@@ -297,8 +304,10 @@ func decode(
     @Test func readsEveryKindOfValue() throws {
         let value = try parse(#"""
             {"s": "a\"b\\c\/d\n\t\u00e9\ud83d\ude00 é", "n": -12.5e2, "z": 0, "i": 42, "t": true, "f": false,
-             "null": null, "a": [1, [], {}], "o": {"k": "v"}, "lone": "\ud800x"}
+             "null": null, "a": [1, [], {}], "o": {"k": "v"}, "lone": "\ud800x", "dup": 1, "dup": 2}
             """#)
+        #expect(value["dup"]?.integer == 2, "a name given twice means its last value")
+        #expect(value["missing"] == nil && value["o"]?["s"] == nil)
         #expect(value["s"]?.text == "a\"b\\c/d\n\té😀 é")
         guard case .number(let n)? = value["n"], case .number(0)? = value["z"] else { Issue.record("numbers"); return }
         #expect(n == -1250)
