@@ -5,20 +5,15 @@ extension Store {
     /// For those of `keys` already stored in the feed, the band each one sits in.
     public func bands(feedID: Int64, keys: [String]) throws(StoreError) -> [String: Int] {
         try read { db in
-            // Keys go up to 256 to a statement, a part padded with repeats to a power of two: a few
-            // cached statements, and a page of 30 keys looks up 32, not 256.
+            // One look-up per key: an `IN (…)` list of many keys costs SQLite a sorted temporary
+            // table before the same index seeks.
+            let statement = try db.cachedStatement(sql: "SELECT band FROM item WHERE feed_id = ? AND key = ?")
             var found: [String: Int] = [:]
-            for start in stride(from: 0, to: keys.count, by: 256) {
-                var part = Array(keys[start..<min(keys.count, start + 256)])
-                let size = 1 << (Int.bitWidth - (part.count - 1).leadingZeroBitCount)
-                part += Array(repeating: part[part.count - 1], count: size - part.count)
-                let statement = try db.cachedStatement(sql: """
-                    SELECT key, band FROM item WHERE feed_id = ? AND key IN (\(Array(repeating: "?", count: size).joined(separator: ", ")))
-                    """)
+            for key in keys {
                 try statement.forEachRow(db) { values in
                     values.add(feedID)
-                    for key in part { values.add(key) }
-                } _: { row in found[row.text(0)] = row.int(1) }
+                    values.add(key)
+                } _: { row in found[key] = row.int(0) }
             }
             return found
         }

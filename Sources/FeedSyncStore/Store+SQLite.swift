@@ -26,7 +26,20 @@ struct Bindings {
     }
 
     mutating func add(_ value: String?) {
-        bind { handle, index in value.map { sqlite3_bind_text(handle, index, $0, -1, transient) } }
+        bind { handle, index in
+            guard var value else { return nil }
+            // withUTF8, not the C string a String argument becomes: that copies a short string
+            // (stored inline) to the heap first. Up to the first NUL, as GRDB binds text.
+            return value.withUTF8 { text in
+                let count = text.firstIndex(of: 0) ?? text.count
+                guard count > 0, let start = text.baseAddress else {
+                    return sqlite3_bind_text(handle, index, "", 0, transient)  // '', not the NULL a nil start binds
+                }
+                return start.withMemoryRebound(to: CChar.self, capacity: count) {
+                    sqlite3_bind_text(handle, index, $0, CInt(count), transient)
+                }
+            }
+        }
     }
 
     /// Binds the next parameter with `body`, NULL when it binds nothing.

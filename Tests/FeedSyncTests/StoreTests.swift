@@ -221,6 +221,15 @@ import Testing
                 values.add(false)
             }
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM t") == 4)
+            // Text ends at a NUL, as GRDB binds it.
+            try insert.run(db) { values in
+                values.add(8)
+                values.add(nil as Double?)
+                values.add("cut\u{0}off")
+                values.add("\u{0}")
+                values.add(nil as Bool?)
+            }
+            #expect(try Row.fetchOne(db, sql: "SELECT s, n FROM t WHERE i = 8") == ["s": "cut", "n": ""])
         }
     }
 
