@@ -38,13 +38,13 @@ public enum PagedJSON {
     }
 
     static func item(from fields: JSONObject, base: String?) -> FeedItem? {
-        func text(_ names: String...) -> String? {
-            names.lazy.compactMap { fields[$0]?.text }.first
-        }
+        // Names tried in turn with ??, not a variadic list: an array built for every field of every item.
+        func text(_ name: String) -> String? { fields[name]?.text }
         let title = text("title") ?? ""
-        let picture = DocumentURL.resolve(text("picUrl", "pic_url", "image", "imageUrl", "image_url"), against: base)
-        let link = DocumentURL.resolve(text("link", "url"), against: base)
-        guard let key = text("id", "guid") ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else {
+        let picture = DocumentURL.resolve(
+            text("picUrl") ?? text("pic_url") ?? text("image") ?? text("imageUrl") ?? text("image_url"), against: base)
+        let link = DocumentURL.resolve(text("link") ?? text("url"), against: base)
+        guard let key = text("id") ?? text("guid") ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else {
             return nil
         }
         return FeedItem(
