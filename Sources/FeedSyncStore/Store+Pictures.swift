@@ -153,7 +153,13 @@ extension Store {
                 """)
             let now = Date().timeIntervalSince1970
             for picture in pictures {
-                try update.execute(arguments: [picture.file, picture.bytes, picture.mime, now, picture.id])
+                try update.run(db) { values in
+                    values.add(picture.file)
+                    values.add(picture.bytes)
+                    values.add(picture.mime)
+                    values.add(now)
+                    values.add(picture.id)
+                }
             }
         }
     }

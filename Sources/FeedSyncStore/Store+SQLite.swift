@@ -2,10 +2,10 @@ import GRDB
 internal import GRDBSQLite
 
 // The statements a pull runs once per item (the page commit's insert and refresh, the known-key
-// look-up, the picture row) are GRDB's cached statements run through SQLite's C API. GRDB's
-// arguments box every value and bind it through nested closures: a third of a page commit's time
-// in a profile of P4 (BENCHMARKS.md). Values are bound as GRDB binds them (text up to its first
-// NUL, copied by SQLite).
+// look-up, the picture row, a downloaded picture's record) are GRDB's cached statements run
+// through SQLite's C API. GRDB's arguments box every value and bind it through nested closures:
+// a third of a page commit's time in a profile of P4 (BENCHMARKS.md). Values are bound as GRDB
+// binds them (text up to its first NUL, copied by SQLite).
 
 /// The values bound to a statement, in order.
 struct Bindings {
