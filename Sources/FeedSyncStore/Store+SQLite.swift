@@ -35,8 +35,9 @@ struct Bindings {
                 guard count > 0, let start = text.baseAddress else {
                     return sqlite3_bind_text(handle, index, "", 0, transient)  // '', not the NULL a nil start binds
                 }
+                // The 64-bit call: text past SQLite's limit is SQLITE_TOOBIG, not a trap converting its length.
                 return start.withMemoryRebound(to: CChar.self, capacity: count) {
-                    sqlite3_bind_text(handle, index, $0, CInt(count), transient)
+                    sqlite3_bind_text64(handle, index, $0, UInt64(count), transient, UInt8(SQLITE_UTF8))
                 }
             }
         }
@@ -80,10 +81,19 @@ extension Statement {
                 resultCode: .SQLITE_RANGE, message: "\(bindings.count) values for \(sqlite3_bind_parameter_count(sqliteStatement)) parameters",
                 sql: sql)
         }
-        guard bindings.failure == SQLITE_OK else { throw failure(db, bindings.failure) }
+        guard bindings.failure == SQLITE_OK else {
+            // Binds that succeeded after the failed one cleared the connection's message.
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: bindings.failure), message: String(cString: sqlite3_errstr(bindings.failure)),
+                sql: sql)
+        }
         while true {
             switch sqlite3_step(sqliteStatement) {
-            case SQLITE_ROW: try row(Columns(handle: sqliteStatement))
+            case SQLITE_ROW:
+                do { try row(Columns(handle: sqliteStatement)) } catch {
+                    sqlite3_reset(sqliteStatement)  // not left mid-step, holding its snapshot
+                    throw error
+                }
             case SQLITE_DONE: return
             case let code: throw failure(db, code)
             }

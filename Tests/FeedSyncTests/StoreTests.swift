@@ -1,6 +1,7 @@
 @testable import FeedSyncStore
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 import Testing
 
@@ -230,6 +231,19 @@ import Testing
                 values.add(nil as Bool?)
             }
             #expect(try Row.fetchOne(db, sql: "SELECT s, n FROM t WHERE i = 8") == ["s": "cut", "n": ""])
+            // A value SQLite refuses to bind is named, though values bound after it succeeded.
+            sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_LENGTH, 1000)
+            let tooBig = #expect(throws: DatabaseError.self) {
+                try insert.run(db) { values in
+                    values.add(9)
+                    values.add(nil as Double?)
+                    values.add(String(repeating: "x", count: 2000))
+                    values.add("fine")
+                    values.add(true)
+                }
+            }
+            #expect(tooBig?.resultCode == .SQLITE_TOOBIG)
+            #expect(tooBig?.message?.contains("too big") == true, "\(String(describing: tooBig?.message))")
         }
     }
 
