@@ -106,7 +106,6 @@ enum JSONValue: Sendable {
     }
 }
 
-
 /// An object's members in document order; a name given twice means its last value, as a
 /// dictionary built in order would. Looked up by a scan: a feed's objects have a handful of
 /// members, and hashing every name going in and every name asked for was a quarter of a paged-JSON

@@ -19,8 +19,6 @@ struct Bindings {
 
     mutating func add(_ value: Int?) { add(value.map(Int64.init)) }
 
-    mutating func add(_ value: Bool?) { add(value.map { $0 ? 1 : 0 } as Int64?) }
-
     mutating func add(_ value: Double?) {
         bind { handle, index in value.map { sqlite3_bind_double(handle, index, $0) } }
     }

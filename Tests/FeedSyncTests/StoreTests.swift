@@ -186,7 +186,7 @@ import Testing
                     values.add(1.5)
                     values.add(s)
                     values.add(nil as String?)
-                    values.add(true)
+                    values.add(1)
                 }
             }
             let rows = try Row.fetchAll(db, sql: "SELECT i, d, s, n, b FROM t ORDER BY rowid")
@@ -209,7 +209,7 @@ import Testing
                     for value in [1, 2] as [Int] { values.add(value) }
                     values.add(nil as String?)
                     values.add(nil as String?)
-                    values.add(nil as Bool?)
+                    values.add(nil as Int?)
                 }
             }
             #expect(refused?.resultCode == .SQLITE_CONSTRAINT)
@@ -219,7 +219,7 @@ import Testing
                 values.add(nil as Double?)
                 values.add("again")
                 values.add(nil as String?)
-                values.add(false)
+                values.add(0)
             }
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM t") == 4)
             // Text ends at a NUL, as GRDB binds it.
@@ -228,7 +228,7 @@ import Testing
                 values.add(nil as Double?)
                 values.add("cut\u{0}off")
                 values.add("\u{0}")
-                values.add(nil as Bool?)
+                values.add(nil as Int?)
             }
             #expect(try Row.fetchOne(db, sql: "SELECT s, n FROM t WHERE i = 8") == ["s": "cut", "n": ""])
             // A value SQLite refuses to bind is named, though values bound after it succeeded.
@@ -239,7 +239,7 @@ import Testing
                     values.add(nil as Double?)
                     values.add(String(repeating: "x", count: 2000))
                     values.add("fine")
-                    values.add(true)
+                    values.add(1)
                 }
             }
             #expect(tooBig?.resultCode == .SQLITE_TOOBIG)
