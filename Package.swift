@@ -22,8 +22,8 @@ let package = Package(
         // libcurl (headers from Debian's libcurl4-openssl-dev), loaded on first use, with typed
         // shims over its variadic calls.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
-        // glibc calls Swift's Glibc module does not show (syncfs).
-        .target(name: "CSystem"),
+        // C calls Swift cannot make: glibc's syncfs, SQLite's variadic sqlite3_config.
+        .target(name: "CSystem", linkerSettings: [.linkedLibrary("sqlite3")]),
         // libxml2's SAX2 parser, for RSS and Atom: headers only (libxml2Headers, not pkg-config,
         // whose `-lxml2` would load libxml2 and ICU at every start); the library is loaded on
         // first use (FeedSyncFeed/LibXML2.swift).
@@ -43,6 +43,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the statements run once per item (Store+SQLite.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "CSystem",
             ],
             plugins: ["EmbedMigrations"]),
         .target(name: "FeedSyncTransport", dependencies: ["CCurl"]),

@@ -3,6 +3,7 @@
 
 import Foundation
 import GRDB
+internal import CSystem
 
 /// Where a pull stands with one feed: what to ask for next, and how to ask.
 public struct FeedCursor: Sendable, Equatable {
@@ -163,6 +164,7 @@ public final class Store: Sendable {
 
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
     public init(path: String, connections: Connections = .pool) throws(StoreError) {
+        Self.configureSQLite
         self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -213,6 +215,10 @@ public final class Store: Sendable {
         }
         fatalError("unreachable")
     }
+
+    /// Before SQLite's first use in the process: its memory statistics off. Counting took a
+    /// process-wide mutex on every allocation SQLite makes, 3 % of an ingest (BENCHMARKS.md, P4).
+    private static let configureSQLite: Void = { _ = fs_sqlite_without_memory_statistics() }()
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()

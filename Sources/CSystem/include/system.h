@@ -1,9 +1,15 @@
 #ifndef FEEDSYNC_SYSTEM_H
 #define FEEDSYNC_SYSTEM_H
 
-// glibc calls that Swift's Glibc module leaves out because they need _GNU_SOURCE.
+// C calls Swift cannot make: glibc's that its Glibc module leaves out (they need _GNU_SOURCE),
+// and SQLite's variadic sqlite3_config.
 
 /// syncfs(2): makes everything written to the filesystem holding `fd` durable; 0 or -1 and errno.
 int fs_syncfs(int fd);
+
+/// sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0): SQLite stops counting its memory, which takes a
+/// process-wide mutex on every allocation. Works only before SQLite's first use in the process
+/// (SQLITE_MISUSE after). Returns SQLite's result code.
+int fs_sqlite_without_memory_statistics(void);
 
 #endif
