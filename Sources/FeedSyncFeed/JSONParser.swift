@@ -28,6 +28,9 @@ struct JSONSyntaxError: Error {
 private struct JSONReader {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
+    /// Members of the object read last: room made for the next one (a feed's objects repeat one
+    /// shape), at most 16, so a small object after a large one takes little more than its own.
+    var lastObjectSize = 0
     /// Nesting deeper than this is refused rather than allowed to exhaust the stack.
     static let maxDepth = 512
 
@@ -84,6 +87,8 @@ private struct JSONReader {
             index += 1
             return .object(object)
         }
+        // One allocation instead of growing 1, 2, 4, 8: a tenth of a paged-JSON page's decoding.
+        object.members.reserveCapacity(min(lastObjectSize, 16))
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
@@ -98,6 +103,7 @@ private struct JSONReader {
                 index += 1
             } else if bytes[index] == UInt8(ascii: "}") {
                 index += 1
+                lastObjectSize = object.members.count
                 return .object(object)
             } else {
                 throw fail("expected ',' or '}'")
