@@ -71,6 +71,7 @@ struct Pull: AsyncParsableCommand {
 
     func run() async throws {
         HTTPClient.loadInBackground()  // while the store opens (and, the first time, is created)
+        defer { HTTPClient.waitForLoading() }  // before any exit, even one that never makes a client
         let (dataHome, lock, store) = try homeOptions.lockAndOpenStore()
         defer { withExtendedLifetime(lock) {} }
 
