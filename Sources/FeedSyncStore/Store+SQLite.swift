@@ -56,11 +56,6 @@ struct Columns {
     func int64(_ column: CInt) -> Int64 { sqlite3_column_int64(handle, column) }
 
     func int(_ column: CInt) -> Int { Int(int64(column)) }
-
-    func text(_ column: CInt) -> String {
-        guard let bytes = sqlite3_column_text(handle, column) else { return "" }
-        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
-    }
 }
 
 extension Statement {
