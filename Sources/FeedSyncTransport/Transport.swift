@@ -153,7 +153,8 @@ public final class HTTPClient: Sendable {
 
     /// Starts loading libcurl (with the TLS and other libraries it brings, and its global init: a
     /// dozen milliseconds) on a thread of its own, so it overlaps whatever the caller does before
-    /// making a client, which then waits for it only if it is not done.
+    /// making a client, which then waits for it only if it is not done. A caller that may return
+    /// without making a client calls `waitForLoading` first.
     public static func loadInBackground() {
         Thread { CurlLoop.load() }.start()
     }
