@@ -11,6 +11,7 @@ static struct {
     CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
     CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
     void (*easy_cleanup)(CURL *);
+    void (*easy_reset)(CURL *);
     const char *(*easy_strerror)(CURLcode);
     CURLM *(*multi_init)(void);
     CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
@@ -42,6 +43,7 @@ const char *fs_curl_load(void) {
     FIND(easy_setopt, "curl_easy_setopt")
     FIND(easy_getinfo, "curl_easy_getinfo")
     FIND(easy_cleanup, "curl_easy_cleanup")
+    FIND(easy_reset, "curl_easy_reset")
     FIND(easy_strerror, "curl_easy_strerror")
     FIND(multi_init, "curl_multi_init")
     FIND(multi_setopt, "curl_multi_setopt")
@@ -74,6 +76,7 @@ CURLcode fs_easy_getinfo_pointer(CURL *h, CURLINFO i, void **v) { return curl.ea
 
 CURL *fs_easy_init(void) { return curl.easy_init(); }
 void fs_easy_cleanup(CURL *h) { curl.easy_cleanup(h); }
+void fs_easy_reset(CURL *h) { curl.easy_reset(h); }
 const char *fs_easy_strerror(CURLcode code) { return curl.easy_strerror(code); }
 
 CURLM *fs_multi_init(void) { return curl.multi_init(); }

@@ -121,6 +121,20 @@ import Testing
         }
     }
 
+    @Test func aTransferCarriesNothingOfTheOneBeforeItOnTheSameHandle() async throws {
+        try await withServer { server, url in
+            // One at a time, so the second and third run on the first's handle, reset.
+            let first = try await client.get(HTTPRequest(url: url + "?page=1", headers: [("If-None-Match", "\"seen\"")]))
+            let second = try await client.get(HTTPRequest(url: url + "?page=2"))
+            let capped = await failure(HTTPRequest(url: url + "?page=3", maxBodyBytes: 10))
+            let third = try await client.get(HTTPRequest(url: url + "?page=3"))
+            #expect(first.status == 200 && second.status == 200 && third.status == 200)
+            #expect(capped?.kind == .tooLarge)
+            let sent: [String?] = server.requests.filter(\.isFeed).map(\.ifNoneMatch)
+            #expect(sent == ["\"seen\"", nil, nil, nil])
+        }
+    }
+
     /// Starts `urls` in `lane` with `client.start` and returns their results in the order given.
     func startAll(_ urls: [String], lane: HTTPLane, on client: HTTPClient) async -> [Result<HTTPResponse, TransportError>] {
         await withTaskGroup(of: (Int, Result<HTTPResponse, TransportError>).self) { group in

@@ -24,6 +24,7 @@ CURLcode fs_easy_getinfo_pointer(CURL *h, CURLINFO i, void **v);
 
 CURL *fs_easy_init(void);
 void fs_easy_cleanup(CURL *h);
+void fs_easy_reset(CURL *h);
 const char *fs_easy_strerror(CURLcode code);
 
 CURLM *fs_multi_init(void);
