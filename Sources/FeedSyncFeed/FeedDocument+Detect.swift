@@ -52,13 +52,22 @@ extension FeedDocument {
             if format == .rss || format == .atom {
                 throw FeedError("the document is JSON, not \(format!.rawValue) as chosen with --format")
             }
-            let root = try JSONValue.parse(source.contents())
+            var streamedSkips = 0
+            let root: JSONValue
+            switch (source, parts) {
+            case (.file(let path), let parts?):
+                (root, streamedSkips) = try readJSONList(file: path, format: format, context: context, parts: parts)
+            default:
+                root = try JSONValue.parse(source.contents())
+            }
             found = format ?? jsonFormat(of: root, headers: context.headers)
             switch found {
             case .jsonFeed: page = try JSONFeed.page(from: root, base: context.url)
             case .wordpress: page = try WordPress.page(from: root, context: context)
             default: (found, page) = (.pagedJSON, try PagedJSON.page(from: root, base: context.url))
             }
+            page.skipped += streamedSkips
+            // Items not in the list read as a stream (a paged-JSON page's `news`) are handed over here.
             if let parts {
                 for start in stride(from: 0, to: page.items.count, by: parts.batch) {
                     try parts.onItems(Array(page.items[start..<min(start + parts.batch, page.items.count)]))
@@ -74,6 +83,68 @@ extension FeedDocument {
             page.hasMore = true
         }
         return (found, page)
+    }
+
+    /// A long JSON document, mapped from its file, its list of items made into items and handed
+    /// to `parts` as it is read (JSONValue.parse(mappedFile:)), so memory holds one part however
+    /// long the list. The format is told from what comes before the list: the one chosen, or a
+    /// JSON Feed's `version`, or a root array (WordPress). When it cannot be (the seed format has
+    /// no `version`; JSON Feed allows it after `items`), the list is read twice: first to check
+    /// the document and find the rest of the root, then for its items. Returns the root, with
+    /// the list empty, and how many of its entries were no items.
+    static func readJSONList(
+        file path: String, format: FeedFormat?, context: DocumentContext, parts: Parts
+    ) throws -> (root: JSONValue, skipped: Int) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FeedError("cannot read the downloaded document at \(path): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw FeedError("cannot read the downloaded document at \(path)") }
+        let count = Int(status.st_size)
+        var mapping: UnsafeMutableRawPointer? = nil
+        if count > 0 {
+            mapping = mmap(nil, count, PROT_READ, MAP_PRIVATE, descriptor, 0)
+            guard mapping != MAP_FAILED else {
+                throw FeedError("cannot map the downloaded document at \(path): \(String(cString: strerror(errno)))")
+            }
+        }
+        defer { if let mapping { munmap(mapping, count) } }
+        let bytes = UnsafeBufferPointer(start: mapping?.assumingMemoryBound(to: UInt8.self), count: count)
+
+        var batch: [FeedItem] = []
+        var skipped = 0
+        let root = try JSONValue.parse(mappedFile: bytes) { root, complete -> ((JSONValue) throws -> Void)? in
+            let known: Bool = switch root {
+            case .array: true
+            case .object(let object): object["version"] != nil
+            default: false
+            }
+            guard complete || format != nil || known else { return nil }
+            let item: (JSONValue) -> FeedItem?
+            switch (format ?? jsonFormat(of: root, headers: context.headers), root) {
+            case (.jsonFeed, .object):
+                item = { if case .object(let fields) = $0 { JSONFeed.item(from: fields, base: context.url) } else { nil } }
+            case (.wordpress, .array):
+                item = { WordPress.item(from: $0, base: context.url) }
+            case (.pagedJSON, .object):
+                item = { if case .object(let fields) = $0 { PagedJSON.item(from: fields, base: context.url) } else { nil } }
+            default:
+                return nil  // not the shape the format has: the page says so once the document is read
+            }
+            return { element in
+                guard let made = item(element) else {
+                    skipped += 1
+                    return
+                }
+                batch.append(made)
+                if batch.count >= parts.batch {
+                    try parts.onItems(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+        }
+        if !batch.isEmpty { try parts.onItems(batch) }
+        return (root, skipped)
     }
 
     enum Family { case json, xml }

@@ -12,10 +12,40 @@ extension JSONValue {
         }
         switch parsed {
         case .success(let value): return value
-        case .failure(let failure):
-            let preview = String(decoding: data.prefix(40), as: UTF8.self)
-            throw FeedError(
-                "the document is not valid JSON (\(failure.reason) at byte \(failure.offset); it starts with \(String(reflecting: preview)))")
+        case .failure(let failure): throw failure.feedError(startingWith: data.prefix(40))
+        }
+    }
+}
+
+extension JSONValue {
+    /// Reads a document without holding its list of items (the root array, or the root object's
+    /// `items` array), so memory does not grow with the list. When the list is reached, `reader`
+    /// is given the root read so far, the list left empty, and `complete` false: a function it
+    /// returns gets the list's elements one at a time as they are read. When it returns nil (the
+    /// root so far cannot tell how to read them) the elements are read and dropped, and once the
+    /// document is read `reader` is asked again with the whole root and `complete` true, and the
+    /// list read a second time for the function it returns then, if any. Returns the root, with
+    /// the list empty. `bytes` must be a mapping of a file: the pages read are given back to the
+    /// kernel as the reader moves on, and read again from the file for a second pass.
+    static func parse(
+        mappedFile bytes: UnsafeBufferPointer<UInt8>,
+        listReader reader: (_ root: JSONValue, _ complete: Bool) throws -> ((JSONValue) throws -> Void)?
+    ) throws -> JSONValue {
+        do {
+            var first = JSONReader(bytes: bytes, mapped: true)
+            var streamed = false
+            let (root, list) = try first.outline { soFar in
+                guard let element = try reader(soFar, false) else { return { _ in } }
+                streamed = true
+                return element
+            }
+            if let list, !streamed, let element = try reader(root, true) {
+                var second = JSONReader(bytes: bytes, mapped: true, at: list)
+                try second.elements(depth: 0, element)
+            }
+            return root
+        } catch let failure as JSONSyntaxError {
+            throw failure.feedError(startingWith: bytes.prefix(40))
         }
     }
 }
@@ -23,6 +53,11 @@ extension JSONValue {
 struct JSONSyntaxError: Error {
     var reason: String
     var offset: Int
+
+    func feedError(startingWith start: some Collection<UInt8>) -> FeedError {
+        let preview = String(decoding: start, as: UTF8.self)
+        return FeedError("the document is not valid JSON (\(reason) at byte \(offset); it starts with \(String(reflecting: preview)))")
+    }
 }
 
 private struct JSONReader {
@@ -33,11 +68,18 @@ private struct JSONReader {
     var lastObjectSize = 0
     /// Nesting deeper than this is refused rather than allowed to exhaust the stack.
     static let maxDepth = 512
+    /// `bytes` map a file: the pages behind the reader are given back as a list is read.
+    let mapped: Bool
+    /// Where the pages not given back yet start.
+    var kept = 0
 
-    init(bytes: UnsafeBufferPointer<UInt8>) {
+    init(bytes: UnsafeBufferPointer<UInt8>, mapped: Bool = false, at start: Int = 0) {
         self.bytes = bytes
+        self.mapped = mapped
+        index = start
+        kept = start
         // A byte order mark is tolerated, as servers send one.
-        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+        if start == 0, bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
     }
 
     mutating func document() throws(JSONSyntaxError) -> JSONValue {
@@ -45,6 +87,57 @@ private struct JSONReader {
         skipWhitespace()
         guard index == bytes.count else { throw fail("unexpected text after the document") }
         return value
+    }
+
+    /// The root, its list of items (the root array's elements, or those of the root object's
+    /// first `items` array) handed to the function `list` returns, one at a time, instead of kept:
+    /// the root returned has the list empty, and `list` is given the root as read until the list.
+    /// Also where the list starts.
+    mutating func outline(
+        _ list: (JSONValue) throws -> (JSONValue) throws -> Void
+    ) throws -> (root: JSONValue, list: Int?) {
+        skipWhitespace()
+        var start: Int? = nil
+        let root: JSONValue
+        if index < bytes.count, bytes[index] == UInt8(ascii: "[") {
+            start = index
+            try elements(depth: 0, list(.array([])))
+            root = .array([])
+        } else if index < bytes.count, bytes[index] == UInt8(ascii: "{") {
+            var object = JSONObject()
+            try members { reader, name in
+                reader.skipWhitespace()
+                if start == nil, name == "items", reader.index < reader.bytes.count, reader.bytes[reader.index] == UInt8(ascii: "[") {
+                    start = reader.index
+                    object.members.append(JSONObject.Member(name: name, value: .array([])))
+                    try reader.elements(depth: 1, list(.object(object)))
+                } else {
+                    object.members.append(JSONObject.Member(name: name, value: try reader.value(depth: 1)))
+                }
+            }
+            root = .object(object)
+        } else {
+            root = try value(depth: 0)
+        }
+        skipWhitespace()
+        guard index == bytes.count else { throw fail("unexpected text after the document") }
+        return (root, start)
+    }
+
+    /// The elements of the array at `index`, each handed to `element` as it is read; in a
+    /// mapped file, the pages behind are given back every few megabytes.
+    mutating func elements(depth: Int, _ element: (JSONValue) throws -> Void) throws {
+        guard !openList() else { return }
+        repeat {
+            try element(try value(depth: depth + 1))
+            if mapped, index - kept >= 8 << 20 {
+                let page = Int(getpagesize())
+                let end = index / page * page
+                let start = kept / page * page
+                madvise(UnsafeMutableRawPointer(mutating: bytes.baseAddress! + start), end - start, MADV_DONTNEED)
+                kept = end
+            }
+        } while try nextElement()
     }
 
     func fail(_ reason: String) -> JSONSyntaxError { JSONSyntaxError(reason: reason, offset: index) }
@@ -90,47 +183,77 @@ private struct JSONReader {
         // One allocation instead of growing 1, 2, 4, 8: a tenth of a paged-JSON page's decoding.
         object.members.reserveCapacity(min(lastObjectSize, 16))
         while true {
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
-            let name = try string()
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-            index += 1
+            let name = try memberName()
             object.members.append(JSONObject.Member(name: name, value: try value(depth: depth + 1)))
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unexpected end") }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-            } else if bytes[index] == UInt8(ascii: "}") {
-                index += 1
+            if try !nextMember() {
                 lastObjectSize = object.members.count
                 return .object(object)
-            } else {
-                throw fail("expected ',' or '}'")
             }
         }
     }
 
-    mutating func array(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+    /// The members of the object at `index`, each read by `member` from after its ':'.
+    mutating func members(_ member: (inout JSONReader, String) throws -> Void) throws {
         index += 1
-        var elements: [JSONValue] = []
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .array(elements)
+            return
         }
-        while true {
+        repeat {
+            let name = try memberName()
+            try member(&self, name)
+        } while try nextMember()
+    }
+
+    /// A member's name and its ':'.
+    mutating func memberName() throws(JSONSyntaxError) -> String {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+        let name = try string()
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+        index += 1
+        return name
+    }
+
+    /// After a member: true when another follows, false at the object's end.
+    mutating func nextMember() throws(JSONSyntaxError) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw fail("unexpected end") }
+        switch bytes[index] {
+        case UInt8(ascii: ","): index += 1; return true
+        case UInt8(ascii: "}"): index += 1; return false
+        default: throw fail("expected ',' or '}'")
+        }
+    }
+
+    mutating func array(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+        var elements: [JSONValue] = []
+        guard !openList() else { return .array(elements) }
+        repeat {
             elements.append(try value(depth: depth + 1))
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unexpected end") }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-            } else if bytes[index] == UInt8(ascii: "]") {
-                index += 1
-                return .array(elements)
-            } else {
-                throw fail("expected ',' or ']'")
-            }
+        } while try nextElement()
+        return .array(elements)
+    }
+
+    /// Reads the '[' at `index`; true when the array is empty (its ']' read too).
+    mutating func openList() -> Bool {
+        index += 1
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "]") else { return false }
+        index += 1
+        return true
+    }
+
+    /// After an element: true when another follows, false at the array's end.
+    mutating func nextElement() throws(JSONSyntaxError) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw fail("unexpected end") }
+        switch bytes[index] {
+        case UInt8(ascii: ","): index += 1; return true
+        case UInt8(ascii: "]"): index += 1; return false
+        default: throw fail("expected ',' or ']'")
         }
     }
 

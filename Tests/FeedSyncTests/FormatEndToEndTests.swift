@@ -158,16 +158,17 @@ import Testing
         }
     }
 
-    @Test func aDocumentTooLongForMemoryIsReadFromDiskInParts() async throws {
+    @Test(arguments: [DemoFormat.rss, .pagedJSON, .jsonFeed])
+    func aDocumentTooLongForMemoryIsReadFromDiskInParts(format: DemoFormat) async throws {
         let cli = try CLI()
-        // One RSS page of 18 000 items is about 4.9 MB: past the 4 MiB kept in memory.
-        try await withServer(items: 18_000, perPage: 18_000) { server, _ async throws -> Void in
-            let url = await server.feedURL(.rss)
+        // One page of 20 000 items is 4.4 (JSON Feed) to 5.4 MB (RSS): past the 4 MiB kept in memory.
+        try await withServer(items: 20_000, perPage: 20_000) { server, _ async throws -> Void in
+            let url = await server.feedURL(format)
             let pull = try await cli.run("pull", "--feed", url, "--images", "none")
             #expect(pull.status == 0, "\(pull.stderr)")
             #expect(server.feedRequests.first?.bytes ?? 0 > 4 << 20)
-            let stored = try cli.openStore().list(feedURL: nil, page: 1, perPage: 18_000)
-            #expect(stored.total == 18_000)
+            let stored = try cli.openStore().list(feedURL: nil, page: 1, perPage: 20_000)
+            #expect(stored.total == 20_000)
             #expect(stored.items.map(\.key) == server.expectedKeys)
             let left = try FileManager.default.contentsOfDirectory(atPath: cli.home.path).filter { $0.hasSuffix(".part") }
             #expect(left == [], "the file is removed")
