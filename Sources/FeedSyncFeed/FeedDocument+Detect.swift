@@ -52,21 +52,23 @@ extension FeedDocument {
             if format == .rss || format == .atom {
                 throw FeedError("the document is JSON, not \(format!.rawValue) as chosen with --format")
             }
-            var streamedSkips = 0
+            var streamed: (format: FeedFormat?, skipped: Int) = (nil, 0)
             let root: JSONValue
             switch (source, parts) {
             case (.file(let path), let parts?):
-                (root, streamedSkips) = try readJSONList(file: path, format: format, context: context, parts: parts)
+                (root, streamed) = try readJSONList(file: path, format: format, context: context, parts: parts)
             default:
                 root = try JSONValue.parse(source.contents())
             }
-            found = format ?? jsonFormat(of: root, headers: context.headers)
+            // The format the items were read as, if they were: a `version` given again after the
+            // list does not change it.
+            found = format ?? streamed.format ?? jsonFormat(of: root, headers: context.headers)
             switch found {
             case .jsonFeed: page = try JSONFeed.page(from: root, base: context.url)
             case .wordpress: page = try WordPress.page(from: root, context: context)
             default: (found, page) = (.pagedJSON, try PagedJSON.page(from: root, base: context.url))
             }
-            page.skipped += streamedSkips
+            page.skipped += streamed.skipped
             // Items not in the list read as a stream (a paged-JSON page's `news`) are handed over here.
             if let parts {
                 for start in stride(from: 0, to: page.items.count, by: parts.batch) {
@@ -91,10 +93,11 @@ extension FeedDocument {
     /// JSON Feed's `version`, or a root array (WordPress). When it cannot be (the seed format has
     /// no `version`; JSON Feed allows it after `items`), the list is read twice: first to check
     /// the document and find the rest of the root, then for its items. Returns the root, with
-    /// the list empty, and how many of its entries were no items.
+    /// the list empty, the format the list was read as (nil if it was not), and how many of its
+    /// entries were no items.
     static func readJSONList(
         file path: String, format: FeedFormat?, context: DocumentContext, parts: Parts
-    ) throws -> (root: JSONValue, skipped: Int) {
+    ) throws -> (root: JSONValue, list: (format: FeedFormat?, skipped: Int)) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FeedError("cannot read the downloaded document at \(path): \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }
@@ -113,6 +116,7 @@ extension FeedDocument {
 
         var batch: [FeedItem] = []
         var skipped = 0
+        var readAs: FeedFormat? = nil
         let root = try JSONValue.parse(mappedFile: bytes) { root, complete -> ((JSONValue) throws -> Void)? in
             let known: Bool = switch root {
             case .array: true
@@ -121,7 +125,8 @@ extension FeedDocument {
             }
             guard complete || format != nil || known else { return nil }
             let item: (JSONValue) -> FeedItem?
-            switch (format ?? jsonFormat(of: root, headers: context.headers), root) {
+            let found = format ?? jsonFormat(of: root, headers: context.headers)
+            switch (found, root) {
             case (.jsonFeed, .object):
                 item = { if case .object(let fields) = $0 { JSONFeed.item(from: fields, base: context.url) } else { nil } }
             case (.wordpress, .array):
@@ -131,6 +136,7 @@ extension FeedDocument {
             default:
                 return nil  // not the shape the format has: the page says so once the document is read
             }
+            readAs = found
             return { element in
                 guard let made = item(element) else {
                     skipped += 1
@@ -144,7 +150,7 @@ extension FeedDocument {
             }
         }
         if !batch.isEmpty { try parts.onItems(batch) }
-        return (root, skipped)
+        return (root, (readAs, skipped))
     }
 
     enum Family { case json, xml }

@@ -40,8 +40,8 @@ extension JSONValue {
                 return element
             }
             if let list, !streamed, let element = try reader(root, true) {
-                var second = JSONReader(bytes: bytes, mapped: true, at: list)
-                try second.elements(depth: 0, element)
+                var second = JSONReader(bytes: bytes, mapped: true, at: list.start)
+                try second.elements(depth: list.depth, element)
             }
             return root
         } catch let failure as JSONSyntaxError {
@@ -90,25 +90,28 @@ private struct JSONReader {
     }
 
     /// The root, its list of items (the root array's elements, or those of the root object's
-    /// first `items` array) handed to the function `list` returns, one at a time, instead of kept:
-    /// the root returned has the list empty, and `list` is given the root as read until the list.
-    /// Also where the list starts.
+    /// `items` array) handed to the function `list` returns, one at a time, instead of kept: the
+    /// root returned has the list empty, and `list` is given the root as read until the list.
+    /// Also where the list starts, and the depth to read it at. A second `items` member is
+    /// refused: read whole, the last would count, but the first may have been handed over.
     mutating func outline(
         _ list: (JSONValue) throws -> (JSONValue) throws -> Void
-    ) throws -> (root: JSONValue, list: Int?) {
+    ) throws -> (root: JSONValue, list: (start: Int, depth: Int)?) {
         skipWhitespace()
-        var start: Int? = nil
+        var found: (start: Int, depth: Int)? = nil
         let root: JSONValue
         if index < bytes.count, bytes[index] == UInt8(ascii: "[") {
-            start = index
+            found = (index, 0)
             try elements(depth: 0, list(.array([])))
             root = .array([])
         } else if index < bytes.count, bytes[index] == UInt8(ascii: "{") {
             var object = JSONObject()
             try members { reader, name in
                 reader.skipWhitespace()
-                if start == nil, name == "items", reader.index < reader.bytes.count, reader.bytes[reader.index] == UInt8(ascii: "[") {
-                    start = reader.index
+                if name == "items", found != nil {
+                    throw FeedError("the document has a second \"items\" member (at byte \(reader.index)): which one counts is unclear")
+                } else if name == "items", reader.index < reader.bytes.count, reader.bytes[reader.index] == UInt8(ascii: "[") {
+                    found = (reader.index, 1)
                     object.members.append(JSONObject.Member(name: name, value: .array([])))
                     try reader.elements(depth: 1, list(.object(object)))
                 } else {
@@ -121,7 +124,7 @@ private struct JSONReader {
         }
         skipWhitespace()
         guard index == bytes.count else { throw fail("unexpected text after the document") }
-        return (root, start)
+        return (root, found)
     }
 
     /// The elements of the array at `index`, each handed to `element` as it is read; in a

@@ -356,6 +356,13 @@ func decode(
         #expect(read.page.next == "https://x.example/2.json" && read.page.hasMore == true)
     }
 
+    @Test func aVersionGivenAgainAfterTheItemsDoesNotChangeTheFormatTheyWereReadAs() throws {
+        let body = Data(#"{"version": "2", "items": [{"id": "1", "picUrl": "https://x.example/1.png"}], "version": "https://jsonfeed.org/version/1.1"}"#.utf8)
+        let read = try decodeInParts(body)
+        #expect(read.format == .pagedJSON)
+        #expect(read.page.items.first?.pictureURL == "https://x.example/1.png", "the seed format's picUrl")
+    }
+
     @Test func aBrokenOrMisshapenDocumentIsRefusedBeforeAnyItemIsHandedOver() throws {
         var handed = 0
         func refusal(_ text: String, format: FeedFormat? = nil) -> String? {
@@ -374,6 +381,7 @@ func decode(
         #expect(refusal(#"{"items": [{"id": "a"}, {"id": "b"}]}"#, format: .wordpress)?.contains("not an array of posts") == true)
         #expect(refusal(#"[{"id": "a"}, {"id": "b"}]"#, format: .jsonFeed)?.contains("is not an object") == true)
         #expect(refusal("")?.contains("neither JSON nor XML") == true)
+        #expect(refusal(#"{"items": [{"id": "a"}, {"id": "b"}], "items": null}"#)?.contains("a second \"items\" member") == true)
         #expect(handed == 0)
     }
 }
