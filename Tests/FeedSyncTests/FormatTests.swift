@@ -378,6 +378,8 @@ func decode(
         }
         #expect(refusal(#"{"items": [{"id": "a"}, {"id": "b"}, {"id": "c"}"#)?.contains("not valid JSON (unexpected end at byte 48") == true)
         #expect(refusal(#"{"items": [{"id": "a"}, {"id": "b"}]} x"#)?.contains("unexpected text after the document") == true)
+        #expect(refusal(#"{"items": [{"id": "a"} {"id": "b"}]}"#)?.contains("expected ',' or ']' at byte 23") == true)
+        #expect(refusal(#"{"page": 1 "items": []}"#)?.contains("expected ',' or '}' at byte 11") == true)
         #expect(refusal(#"{"items": [{"id": "a"}, {"id": "b"}]}"#, format: .wordpress)?.contains("not an array of posts") == true)
         #expect(refusal(#"[{"id": "a"}, {"id": "b"}]"#, format: .jsonFeed)?.contains("is not an object") == true)
         #expect(refusal("")?.contains("neither JSON nor XML") == true)
