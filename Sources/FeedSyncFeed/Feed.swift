@@ -139,9 +139,9 @@ public enum FeedDocument {
 
     /// Decodes the document in the file at `path` in parts, so a long one is never held whole:
     /// XML is read as a stream, JSON mapped from the file with its list of items read one entry at
-    /// a time (FeedDocument.readJSONList). Items reach `onItems` in order, `batch`
-    /// at a time, and the page returned carries none. What `onItems` throws is thrown on;
-    /// problems with the document are `FeedError`s.
+    /// a time (`readJSONList`). Items reach `onItems` in order, `batch` at a time, and the page
+    /// returned carries none. What `onItems` throws is thrown on; problems with the document are
+    /// `FeedError`s.
     public static func decode(
         fileAt path: String, format: FeedFormat?, context: DocumentContext, batch: Int,
         onItems: ([FeedItem]) throws -> Void
