@@ -127,7 +127,7 @@ public enum FeedDocument {
         _ body: Data, format: FeedFormat?, context: DocumentContext
     ) throws(FeedError) -> (format: FeedFormat, page: FeedPage) {
         do {
-            var (found, page) = try decodeAnyFormat(.data(body), format: format, context: context, parts: nil)
+            var (found, page) = try decodeAnyFormat(.data(body), format: format, context: context)
             page.items = uniqueKeys(page.items)
             return (found, page)
         } catch let error as FeedError {
@@ -147,7 +147,7 @@ public enum FeedDocument {
         onItems: ([FeedItem]) throws -> Void
     ) throws -> (format: FeedFormat, page: FeedPage) {
         try withoutActuallyEscaping(onItems) { onItems in
-            try decodeAnyFormat(.file(path), format: format, context: context, parts: (batch, onItems))
+            try decodeAnyFormat(.file(path, parts: (batch, onItems)), format: format, context: context)
         }
     }
 

@@ -1,25 +1,17 @@
 import Foundation
 
 extension FeedDocument {
+    /// A document in memory, read whole; or in a file, its items handed to `parts` as they are
+    /// read.
     enum Source {
         case data(Data)
-        case file(String)
-
-        /// The whole document; a file is mapped, not read into memory.
-        func contents() throws(FeedError) -> Data {
-            switch self {
-            case .data(let data): return data
-            case .file(let path):
-                do { return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) } catch {
-                    throw FeedError("cannot read the downloaded document at \(path)")
-                }
-            }
-        }
+        case file(String, parts: Parts)
 
         var start: Data {
             switch self {
             case .data(let data): data.prefix(1024)
-            case .file(let path): FileHandle(forReadingAtPath: path).flatMap { try? $0.read(upToCount: 1024) } ?? Data()
+            case .file(let path, _):
+                FileHandle(forReadingAtPath: path).flatMap { try? $0.read(upToCount: 1024) } ?? Data()
             }
         }
     }
@@ -28,7 +20,7 @@ extension FeedDocument {
 
     /// JSON or XML by the first byte, then the format by what the document says of itself.
     static func decodeAnyFormat(
-        _ source: Source, format: FeedFormat?, context: DocumentContext, parts: Parts?
+        _ source: Source, format: FeedFormat?, context: DocumentContext
     ) throws -> (FeedFormat, FeedPage) {
         let contentType = context.headers["content-type"]?.lowercased() ?? ""
         let start = source.start
@@ -42,11 +34,11 @@ extension FeedDocument {
             if text.contains("<!doctype html") || text.contains("<html") {
                 throw FeedError("the document is a web page, not a feed; use the address of the site's RSS or Atom feed")
             }
-            switch (source, parts) {
-            case (.file(let path), let parts?):
+            switch source {
+            case .file(let path, let parts):
                 (found, page) = try XMLFeed.decode(file: path, base: context.url, batch: parts.batch, onItems: parts.onItems)
-            default:
-                (found, page) = try XMLFeed.decode(source.contents(), base: context.url)
+            case .data(let data):
+                (found, page) = try XMLFeed.decode(data, base: context.url)
             }
         case .json?:
             if format == .rss || format == .atom {
@@ -54,11 +46,11 @@ extension FeedDocument {
             }
             var streamed: (format: FeedFormat?, skipped: Int) = (nil, 0)
             let root: JSONValue
-            switch (source, parts) {
-            case (.file(let path), let parts?):
+            switch source {
+            case .file(let path, let parts):
                 (root, streamed) = try readJSONList(file: path, format: format, context: context, parts: parts)
-            default:
-                root = try JSONValue.parse(source.contents())
+            case .data(let data):
+                root = try JSONValue.parse(data)
             }
             // The format the items were read as, if they were: a `version` given again after the
             // list does not change it.
@@ -70,7 +62,7 @@ extension FeedDocument {
             }
             page.skipped += streamed.skipped
             // Items not in the list read as a stream (a paged-JSON page's `news`) are handed over here.
-            if let parts {
+            if case .file(_, let parts) = source {
                 for start in stride(from: 0, to: page.items.count, by: parts.batch) {
                     try parts.onItems(Array(page.items[start..<min(start + parts.batch, page.items.count)]))
                 }
@@ -99,7 +91,9 @@ extension FeedDocument {
         file path: String, format: FeedFormat?, context: DocumentContext, parts: Parts
     ) throws -> (root: JSONValue, list: (format: FeedFormat?, skipped: Int)) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw FeedError("cannot read the downloaded document at \(path): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw FeedError("cannot read the downloaded document at \(path): \(String(cString: strerror(errno)))")
+        }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw FeedError("cannot read the downloaded document at \(path)") }
@@ -127,12 +121,9 @@ extension FeedDocument {
             let item: (JSONValue) -> FeedItem?
             let found = format ?? jsonFormat(of: root, headers: context.headers)
             switch (found, root) {
-            case (.jsonFeed, .object):
-                item = { if case .object(let fields) = $0 { JSONFeed.item(from: fields, base: context.url) } else { nil } }
-            case (.wordpress, .array):
-                item = { WordPress.item(from: $0, base: context.url) }
-            case (.pagedJSON, .object):
-                item = { if case .object(let fields) = $0 { PagedJSON.item(from: fields, base: context.url) } else { nil } }
+            case (.jsonFeed, .object): item = { JSONFeed.item(from: $0, base: context.url) }
+            case (.wordpress, .array): item = { WordPress.item(from: $0, base: context.url) }
+            case (.pagedJSON, .object): item = { PagedJSON.item(from: $0, base: context.url) }
             default:
                 return nil  // not the shape the format has: the page says so once the document is read
             }

@@ -7,15 +7,14 @@ enum JSONFeed {
         guard case .array(let entries) = object["items"] else {
             throw FeedError("the JSON Feed has no \"items\" array")
         }
-        let (items, skipped) = JSONValue.items(of: entries) { entry in
-            guard case .object(let fields) = entry else { return nil }
-            return item(from: fields, base: base)
-        }
+        let (items, skipped) = JSONValue.items(of: entries) { item(from: $0, base: base) }
         let next = DocumentURL.resolve(object["next_url"]?.text, against: base)
         return FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)
     }
 
-    static func item(from fields: JSONObject, base: String) -> FeedItem? {
+    /// The item an entry of the list makes; nil when it is not an object or carries nothing usable.
+    static func item(from entry: JSONValue, base: String) -> FeedItem? {
+        guard case .object(let fields) = entry else { return nil }
         let link = DocumentURL.resolve(fields["url"]?.text ?? fields["external_url"]?.text, against: base)
         let html = fields["content_html"]?.text
         let text = fields["content_text"]?.text.map(HTMLText.collapsingWhitespace) ?? html.map { HTMLText.plain($0, limit: HTMLText.summaryLength) }

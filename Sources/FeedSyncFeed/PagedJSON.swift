@@ -25,10 +25,7 @@ public enum PagedJSON {
         guard case .array(let entries) = object["items"] ?? object["news"] else {
             throw FeedError("the page has no \"items\" (or \"news\") array")
         }
-        let (items, skipped) = JSONValue.items(of: entries) { entry in
-            guard case .object(let fields) = entry else { return nil }
-            return item(from: fields, base: base)
-        }
+        let (items, skipped) = JSONValue.items(of: entries) { item(from: $0, base: base) }
         return FeedPage(
             items: items,
             page: object["page"]?.integer,
@@ -37,7 +34,9 @@ public enum PagedJSON {
             skipped: skipped)
     }
 
-    static func item(from fields: JSONObject, base: String?) -> FeedItem? {
+    /// The item an entry of the list makes; nil when it is not an object or carries nothing usable.
+    static func item(from entry: JSONValue, base: String?) -> FeedItem? {
+        guard case .object(let fields) = entry else { return nil }
         // Names tried in turn with ??, not a variadic list: an array built for every field of every item.
         func text(_ name: String) -> String? { fields[name]?.text }
         let title = text("title") ?? ""
