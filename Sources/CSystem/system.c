@@ -7,3 +7,5 @@
 int fs_syncfs(int fd) { return syncfs(fd); }
 
 int fs_sqlite_without_memory_statistics(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
+
+int fs_sqlite_with_uri_names(void) { return sqlite3_config(SQLITE_CONFIG_URI, 1); }

@@ -33,11 +33,14 @@ public struct FeedPage: Sendable, Equatable {
     public var total: Int?
     /// Whether an older page follows. `nil` when the server does not say.
     public var hasMore: Bool?
-    /// Entries that were not objects, or carried nothing usable, and were skipped.
+    /// Entries that were not objects, or carried nothing usable (or an id or URL over
+    /// `FeedLimits`), and were skipped.
     public var skipped: Int
     /// The absolute URL of the next older document, for formats that link their pages
     /// (`next_url`, `rel="next"`, `rel="prev-archive"`, `Link: <…>; rel="next"`).
     public var next: String?
+    /// Why the document's next link is not followed (it was taken out of `next`), if it is not.
+    public var unfollowed: String?
 
     public init(
         items: [FeedItem], page: Int? = nil, total: Int? = nil, hasMore: Bool? = nil, skipped: Int = 0,
@@ -49,6 +52,46 @@ public struct FeedPage: Sendable, Equatable {
         self.hasMore = hasMore
         self.skipped = skipped
         self.next = next
+    }
+}
+
+/// What one document may make: every figure and string from a feed is checked against these where
+/// it is read, so nothing a stranger writes can overflow arithmetic or grow memory without bound.
+public enum FeedLimits {
+    /// Item counts a server may report (`total`, `X-WP-Total`); the store accepts the same.
+    public static let totals = 0...1_000_000_000
+    /// Page counts a server may report (`X-WP-TotalPages`).
+    public static let pages = 0...1_000_000_000
+    /// A title longer than this many characters is cut.
+    public static let titleCharacters = 1000
+    /// An item whose id is longer than this many bytes is skipped (and counted).
+    public static let keyBytes = 2048
+    /// An item whose link or picture URL is longer than this many bytes is skipped (and counted).
+    public static let urlBytes = 8192
+    /// Text captured for one field of an XML item; the rest is cut.
+    public static let fieldBytes = 1 << 20
+    /// Character data one XML document may expand to beyond its own length (entities); past it
+    /// the document is refused.
+    public static let expansionBytes = 16 << 20
+
+    /// A count from the network, `field` naming it: nil when absent, an error when out of range.
+    static func count(_ text: String?, field: String, in range: ClosedRange<Int>) throws(FeedError) -> Int? {
+        guard let text = text?.trimmed, !text.isEmpty else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw FeedError("its \(field) \(String(reflecting: String(text.prefix(40)))) is not a count from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    /// `item` within the limits: its title cut, or nil (skipped) when its key or a URL is too long.
+    static func bounded(_ item: FeedItem) -> FeedItem? {
+        guard item.key.utf8.count <= keyBytes, (item.link?.utf8.count ?? 0) <= urlBytes,
+              (item.pictureURL?.utf8.count ?? 0) <= urlBytes
+        else { return nil }
+        guard item.title.utf8.count > titleCharacters, item.title.count > titleCharacters else { return item }
+        var cut = item
+        cut.title = HTMLText.cut(item.title, to: titleCharacters)
+        return cut
     }
 }
 

@@ -129,7 +129,7 @@ extension FeedDocument {
             }
             readAs = found
             return { element in
-                guard let made = item(element) else {
+                guard let made = item(element).flatMap(FeedLimits.bounded) else {
                     skipped += 1
                     return
                 }

@@ -29,9 +29,26 @@ public enum PagedJSON {
         return FeedPage(
             items: items,
             page: object["page"]?.integer,
-            total: object["total"]?.integer.flatMap { $0 >= 0 ? $0 : nil },
+            total: try count(object["total"], field: "\"total\""),
             hasMore: (object["has_more"] ?? object["hasMore"])?.boolean,
             skipped: skipped)
+    }
+
+    /// A count the page reports: absent when missing or null, an error when it is a number out of
+    /// `FeedLimits.totals` (a negative one has always been read as unknown).
+    static func count(_ value: JSONValue?, field: String) throws(FeedError) -> Int? {
+        switch value {
+        case .number(let number)?:
+            if number < 0 { return nil }
+            guard number.rounded() == number, number <= Double(FeedLimits.totals.upperBound) else {
+                throw FeedError("its \(field) \(number) is not a count from 0 to \(FeedLimits.totals.upperBound)")
+            }
+            return Int(number)
+        case .string(let text)?:
+            return try FeedLimits.count(text, field: field, in: FeedLimits.totals)
+        default:
+            return nil
+        }
     }
 
     /// The item an entry of the list makes; nil when it is not an object or carries nothing usable.
@@ -63,7 +80,7 @@ enum JSONValue: Sendable {
         var items: [FeedItem] = []
         items.reserveCapacity(entries.count)
         for entry in entries {
-            if let made = item(entry) { items.append(made) }
+            if let made = item(entry).flatMap(FeedLimits.bounded) { items.append(made) }
         }
         return (items, entries.count - items.count)
     }

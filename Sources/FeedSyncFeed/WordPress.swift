@@ -24,8 +24,8 @@ enum WordPress {
             throw FeedError("the WordPress answer is not an array of posts")
         }
         let (items, skipped) = JSONValue.items(of: posts) { item(from: $0, base: context.url) }
-        let total = context.headers["x-wp-total"].flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }.flatMap { $0 >= 0 ? $0 : nil }
-        let pages = context.headers["x-wp-totalpages"].flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let total = try FeedLimits.count(context.headers["x-wp-total"], field: "X-WP-Total", in: FeedLimits.totals)
+        let pages = try FeedLimits.count(context.headers["x-wp-totalpages"], field: "X-WP-TotalPages", in: FeedLimits.pages)
         let hasMore: Bool? = if let pages {
             context.page < pages
         } else if LinkHeader.next(context.headers["link"], base: context.url) != nil {

@@ -102,6 +102,7 @@ final class XMLFeed {
         _ = xml.useOptions(context, Int32(XML_PARSE_NONET.rawValue))
         var stopped = false
         feed { chunk in
+            pushed += chunk.count
             let status = xml.parseChunk(
                 context, chunk.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(chunk.count), 0)
             stopped = status != 0 || error != nil || callbackError != nil || context.pointee.disableSAX != 0
@@ -153,6 +154,10 @@ final class XMLFeed {
     // MARK: State
 
     private let batch: Int
+    /// Bytes of the document handed to libxml2, and bytes of character data it handed back: the
+    /// latter outgrowing the former is entity expansion, which is bounded (`FeedLimits`).
+    private var pushed = 0
+    private var expanded = 0
     private let onItems: (([FeedItem]) throws -> Void)?
     private var context: xmlParserCtxtPtr?
     private(set) var format: FeedFormat?
@@ -321,8 +326,18 @@ final class XMLFeed {
     }
 
     private func found(_ bytes: UnsafePointer<UInt8>?, _ count: Int) {
+        expanded += count
+        if expanded - pushed > FeedLimits.expansionBytes, error == nil {
+            error = FeedError(
+                "its entities expand to more than \(FeedLimits.expansionBytes >> 20) MB of text beyond the document's own length")
+            stop()
+            return
+        }
         guard capture != nil, let bytes else { return }
-        capture!.text.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
+        // A field is cut at its limit: one title of a million entity references holds a megabyte.
+        let room = FeedLimits.fieldBytes - capture!.text.count
+        guard room > 0 else { return }
+        capture!.text.append(contentsOf: UnsafeBufferPointer(start: bytes, count: min(count, room)))
     }
 
     private func didEnd() {
@@ -333,7 +348,7 @@ final class XMLFeed {
             entry?[done.field] = Captured(text: done.text, type: done.type, base: done.base)
         } else if capture == nil, depth == entryDepth, let finished = entry {
             entry = nil
-            if let item = item(from: finished) {
+            if let item = item(from: finished).flatMap(FeedLimits.bounded) {
                 items.append(item)
                 if items.count >= batch { flush() }
             } else {

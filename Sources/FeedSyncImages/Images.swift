@@ -38,6 +38,9 @@ public enum PictureEvent: Sendable {
     case cached(url: String, bytes: Int)
     case failed(url: String, reason: String)
     case evicted(count: Int, bytes: Int64)
+    /// A picture could not be written for a local reason the user must fix (a symbolic link in
+    /// the picture folder); the pull goes on and exits 74.
+    case localFault(String)
 }
 
 /// The kinds of image the cache accepts, recognised by their first bytes, never by a header.
@@ -71,5 +74,79 @@ public enum ImageKind: String, Sendable {
         }
         if starts(Array("BM".utf8)), bytes.count >= 14 { return .bmp }
         return nil
+    }
+
+    /// The most pixels a picture may have along either side: a header claiming more is damaged
+    /// or hostile.
+    static let maxSide = 100_000
+
+    /// The width and height the picture's header gives, when `data` holds the whole header of a
+    /// `kind` picture and both are from 1 to `maxSide`; nil otherwise. Bytes that start like an
+    /// image and go on as something else (an HTML page behind a PNG signature) give none.
+    public static func dimensions(of data: Data, as kind: ImageKind) -> (width: Int, height: Int)? {
+        let bytes = [UInt8](data.prefix(kind == .jpeg || kind == .avif || kind == .heif ? 1 << 16 : 64))
+        func big(_ at: Int, _ count: Int) -> Int? {
+            guard at >= 0, at + count <= bytes.count else { return nil }
+            return bytes[at..<(at + count)].reduce(0) { $0 << 8 | Int($1) }
+        }
+        func little(_ at: Int, _ count: Int) -> Int? {
+            guard at >= 0, at + count <= bytes.count else { return nil }
+            return bytes[at..<(at + count)].reversed().reduce(0) { $0 << 8 | Int($1) }
+        }
+        func tag(_ at: Int, _ text: String) -> Bool {
+            let expected = Array(text.utf8)
+            return at + expected.count <= bytes.count && Array(bytes[at..<(at + expected.count)]) == expected
+        }
+        var size: (Int, Int)?
+        switch kind {
+        case .png:
+            if big(8, 4) == 13, tag(12, "IHDR"), let width = big(16, 4), let height = big(20, 4), bytes.count >= 33 {
+                size = (width, height)
+            }
+        case .gif:
+            if let width = little(6, 2), let height = little(8, 2), bytes.count >= 13 { size = (width, height) }
+        case .bmp:
+            switch little(14, 4) {
+            case 12?: if let width = little(18, 2), let height = little(20, 2) { size = (width, height) }
+            case let header? where header >= 40:
+                if let width = little(18, 4), let height = little(22, 4) {
+                    size = (width, height >= 1 << 31 ? (1 << 32) - height : height)  // negative: top-down
+                }
+            default: break
+            }
+        case .webp:
+            if tag(12, "VP8 "), big(23, 3) == 0x9D012A, let width = little(26, 2), let height = little(28, 2) {
+                size = (width & 0x3FFF, height & 0x3FFF)
+            } else if tag(12, "VP8L"), bytes.count > 24, bytes[20] == 0x2F, let bits = little(21, 4) {
+                size = ((bits & 0x3FFF) + 1, (bits >> 14 & 0x3FFF) + 1)
+            } else if tag(12, "VP8X"), let width = little(24, 3), let height = little(27, 3) {
+                size = (width + 1, height + 1)
+            }
+        case .jpeg:
+            // Segments from the start-of-image marker to the first start-of-frame, which holds the size.
+            var at = 2
+            scan: while at + 4 <= bytes.count, bytes[at] == 0xFF {
+                let marker = bytes[at + 1]
+                switch marker {
+                case 0xFF: at += 1  // fill byte
+                case 0xD0...0xD7, 0x01: at += 2
+                case 0xC0...0xC3, 0xC5...0xC7, 0xC9...0xCB, 0xCD...0xCF:
+                    if let height = big(at + 5, 2), let width = big(at + 7, 2) { size = (width, height) }
+                    break scan
+                case 0xDA, 0xD9: break scan  // scan data or the end, and no frame yet
+                default:
+                    guard let length = big(at + 2, 2), length >= 2 else { break scan }
+                    at += 2 + length
+                }
+            }
+        case .avif, .heif:
+            // The image spatial extents property: version and flags, then width and height.
+            if let at = (0..<max(0, bytes.count - 4)).first(where: { tag($0, "ispe") }),
+               let width = big(at + 8, 4), let height = big(at + 12, 4) {
+                size = (width, height)
+            }
+        }
+        guard let (width, height) = size, (1...maxSide).contains(width), (1...maxSide).contains(height) else { return nil }
+        return (width, height)
     }
 }

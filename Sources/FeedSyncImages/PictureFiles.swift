@@ -2,7 +2,10 @@ import CSystem
 import Foundation
 
 /// The picture folder: names come from the store's row id, never from a URL, so nothing a feed
-/// says can place a file outside it or make two pictures collide.
+/// says can place a file outside it or make two pictures collide. Nothing in it is reached through
+/// a symbolic link: the folder and its sub-folders are opened with `O_NOFOLLOW` and files are
+/// created relative to them, so a link planted in the folder cannot send a write or a removal
+/// elsewhere.
 public struct PictureFiles: Sendable {
     public let directory: String
     static let temporaryPrefix = ".tmp-"
@@ -11,10 +14,40 @@ public struct PictureFiles: Sendable {
         self.directory = directory
     }
 
+    /// A write refused because a part of the picture folder's path is a symbolic link (or not a
+    /// folder): a local fault for the user to look at, not a bad picture.
+    public struct UnsafeFolder: Error, CustomStringConvertible {
+        public var path: String
+        public var description: String {
+            "\(path) is a symbolic link or not a folder; feedsync writes no picture through it (remove it, or set FEEDSYNC_HOME)"
+        }
+    }
+
     /// `ab/1234.png`: spread over 256 sub-folders by id.
     public static func name(id: Int64, kind: ImageKind) -> String {
         let folder = String(UInt8(truncatingIfNeeded: id), radix: 16)
         return (folder.count == 1 ? "0" + folder : folder) + "/\(id).\(kind.fileExtension)"
+    }
+
+    /// A name inside the folder (`ab/1234.png`, or a stray `file` at its top) split into its
+    /// sub-folder and file; nil for anything else, so a name read from a damaged store cannot
+    /// reach outside the folder.
+    static func parts(of name: String) -> (folder: String?, file: String)? {
+        let pieces = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard (1...2).contains(pieces.count), pieces.allSatisfy(isPlainName) else { return nil }
+        return pieces.count == 2 ? (pieces[0], pieces[1]) : (nil, pieces[0])
+    }
+
+    /// A file or folder name of letters, digits, `.`, `-` and `_`, but `.` and `..`.
+    private static func isPlainName(_ name: String) -> Bool {
+        (1...128).contains(name.utf8.count) && name != "." && name != ".."
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                     UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"): true
+                default: false
+                }
+            }
     }
 
     public func path(_ name: String) -> String { directory + "/" + name }
@@ -23,16 +56,14 @@ public struct PictureFiles: Sendable {
     /// only ever holds a complete file. Not durable until `sync()`: callers mark pictures cached
     /// in the store only after it, one flush for many files.
     public func write(_ data: Data, as name: String) throws {
-        let target = path(name)
-        let slash = target.lastIndex(of: "/")!
-        let folder = String(target[..<slash])
-        let temporary = folder + "/" + Self.temporaryPrefix + target[target.index(after: slash)...]
-        var fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        if fd < 0, errno == ENOENT {  // the folder's first picture
-            if mkdir(folder, 0o755) != 0, errno == ENOENT {  // and the first of all
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            }
-            fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard let (folderName, file) = Self.parts(of: name), folderName != nil else { throw POSIXError(.EINVAL) }
+        let folder = try openFolder(folderName, create: true)
+        defer { close(folder) }
+        let temporary = Self.temporaryPrefix + file
+        var fd = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        if fd < 0, errno == EEXIST {  // left by a killed process, or planted: never written through
+            unlinkat(folder, temporary, 0)
+            fd = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         }
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         var failure: Int32 = 0
@@ -40,42 +71,106 @@ public struct PictureFiles: Sendable {
             var offset = 0
             while offset < buffer.count {
                 let written = Foundation.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written <= 0 { failure = errno; return }
+                if written < 0, errno == EINTR { continue }
+                if written <= 0 { failure = written < 0 ? errno : EIO; return }
                 offset += written
             }
         }
         close(fd)
-        if failure == 0, rename(temporary, target) != 0 { failure = errno }
+        // A rename replaces a link at the name itself, never what it points to.
+        if failure == 0, renameat(folder, temporary, folder, file) != 0 { failure = errno }
         if failure != 0 {
-            unlink(temporary)
+            unlinkat(folder, temporary, 0)
             throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO)
         }
+    }
+
+    /// The picture folder itself, or its sub-folder `name`, opened without following a link;
+    /// created first when `create` and missing.
+    private func openFolder(_ name: String?, create: Bool) throws -> Int32 {
+        let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+        var top = open(directory, flags)
+        if top < 0, errno == ENOENT, create {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            top = open(directory, flags)
+        }
+        guard top >= 0 else { throw Self.refusal(errno, at: AT_FDCWD, directory) }
+        guard let name else { return top }
+        defer { close(top) }
+        var folder = openat(top, name, flags)
+        if folder < 0, errno == ENOENT, create {
+            if mkdirat(top, name, 0o755) != 0, errno != EEXIST { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            folder = openat(top, name, flags)
+        }
+        guard folder >= 0 else { throw Self.refusal(errno, at: top, name, shown: path(name)) }
+        return folder
+    }
+
+    /// Why `name` in folder `at` did not open: `UnsafeFolder` when it is a symbolic link.
+    private static func refusal(_ code: Int32, at folder: Int32, _ name: String, shown: String? = nil) -> any Error {
+        var status = stat()
+        if code == ELOOP || fstatat(folder, name, &status, AT_SYMLINK_NOFOLLOW) == 0 && status.st_mode & S_IFMT == S_IFLNK {
+            return UnsafeFolder(path: shown ?? name)
+        }
+        return POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
     }
 
     /// Makes every file written so far durable, with their names: one `syncfs` of the folder's
     /// filesystem instead of an fsync per file and per folder (a third of a picture's cost).
     public func sync() throws {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let fd = try openFolder(nil, create: false)
         defer { close(fd) }
         guard fs_syncfs(fd) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 
+    /// Removes the file `name`, if it names one inside the folder and no link leads there.
     public func remove(_ name: String) {
-        unlink(path(name))
+        guard let (folderName, file) = Self.parts(of: name),
+              let folder = try? openFolder(folderName, create: false) else { return }
+        unlinkat(folder, file, 0)
+        close(folder)
     }
 
-    /// Every file below the folder, as names relative to it.
+    /// Every file at the folder's top and in its sub-folders, as names relative to it. Links are
+    /// listed (so `gc` can remove them), never followed.
     public func allFiles() -> [String] {
-        guard let enumerator = FileManager.default.enumerator(atPath: directory) else { return [] }
-        var names: [String] = []
-        while let name = enumerator.nextObject() as? String {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path(name), isDirectory: &isDirectory), !isDirectory.boolValue {
-                names.append(name)
+        guard let top = try? openFolder(nil, create: false) else { return [] }
+        defer { close(top) }
+        let entries = Self.entries(of: top)
+        var names = entries.filter { $0.type == DT_REG || $0.type == DT_LNK }.map(\.name)
+        for folder in entries where folder.type == DT_DIR {
+            guard let sub = try? openFolder(folder.name, create: false) else { continue }
+            for entry in Self.entries(of: sub) where entry.type == DT_REG || entry.type == DT_LNK {
+                names.append(folder.name + "/" + entry.name)
             }
+            close(sub)
         }
         return names
+    }
+
+    /// The entries of the open folder `fd` (which it leaves open), but `.` and `..`, with their types.
+    private static func entries(of fd: Int32) -> [(name: String, type: Int32)] {
+        let copy = dup(fd)
+        guard copy >= 0, let stream = fdopendir(copy) else { return [] }
+        defer { closedir(stream) }
+        var found: [(String, Int32)] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name != ".", name != ".." else { continue }
+            var type = Int32(entry.pointee.d_type)
+            if type == DT_UNKNOWN {  // some filesystems do not say: ask, without following a link
+                var status = stat()
+                guard fstatat(fd, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+                switch status.st_mode & S_IFMT {
+                case S_IFDIR: type = Int32(DT_DIR)
+                case S_IFREG: type = Int32(DT_REG)
+                case S_IFLNK: type = Int32(DT_LNK)
+                default: continue
+                }
+            }
+            found.append((name, type))
+        }
+        return found
     }
 
     /// Removes temp files a killed process left behind; returns how many.

@@ -52,10 +52,14 @@ extension PicturePrefetcher {
             let start = String(decoding: response.body.prefix(16), as: UTF8.self)
             return .failed(response.body.isEmpty ? "the body is empty" : "not an image (starts with \(String(reflecting: start)))", permanent: true)
         }
+        guard ImageKind.dimensions(of: response.body, as: kind) != nil else {
+            return .failed("not a whole \(kind.rawValue.uppercased()) picture (its header gives no sane size)", permanent: true)
+        }
         let name = PictureFiles.name(id: job.id, kind: kind)
         do {
             try files.write(response.body, as: name)
         } catch {
+            if error is PictureFiles.UnsafeFolder { onEvent(.localFault("\(error)")) }
             return .failed("cannot write the picture: \(error)", permanent: false)
         }
         return .written(DownloadedPicture(id: job.id, file: name, bytes: Int64(response.body.count), mime: kind.mime))
@@ -68,6 +72,7 @@ extension PicturePrefetcher {
             try files.sync()
             try store.markPicturesCached(batch.map(\.picture))
         } catch {
+            if error is PictureFiles.UnsafeFolder { onEvent(.localFault("\(error)")) }
             for (job, picture) in batch {
                 files.remove(picture.file)
                 fail(job, "cannot write the picture: \(error)", permanent: false)

@@ -81,23 +81,32 @@ extension Store {
 
 extension Feed: FetchableRecord {
     public init(row: Row) {
+        // Read leniently, and the numbers the paging arithmetic uses within FeedCursor's ranges: a
+        // value out of range is unknown, as if the server had not said it.
         id = row["id"]
-        url = row["url"]
-        let gapBand: Int? = row["gap_band"]
-        let gapPage: Int? = row["gap_page"]
-        let format: String = row["format"]
+        url = row.text("url") ?? ""
+        let gapBand = row.integer("gap_band", in: FeedCursor.bands)
+        let gapPage = row.integer("gap_page", in: FeedCursor.pages)
+        let format = row.text("format") ?? "auto"
         self.format = format == "auto" ? nil : format
-        formatChosen = row["format_chosen"]
+        formatChosen = row.integer("format_chosen") == 1
         cursor = FeedCursor(
-            etag: row["etag"], lastModified: row["last_modified"], remoteTotal: row["remote_total"],
-            perPage: row["per_page"], backfillPage: row["backfill_page"], backfillURL: row["backfill_url"],
-            backfillTotal: row["backfill_total"], backfillDone: row["backfill_done"],
+            etag: row.text("etag"), lastModified: row.text("last_modified"),
+            remoteTotal: row.integer("remote_total", in: FeedCursor.totals),
+            perPage: row.integer("per_page", in: FeedCursor.perPages),
+            backfillPage: row.integer("backfill_page", in: FeedCursor.pages), backfillURL: row.text("backfill_url"),
+            backfillTotal: row.integer("backfill_total", in: FeedCursor.totals),
+            backfillDone: row.integer("backfill_done") == 1, backfillNote: row.text("backfill_note"),
             gap: gapBand.flatMap { band in
-                gapPage.map { FeedCursor.Walk(band: band, page: $0, total: row["gap_total"], url: row["gap_url"]) }
+                gapPage.map {
+                    FeedCursor.Walk(
+                        band: band, page: $0, total: row.integer("gap_total", in: FeedCursor.totals),
+                        url: row.text("gap_url"))
+                }
             })
-        lastPullAt = (row["last_pull_at"] as Double?).map(Date.init(timeIntervalSince1970:))
-        lastOutcome = (row["last_outcome"] as String?).flatMap(PullOutcome.init(rawValue:))
-        lastError = row["last_error"]
-        nextRetryAt = (row["next_retry_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+        lastPullAt = row.real("last_pull_at").map(Date.init(timeIntervalSince1970:))
+        lastOutcome = row.text("last_outcome").flatMap(PullOutcome.init(rawValue:))
+        lastError = row.text("last_error")
+        nextRetryAt = row.real("next_retry_at").map(Date.init(timeIntervalSince1970:))
     }
 }

@@ -16,8 +16,9 @@ extension Store {
                 join: "LEFT JOIN picture ON picture.id = item.picture_id")
             let items = rows.map { position, row in
                 StoredItem(
-                    key: row["key"], title: row["title"], link: row["link"], pictureURL: row["pic_url"],
-                    imageStatus: row["status"], imagePath: row["file"], published: row["published"],
+                    key: row.text("key") ?? "", title: row.text("title") ?? "", link: row.text("link"),
+                    pictureURL: row.text("pic_url"), imageStatus: row.text("status") ?? "none",
+                    imagePath: row.text("file"), published: row.text("published"),
                     position: position + 1)
             }
             let lastPull = try Double.fetchOne(

@@ -69,6 +69,11 @@ public struct ReadingPosition: Sendable, Equatable {
     /// Where a reader who never ran `list` is: page 1 of all feeds, `list`'s default page size.
     public static let start = ReadingPosition(feedURL: nil, page: 1, perPage: 20)
 
+    /// The pages and page sizes a position may have: every row number they make fits an Int32,
+    /// so the arithmetic on rows never overflows, whatever a store edited by hand holds.
+    public static let pages = 1...4_000_000
+    public static let perPages = 1...500
+
     /// The rows (0-based) of the reading page.
     public var rows: Range<Int> {
         let first = (page - 1) * perPage
@@ -84,8 +89,14 @@ extension Store {
         try read { db in
             try Row.fetchOne(db, sql: "SELECT scope, page, per_page FROM reading_position ORDER BY updated_at DESC LIMIT 1")
                 .map { row in
-                    let scope: String = row["scope"]
-                    return ReadingPosition(feedURL: scope == Self.allFeeds ? nil : scope, page: row["page"], perPage: row["per_page"])
+                    let scope = row.text("scope") ?? Self.allFeeds
+                    // Clamped: the row is read by every pull, and a value from an older version or
+                    // another tool must not make each of them fail.
+                    let page = row.integer("page") ?? 1
+                    let perPage = row.integer("per_page") ?? ReadingPosition.start.perPage
+                    return ReadingPosition(
+                        feedURL: scope == Self.allFeeds ? nil : scope,
+                        page: page.clamped(to: ReadingPosition.pages), perPage: perPage.clamped(to: ReadingPosition.perPages))
                 }
         }
     }
@@ -263,5 +274,12 @@ extension Store {
                 sql: "INSERT INTO setting (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
                 arguments: [name, value])
         }
+    }
+}
+
+extension Comparable {
+    /// The value, or the nearest bound of `range` when it lies outside.
+    public func clamped(to range: ClosedRange<Self>) -> Self {
+        min(max(self, range.lowerBound), range.upperBound)
     }
 }

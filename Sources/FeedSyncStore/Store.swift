@@ -18,8 +18,17 @@ public struct FeedCursor: Sendable, Equatable {
     public var backfillURL: String?
     public var backfillTotal: Int?
     public var backfillDone: Bool
+    /// Why the backfill ended before the feed did (a next link feedsync will not follow), if it did.
+    public var backfillNote: String?
     /// An interrupted head walk: new items above the old top were only partly fetched.
     public var gap: Walk?
+
+    // What the paging arithmetic accepts, from a server or from the store: within these, no
+    // product or sum of them overflows. A server's figure beyond them is refused as bad data.
+    public static let totals = 0...1_000_000_000
+    public static let pages = 1...1_000_000_000
+    public static let perPages = 1...100_000_000
+    public static let bands = -1_000_000_000...0
 
     /// A walk through consecutive pages that was stopped and will be continued.
     public struct Walk: Sendable, Equatable {
@@ -39,7 +48,7 @@ public struct FeedCursor: Sendable, Equatable {
     public init(
         etag: String? = nil, lastModified: String? = nil, remoteTotal: Int? = nil, perPage: Int? = nil,
         backfillPage: Int? = nil, backfillURL: String? = nil, backfillTotal: Int? = nil, backfillDone: Bool = false,
-        gap: Walk? = nil
+        backfillNote: String? = nil, gap: Walk? = nil
     ) {
         self.etag = etag
         self.lastModified = lastModified
@@ -49,6 +58,7 @@ public struct FeedCursor: Sendable, Equatable {
         self.backfillURL = backfillURL
         self.backfillTotal = backfillTotal
         self.backfillDone = backfillDone
+        self.backfillNote = backfillNote
         self.gap = gap
     }
 }
@@ -142,8 +152,21 @@ public struct ItemContent: Sendable {
 
 /// A failure of the local database or file system.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable {
+        /// The database or the disk failed.
+        case failure
+        /// Another process held a lock on the database for longer than the busy timeout.
+        case locked
+        /// The database was written by a newer feedsync (a migration this version does not know).
+        case newer
+    }
+
+    public var kind: Kind
     public var message: String
-    public init(_ message: String) { self.message = message }
+    public init(_ message: String, kind: Kind = .failure) {
+        self.message = message
+        self.kind = kind
+    }
     public var description: String { message }
 }
 
@@ -162,20 +185,68 @@ public final class Store: Sendable {
         case single
     }
 
-    /// Opens (creating if needed) the database at `path` and applies pending migrations.
+    /// Opens (creating if needed) the database at `path` and applies pending migrations. A single
+    /// connection (`list`, `status`) that cannot open the store for writing (a read-only mount, a
+    /// backup) opens it read-only, and failing that as an immutable file.
     public init(path: String, connections: Connections = .pool) throws(StoreError) {
         Self.configureSQLite
         self.path = path
         var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
+        // A command that reads waits a few seconds for a lock; a pull, which writes, longer. Past
+        // that the store is reported as locked (exit 75), never waited for in silence.
+        configuration.busyMode = .timeout(connections == .single ? 3 : 10)
         configuration.prepareDatabase { db in
             // WAL with NORMAL sync survives a killed process; a power cut may lose the last pages.
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            if !db.configuration.readonly { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         }
         do {
             database = try Self.open(path: path, configuration: configuration, connections: connections)
         } catch {
-            throw StoreError("cannot open the database \(path): \(Self.describe(error))")
+            let failure = Self.storeError(error, "cannot open the database \(path)")
+            guard connections == .single, failure.kind == .failure, FileManager.default.fileExists(atPath: path) else {
+                throw failure
+            }
+            configuration.readonly = true
+            var opened: (any DatabaseWriter)?
+            // Read-only needs the WAL's shared-memory file; an immutable file needs nothing written.
+            for name in [path, "file:\(Self.uriEscaped(path))?immutable=1"] where opened == nil {
+                opened = try? Self.openReadOnly(path: name, configuration: configuration)
+            }
+            guard let opened else { throw failure }
+            database = opened
+        }
+    }
+
+    /// Opens a store that is up to date for reading only; a store that needs a migration cannot be.
+    private static func openReadOnly(path: String, configuration: Configuration) throws -> any DatabaseWriter {
+        let database = try DatabaseQueue(path: path, configuration: configuration)
+        try database.read { db in
+            try refuseNewer(db)
+            guard try migrator.hasCompletedMigrations(db) else {
+                throw StoreError("the store needs an upgrade, which a read-only store cannot have")
+            }
+        }
+        return database
+    }
+
+    /// `path` with the characters a URI gives a meaning to percent-escaped.
+    private static func uriEscaped(_ path: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        return path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
+    }
+
+    /// A store some of whose migrations this version does not know was written by a newer
+    /// feedsync: its schema may mean things this version would get wrong, so it is not touched.
+    static func refuseNewer(_ db: Database) throws {
+        guard try db.tableExists("grdb_migrations") else { return }
+        let known = Set(embeddedMigrations.map(\.name))
+        let unknown = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations").filter { !known.contains($0) }
+        guard unknown.isEmpty else {
+            throw StoreError(
+                "this store was written by a newer feedsync (its schema has \(unknown.sorted().joined(separator: ", "))); "
+                    + "upgrade feedsync, or set FEEDSYNC_HOME to another folder",
+                kind: .newer)
         }
     }
 
@@ -194,10 +265,11 @@ public final class Store: Sendable {
             case .single: try DatabaseQueue(path: path, configuration: configuration)
             }
         }
-        var applied: [String] = []
+        var applied: [String]? = nil
         for attempt in 1... {
             do {
                 let database = try connect()
+                try database.read(refuseNewer)
                 applied = try database.read(migrator.appliedMigrations)
                 if try database.read(migrator.hasCompletedMigrations) { return database }
                 try migrator.migrate(database)
@@ -208,8 +280,13 @@ public final class Store: Sendable {
                 // prepared statements' columns: start afresh.
                 return try connect()
             } catch let error as DatabaseError where attempt < 50 {
-                let progressed = (try? DatabaseQueue(path: path, configuration: configuration).read(migrator.appliedMigrations)).map { $0 != applied }
-                guard error.resultCode == .SQLITE_BUSY || progressed == true else { throw error }
+                let progressed = applied.map { applied in
+                    (try? DatabaseQueue(path: path, configuration: configuration).read(migrator.appliedMigrations))
+                        .map { $0 != applied }
+                } ?? nil
+                // Busy once may be the winner's first transaction; busy again is a lock held by
+                // another process, reported rather than waited out 50 times.
+                guard progressed == true || error.resultCode == .SQLITE_BUSY && attempt < 2 else { throw error }
                 Thread.sleep(forTimeInterval: 0.05)
             }
         }
@@ -218,7 +295,10 @@ public final class Store: Sendable {
 
     /// Before SQLite's first use in the process: its memory statistics off. Counting took a
     /// process-wide mutex on every allocation SQLite makes, 3 % of an ingest (BENCHMARKS.md, P4).
-    private static let configureSQLite: Void = { _ = fs_sqlite_without_memory_statistics() }()
+    private static let configureSQLite: Void = {
+        _ = fs_sqlite_without_memory_statistics()
+        _ = fs_sqlite_with_uri_names()
+    }()
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -239,11 +319,21 @@ public final class Store: Sendable {
     }
 
     func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
-        do { return try database.read(body) } catch { throw StoreError("cannot read \(path): \(Self.describe(error))") }
+        do { return try database.read(body) } catch { throw Self.storeError(error, "cannot read \(path)") }
     }
 
     func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
-        do { return try database.write(body) } catch { throw StoreError("cannot write \(path): \(Self.describe(error))") }
+        do { return try database.write(body) } catch { throw Self.storeError(error, "cannot write \(path)") }
+    }
+
+    /// `error` as a StoreError, its message after `context`; a lock held past the busy timeout
+    /// is said so, in words.
+    static func storeError(_ error: any Error, _ context: String) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let error = error as? DatabaseError, error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            return StoreError("the store is locked by another process; try again when it is done", kind: .locked)
+        }
+        return StoreError("\(context): \(describe(error))")
     }
 
     static func describe(_ error: any Error) -> String {

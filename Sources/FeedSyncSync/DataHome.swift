@@ -55,7 +55,8 @@ public final class PullLock: Sendable {
 
     /// Takes the lock or fails at once, naming the process that holds it.
     public init(path: String) throws(SyncError) {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        // O_NOFOLLOW: a link planted at the name must not make us create or truncate a file elsewhere.
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             throw SyncError(.local, "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
         }

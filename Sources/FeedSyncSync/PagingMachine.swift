@@ -197,6 +197,7 @@ public struct PagingMachine: Sendable {
                     : "page \(page) says more follow, though \(currentTotal ?? 0) items should fit in fewer pages"))
             } else if ended {
                 cursor.backfillDone = true
+                cursor.backfillNote = feedPage.unfollowed
                 phase = .done
                 next = .finish(.complete)
             } else {

@@ -25,14 +25,23 @@ public struct RetryPolicy: Sendable {
         return step / 2 + Double.random(in: 0...(step / 2))
     }
 
-    /// Reads `Retry-After`: delay-seconds or an HTTP-date.
+    /// The longest wait a server can ask for: past a day it is asked again after a day.
+    public static let longestRetryAfter: Double = 86_400
+
+    /// Reads `Retry-After`: delay-seconds (digits only, as RFC 9110 has them) or an HTTP-date,
+    /// within 0 and `longestRetryAfter` seconds. Anything else is no answer.
     public static func retryAfter(_ value: String?, now: Date = Date()) -> Double? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-        if let seconds = Double(value), seconds >= 0 { return seconds }
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty, value.utf8.count <= 64 else {
+            return nil
+        }
+        if value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            // A number of any length: one past what Double holds exactly is still "very long".
+            return min(Double(value) ?? longestRetryAfter, longestRetryAfter)
+        }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: value).map { max(0, $0.timeIntervalSince(now)) }
+        return formatter.date(from: value).map { min(max(0, $0.timeIntervalSince(now)), longestRetryAfter) }
     }
 }

@@ -134,7 +134,8 @@ public final class SyncEngine: Sendable {
             maxPages: options.maxPages, followsLinks: format?.followsLinks ?? false)
         var action = machine.start()
         while true {
-            let page: FeedPage
+            if Task.isCancelled { throw PullFailure.interrupted }
+            var page: FeedPage
             let validators: PagingMachine.Validators
             var number = 1
             switch action {
@@ -180,6 +181,13 @@ public final class SyncEngine: Sendable {
                         throw failure
                     } catch {
                         throw PullFailure(SyncError(.local, "\(error)"))
+                    }
+                    // A link to another scheme (file:, ftp:, …) or no URL at all ends the walk here;
+                    // the page's items are stored.
+                    if let next = page.next, let problem = HTTPRequest.problem(with: next) {
+                        page.next = nil
+                        page.hasMore = false
+                        page.unfollowed = "the next page's link \(next) is not followed: \(problem)"
                     }
                     if found != format {
                         try local { try store.recordFormat(feedID: feed.id, found.rawValue) }
@@ -240,6 +248,7 @@ public final class SyncEngine: Sendable {
         }.start()
         do {
             while let items = handoff.take() {
+                if Task.isCancelled { throw PullFailure.interrupted }
                 let bands = try local { try store.bands(feedID: feedID, keys: items.map(\.key)) }
                 let commit = machine.receivedPart(items, bands: bands)
                 try local { try store.commit(commit) }
@@ -269,6 +278,8 @@ public final class SyncEngine: Sendable {
                     return response
                 }
             } catch {
+                if error.kind == .cancelled || Task.isCancelled { throw PullFailure.interrupted }
+                if error.kind == .localFile { throw PullFailure(SyncError(.local, error.detail)) }
                 guard error.isTransient else {
                     throw PullFailure(SyncError(.data, "\(request.url) could not be used: \(error.detail)"))
                 }
@@ -288,7 +299,7 @@ public final class SyncEngine: Sendable {
             do {
                 try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
             } catch {
-                throw PullFailure(SyncError(.transient, "the pull was cancelled; the place is saved"))
+                throw PullFailure.interrupted
             }
             attempt += 1
         }
@@ -297,6 +308,8 @@ public final class SyncEngine: Sendable {
     private func local<T>(_ body: () throws -> T) throws(PullFailure) -> T {
         do {
             return try body()
+        } catch let error as StoreError where error.kind == .locked {
+            throw PullFailure(SyncError(.transient, error.message))
         } catch {
             throw PullFailure(SyncError(.local, "\(error); check the disk and the data home's permissions"))
         }
@@ -311,4 +324,7 @@ struct PullFailure: Error {
         self.error = error
         self.nextRetryAt = nextRetryAt
     }
+
+    /// The pull was cancelled (SIGINT or SIGTERM): stopped between two transactions.
+    static let interrupted = PullFailure(SyncError(.transient, "interrupted; the place is saved, the next pull continues from it"))
 }

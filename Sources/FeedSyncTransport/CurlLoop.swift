@@ -234,7 +234,10 @@ final class CurlLoop: @unchecked Sendable {
             guard let context else { continue }
             let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
             let result: Result<HTTPResponse, TransportError>
-            if code == CURLE_OK {
+            if code == CURLE_OK, !transfer.headersComplete {
+                result = .failure(transfer.error(.interrupted, "the connection closed in the middle of the response's headers"))
+                if transfer.closeSpill(), let path = transfer.request.spill?.path { unlink(path) }
+            } else if code == CURLE_OK {
                 var status = 0
                 fs_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
                 var effective: UnsafeMutablePointer<CChar>? = nil
@@ -304,6 +307,9 @@ final class Transfer: @unchecked Sendable {
     var spillFile: Int32 = -1
     var spillFailed = false
     var exceededCap = false
+    /// The blank line that ends the response's header block arrived: a connection closed before
+    /// it sent half a response, which libcurl may report as a complete one with an empty body.
+    var headersComplete = false
     var finished = false
     /// Set under the loop's lock by the cancelling task.
     var cancelRequested = false
@@ -324,7 +330,11 @@ final class Transfer: @unchecked Sendable {
     func append(_ bytes: UnsafePointer<UInt8>, count length: Int) -> Bool {
         received += length
         if spillFile < 0, let spill = request.spill, received > spill.above {
-            spillFile = open(spill.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            // Created anew, never opened through whatever is at the path: a link planted there
+            // would send the body to a file outside the data home.
+            unlink(spill.path)
+            spillFile = open(spill.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if spillFile < 0 { spillFailed = true }
             guard spillFile >= 0, body.withUnsafeBytes({ write(all: $0) }) else { return false }
             body = Data()
         }
@@ -367,7 +377,7 @@ final class Transfer: @unchecked Sendable {
             return error(.tooLarge, "the body is larger than \(request.maxBodyBytes) bytes")
         }
         if spillFailed {
-            return error(.other, "cannot write the body to \(request.spill?.path ?? "its file"): \(String(cString: strerror(errno)))")
+            return error(.localFile, "cannot write the body to \(request.spill?.path ?? "its file"): \(String(cString: strerror(errno)))")
         }
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
@@ -406,6 +416,9 @@ private let curlWriteHeader: curl_write_callback = { data, size, count, context 
     let line = UnsafeRawBufferPointer(start: data, count: length).bindMemory(to: UInt8.self)
     if line.starts(with: "HTTP/".utf8) {
         transfer.headers.removeAll()  // a new response after a redirect or a 100 Continue
+        transfer.headersComplete = false
+    } else if line.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) {
+        transfer.headersComplete = true
     } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
         func text(_ part: Slice<UnsafeBufferPointer<UInt8>>) -> String {
             let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }

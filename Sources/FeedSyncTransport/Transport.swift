@@ -26,12 +26,29 @@ public struct HTTPRequest: Sendable {
 }
 
 extension HTTPRequest {
-    /// Whether `url` is one this client will fetch: absolute `http://` or `https://` with a host.
+    /// The longest URL this client fetches; a longer one is no address a server would take.
+    public static let maxURLBytes = 8192
+
+    /// Whether `url` is one this client will fetch (see `problem(with:)`).
     public static func isFetchable(_ url: String) -> Bool {
-        guard let components = URLComponents(string: url),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https"
-        else { return false }
-        return components.host?.isEmpty == false
+        problem(with: url) == nil
+    }
+
+    /// Why this client will not fetch `url`, or nil when it will: it must be an absolute
+    /// `http://` or `https://` URL with a host, a port from 1 to 65535 if any, no white space or
+    /// control characters, and at most `maxURLBytes` long.
+    public static func problem(with url: String) -> String? {
+        guard url.utf8.count <= maxURLBytes else { return "it is longer than \(maxURLBytes) bytes" }
+        guard !url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            return "it holds white space or control characters"
+        }
+        guard let scheme = url.split(separator: ":", maxSplits: 1).first?.lowercased(),
+              scheme == "http" || scheme == "https"
+        else { return "it is not an http:// or https:// URL" }
+        guard let components = URLComponents(string: url) else { return "it is not a well-formed URL" }
+        guard components.host?.isEmpty == false else { return "it names no host" }
+        if let port = components.port, !(1...65535).contains(port) { return "its port is not between 1 and 65535" }
+        return nil
     }
 }
 
@@ -71,6 +88,8 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         case refusedRedirect
         /// The request was cancelled.
         case cancelled
+        /// The body could not be written to the request's spill file.
+        case localFile
         /// Anything else libcurl reported.
         case other
     }
@@ -90,7 +109,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     public var isTransient: Bool {
         switch kind {
         case .unreachable, .timedOut, .interrupted, .other: true
-        case .tooLarge, .refusedRedirect, .cancelled: false
+        case .tooLarge, .refusedRedirect, .cancelled, .localFile: false
         }
     }
 

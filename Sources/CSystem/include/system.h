@@ -12,4 +12,8 @@ int fs_syncfs(int fd);
 /// (SQLITE_MISUSE after). Returns SQLite's result code.
 int fs_sqlite_without_memory_statistics(void);
 
+/// sqlite3_config(SQLITE_CONFIG_URI, 1): file names starting with `file:` are URIs, so a store
+/// on a read-only medium can be opened with `immutable=1`. Same rule as above.
+int fs_sqlite_with_uri_names(void);
+
 #endif

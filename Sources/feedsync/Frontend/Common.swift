@@ -17,7 +17,8 @@ struct HomeOptions: ParsableArguments {
     /// that read (and note the reading position) and exit.
     func openStore() throws -> (DataHome, Store) {
         let dataHome = dataHome
-        try fail(on: { try dataHome.prepare() })
+        // A store that exists is read where it is, even from a read-only folder.
+        if !FileManager.default.fileExists(atPath: dataHome.databasePath) { try fail(on: { try dataHome.prepare() }) }
         let store = try fail(on: { try Store(path: dataHome.databasePath, connections: .single) })
         return (dataHome, store)
     }
@@ -52,7 +53,7 @@ enum Exit {
 
 /// Prints one plain sentence to stderr.
 func complain(_ message: String) {
-    FileHandle.standardError.write(Data("feedsync: \(Terminal.safe(message))\n".utf8))
+    Output.error("feedsync: \(Terminal.safe(message))")
 }
 
 /// Runs `body`; a SyncError or StoreError becomes a message on stderr and its exit code.
@@ -64,15 +65,26 @@ func fail<T>(on body: () throws -> T) throws -> T {
         complain(error.message)
         throw ExitCode(Exit.code(for: error.kind))
     } catch let error as StoreError {
-        complain("\(error.message); check the disk and the data home's permissions")
-        throw ExitCode(Exit.ioError)
+        switch error.kind {
+        case .failure: complain("\(error.message); check the disk and the data home's permissions")
+        case .locked, .newer: complain(error.message)
+        }
+        throw ExitCode(error.kind == .locked ? Exit.tempFail : Exit.ioError)
     }
 }
 
-/// `http://` or `https://` with a host, else a usage error.
+/// A URL the transport will fetch (`HTTPRequest.problem(with:)`), else a usage error: a feed
+/// subscribed with a URL no request can be made for would stay subscribed, failing every pull.
 func validateFeedURL(_ url: String) throws {
-    guard HTTPRequest.isFetchable(url) else {
-        throw ValidationError("--feed must be an http:// or https:// URL, got \(String(reflecting: url))")
+    if let problem = HTTPRequest.problem(with: url) {
+        throw ValidationError("--feed \(String(reflecting: url)) cannot be used: \(problem)")
+    }
+}
+
+/// `value` within `range`, else a usage error naming the option.
+func check<T: Comparable>(_ value: T, in range: ClosedRange<T>, _ option: String) throws {
+    guard range.contains(value) else {
+        throw ValidationError("\(option) must be between \(range.lowerBound) and \(range.upperBound)")
     }
 }
 

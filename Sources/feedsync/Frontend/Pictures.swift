@@ -16,6 +16,14 @@ struct PictureOptions: ParsableArguments {
 
     static let settingName = "cache_size"
     static let defaultBudget: Int64 = 1 << 30
+    /// Sizes a cache may be given: up to a pebibyte, so sums of sizes cannot overflow.
+    static let cacheSizes: ClosedRange<Int64> = 0...(1 << 50)
+    /// Pages past the reading position a window may reach (`--prefetch-pages`).
+    static let prefetchPages = 0...1000
+
+    func validate() throws {
+        if let cacheSize { try check(cacheSize, in: Self.cacheSizes, "--cache-size") }
+    }
 
     /// The budget to use now: the option (then remembered), else the remembered one, else 1 GiB.
     func budget(_ store: Store) throws -> Int64 {
@@ -23,7 +31,8 @@ struct PictureOptions: ParsableArguments {
             try fail(on: { try store.setSetting(Self.settingName, String(cacheSize)) })
             return cacheSize
         }
-        return try fail(on: { try store.setting(Self.settingName) }).flatMap { Int64($0) } ?? Self.defaultBudget
+        let remembered = try fail(on: { try store.setting(Self.settingName) }).flatMap { Int64($0) }
+        return remembered.map { $0.clamped(to: Self.cacheSizes) } ?? Self.defaultBudget
     }
 }
 
@@ -75,7 +84,7 @@ final class ProgressLine: Sendable {
                 counts.bytes += bytes
                 counts.picturesQueued = max(0, counts.picturesQueued - 1)
             case .failed: counts.picturesQueued = max(0, counts.picturesQueued - 1)
-            case .evicted: break
+            case .evicted, .localFault: break
             }
         }
     }
@@ -91,12 +100,12 @@ final class ProgressLine: Sendable {
             return "pages \(counts.pages) · items \(counts.items) · pictures \(counts.picturesDone) done, "
                 + "\(counts.picturesQueued) queued · \(Self.format(Double(counts.bytes))) · \(Self.format(rate))/s"
         }
-        if let line { FileHandle.standardOutput.write(Data("\r\u{1B}[K\(line)".utf8)) }
+        if let line { Output.attempt("\r\u{1B}[K\(line)") }
     }
 
     /// Erases the line, before other output.
     func clear() {
-        if counts.withLock({ $0.drawn }) { FileHandle.standardOutput.write(Data("\r\u{1B}[K".utf8)) }
+        if counts.withLock({ $0.drawn }) { Output.attempt("\r\u{1B}[K") }
     }
 
     static func format(_ bytes: Double) -> String {

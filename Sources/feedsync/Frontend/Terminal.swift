@@ -25,9 +25,10 @@ enum Terminal {
     }
 
     /// Line breaks and tabs become spaces; any other unsafe character becomes U+FFFD, visibly.
+    /// A password in a URL (`http://user:secret@host/`) is replaced by `***`.
     static func safe(_ text: String) -> String {
         var scalars = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
+        for scalar in Redact.passwords(in: text).unicodeScalars {
             if !isUnsafe(scalar) {
                 scalars.append(scalar)
             } else if scalar == "\n" || scalar == "\r" || scalar == "\t" || scalar.value == 0x2028 || scalar.value == 0x2029 {
@@ -82,7 +83,7 @@ enum JSON {
     /// so the output can be printed raw as well as parsed.
     static func string(_ text: String) -> String {
         var out = "\""
-        for scalar in text.unicodeScalars {
+        for scalar in Redact.passwords(in: text).unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
@@ -103,4 +104,44 @@ enum JSON {
 
     static func string(_ text: String?) -> String { text.map { string($0) } ?? "null" }
     static func number(_ value: Int?) -> String { value.map(String.init) ?? "null" }
+}
+
+/// Credentials in URLs never reach output: a feed URL may carry them (`https://user:pass@host/`),
+/// and it is printed by `status`, in error messages and in logs.
+enum Redact {
+    /// `text` with the password of every URL in it replaced by `***`.
+    static func passwords(in text: String) -> String {
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        var index = 0
+        var copied = 0
+        while index + 3 <= bytes.count {
+            guard bytes[index] == UInt8(ascii: ":"), bytes[index + 1] == UInt8(ascii: "/"),
+                  bytes[index + 2] == UInt8(ascii: "/") else {
+                index += 1
+                continue
+            }
+            // The authority runs to the first of / ? # or a character that cannot be in a URL.
+            let start = index + 3
+            var end = start
+            while end < bytes.count, !Self.endsAuthority(bytes[end]) { end += 1 }
+            index = end
+            guard let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")),
+                  let colon = bytes[start..<at].firstIndex(of: UInt8(ascii: ":")) else { continue }
+            out += bytes[copied...colon]
+            out += Array("***".utf8)
+            copied = at
+        }
+        guard copied > 0 else { return text }
+        out += bytes[copied...]
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func endsAuthority(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "\""), UInt8(ascii: "'"),
+             UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`"): true
+        default: byte <= 0x20 || byte == 0x7F
+        }
+    }
 }

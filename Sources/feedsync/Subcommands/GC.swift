@@ -19,6 +19,10 @@ struct GC: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The window kept: pages past the reading position.", valueName: "k"))
     var prefetchPages = 5
 
+    func validate() throws {
+        try check(prefetchPages, in: PictureOptions.prefetchPages, "--prefetch-pages")
+    }
+
     func run() async throws {
         // The cache is the pull's to write: tidy it only when no pull runs.
         let (dataHome, lock, store) = try homeOptions.lockAndOpenStore()
@@ -44,7 +48,7 @@ struct GC: AsyncParsableCommand {
         let evicted = try fail(on: { try budget.enforce(around: position) })
 
         if Terminal.isInteractive {
-            print("""
+            try Output.line("""
                 removed \(swept) temp files, \(unknown.count) unknown files, \(unused.count) unused pictures; \
                 forgot \(gone) pictures whose file was gone; evicted \(evicted.count) (\(evicted.bytes) bytes)
                 """)

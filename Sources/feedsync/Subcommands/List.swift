@@ -10,7 +10,7 @@ struct List: AsyncParsableCommand {
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Option(help: "The page to show, from 1.")
+    @Option(help: "The page to show, from 1 to \(ReadingPosition.pages.upperBound).")
     var page = 1
 
     @Option(help: "Items per page, 1 to 500.")
@@ -23,8 +23,8 @@ struct List: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard page >= 1 else { throw ValidationError("--page must be at least 1") }
-        guard (1...500).contains(perPage) else { throw ValidationError("--per-page must be between 1 and 500") }
+        try check(page, in: ReadingPosition.pages, "--page")
+        try check(perPage, in: ReadingPosition.perPages, "--per-page")
     }
 
     func run() async throws {
@@ -40,7 +40,7 @@ struct List: AsyncParsableCommand {
         let paths = listed.items.map { item in
             item.imageStatus == "cached" ? item.imagePath.map { dataHome.absolutePicturePath($0) } : nil
         }
-        print(json ? jsonPage(listed, paths: paths) : text(listed))
+        try Output.line(json ? jsonPage(listed, paths: paths) : text(listed))
     }
 
     func jsonPage(_ listed: ListedPage, paths: [String?]) -> String {

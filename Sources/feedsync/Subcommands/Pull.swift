@@ -60,13 +60,14 @@ struct Pull: AsyncParsableCommand {
     func validate() throws {
         try feed.forEach(validateFeedURL)
         if format != nil, feed.isEmpty { throw ValidationError("--format needs --feed: it is remembered with the feed") }
-        if let maxPages, maxPages < 1 { throw ValidationError("--max-pages must be at least 1") }
+        if let maxPages { try check(maxPages, in: 1...1_000_000, "--max-pages") }
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
-        if prefetchPages < 0 { throw ValidationError("--prefetch-pages must be 0 or more") }
-        guard (1...64).contains(imageConcurrency) else { throw ValidationError("--image-concurrency must be between 1 and 64") }
-        guard (1...16).contains(feedConcurrency) else { throw ValidationError("--feed-concurrency must be between 1 and 16") }
-        guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 600 seconds") }
-        guard maxImageBytes >= 1 else { throw ValidationError("--max-image-bytes must be at least 1") }
+        try check(prefetchPages, in: PictureOptions.prefetchPages, "--prefetch-pages")
+        try check(imageConcurrency, in: 1...64, "--image-concurrency")
+        try check(feedConcurrency, in: 1...16, "--feed-concurrency")
+        try check(timeout, in: 1...600, "--timeout (seconds)")
+        // A picture is held in memory while it is checked.
+        try check(maxImageBytes, in: 1...(1 << 30), "--max-image-bytes")
     }
 
     func run() async throws {
@@ -93,6 +94,8 @@ struct Pull: AsyncParsableCommand {
         let talk = !quiet && Terminal.isInteractive
         let progress = talk ? ProgressLine() : nil
         let verbose = verbose
+        // A picture that cannot be written for a local reason is said once; the pull goes on.
+        let localFault = Mutex<String?>(nil)
 
         let prefetcher = PicturePrefetcher(
             store: store, client: client, directory: dataHome.cacheDirectory,
@@ -100,6 +103,13 @@ struct Pull: AsyncParsableCommand {
                 mode: images, pagesAhead: prefetchPages, concurrency: imageConcurrency,
                 maxBytes: Int(maxImageBytes), cacheBudget: try pictureOptions.budget(store)),
             onEvent: { event in
+                if case .localFault(let reason) = event, localFault.withLock({ fault in
+                    defer { fault = fault ?? reason }
+                    return fault == nil
+                }) {
+                    progress?.clear()
+                    complain(reason)
+                }
                 progress?.record(event)
                 if verbose { Self.log(event) }
             })
@@ -109,6 +119,35 @@ struct Pull: AsyncParsableCommand {
             if verbose { Self.log(event) }
         })
 
+        let work = Task {
+            try await pullAll(feeds, store: store, client: client, dataHome: dataHome, prefetcher: prefetcher,
+                              options: options, progress: progress)
+        }
+        let interruption = Interruption { work.cancel() }
+        let outcomes = try await work.value
+        interruption.stop()
+        progress?.clear()
+        if interruption.happened {
+            complain("interrupted; \(Self.resumption(of: feeds, in: store))")
+            throw ExitCode(Exit.tempFail)
+        }
+        var worst: SyncError.Kind? = localFault.withLock { $0 } == nil ? nil : .local
+        for outcome in outcomes {
+            switch outcome {
+            case .success(let report)?: if talk { try Output.line(Self.summary(report)) }
+            case .failure(let error)?: worst = max(worst ?? error.kind, error.kind)
+            case nil: break
+            }
+        }
+        if let worst { throw ExitCode(Exit.code(for: worst)) }
+    }
+
+    /// Pulls `feeds` while their pictures download; the outcome of each, in order. Cancelling it
+    /// stops every feed between two transactions and the pictures with them.
+    func pullAll(
+        _ feeds: [Feed], store: Store, client: HTTPClient, dataHome: DataHome, prefetcher: PicturePrefetcher,
+        options: PullOptions, progress: ProgressLine?
+    ) async throws -> [Result<PullReport, SyncError>?] {
         // Pictures download while pages keep flowing; the exit code reflects paging only.
         async let pictures: Void = prefetcher.run()
         // `feedConcurrency` workers take the feeds in order, each with its own engine and
@@ -133,6 +172,7 @@ struct Pull: AsyncParsableCommand {
                             record(index, .success(try await engine.pull(feeds[index], options: options)))
                         } catch {
                             record(index, .failure(error))
+                            guard !Task.isCancelled else { continue }  // interrupted: said once, after
                             progress?.clear()
                             complain(error.message)
                         }
@@ -141,17 +181,21 @@ struct Pull: AsyncParsableCommand {
             }
         }
         prefetcher.pagingFinished()
+        // Interrupted: downloads cut off by the shutdown stay due for the next pull.
+        if Task.isCancelled { client.shutdown() }
         await pictures
-        progress?.clear()
-        var worst: SyncError.Kind? = nil
-        for outcome in outcomes.withLock({ $0 }) {
-            switch outcome {
-            case .success(let report)?: if talk { print(Self.summary(report)) }
-            case .failure(let error)?: worst = max(worst ?? error.kind, error.kind)
-            case nil: break
-            }
+        return outcomes.withLock { $0 }
+    }
+
+    /// Where the next pull of `feeds` continues, in words.
+    static func resumption(of feeds: [Feed], in store: Store) -> String {
+        guard feeds.count == 1, let feed = try? store.feed(url: feeds[0].url) else {
+            return "the next pull continues each feed from where this one stopped"
         }
-        if let worst { throw ExitCode(Exit.code(for: worst)) }
+        let cursor = feed.cursor
+        if let gap = cursor.gap { return "the next pull continues from page \(gap.page) of the new items" }
+        if cursor.backfillDone { return "the next pull looks for new items" }
+        return "the next pull continues from page \(cursor.backfillPage ?? 1)"
     }
 
     /// The default policy, which `FEEDSYNC_RETRY_ATTEMPTS` and `FEEDSYNC_RETRY_BASE_DELAY` (seconds)
@@ -185,9 +229,9 @@ struct Pull: AsyncParsableCommand {
         switch event {
         case .failed(let url, let reason): line = "picture \(url): \(reason)"
         case .evicted(let count, let bytes): line = "evicted \(count) pictures (\(bytes) bytes) to fit the cache size"
-        case .planned, .cached: return
+        case .planned, .cached, .localFault: return
         }
-        FileHandle.standardError.write(Data((Terminal.safe(line) + "\n").utf8))
+        Output.error(Terminal.safe(line))
     }
 
     static func log(_ event: PullEvent) {
@@ -200,7 +244,7 @@ struct Pull: AsyncParsableCommand {
         case .endless(let url, let reason): "\(url): stopped an endless feed: \(reason)"
         case .linkRefused(let url, let status): "\(url): answered \(status) to a saved link; starting again from the head"
         }
-        FileHandle.standardError.write(Data((Terminal.safe(line) + "\n").utf8))
+        Output.error(Terminal.safe(line))
     }
 }
 

@@ -19,16 +19,16 @@ struct Status: AsyncParsableCommand {
         let (_, store) = try homeOptions.openStore()
         let feeds = try fail(on: { try store.status() })
         if json {
-            print("{\"feeds\": [\(feeds.map(jsonFeed).joined(separator: ", "))]}")
+            try Output.line("{\"feeds\": [\(feeds.map(jsonFeed).joined(separator: ", "))]}")
         } else if feeds.isEmpty {
-            print("no feeds yet; subscribe with: feedsync pull --feed URL")
+            try Output.line("no feeds yet; subscribe with: feedsync pull --feed URL")
         } else {
-            print(feeds.map(text).joined(separator: "\n\n"))
+            try Output.line(feeds.map(text).joined(separator: "\n\n"))
         }
     }
 
     func backfill(_ cursor: FeedCursor) -> String {
-        if cursor.backfillDone { return "complete" }
+        if cursor.backfillDone { return cursor.backfillNote.map { "ended: \(Terminal.safe($0))" } ?? "complete" }
         guard let next = cursor.backfillPage else { return "not started" }
         if let url = cursor.backfillURL { return "next document \(next), \(Terminal.safe(url))" }
         var text = "next page \(next)"
@@ -68,7 +68,7 @@ struct Status: AsyncParsableCommand {
             {"url": \(JSON.string(feed.url)), "format": \(JSON.string(feed.format)), "format_chosen": \(feed.formatChosen), \
             "items": \(status.itemCount), \
             "remote_total": \(JSON.number(cursor.remoteTotal)), \
-            "backfill": {"done": \(cursor.backfillDone), "next_page": \(JSON.number(cursor.backfillDone ? nil : cursor.backfillPage)), \
+            "backfill": {"done": \(cursor.backfillDone), "note": \(JSON.string(cursor.backfillNote)), "next_page": \(JSON.number(cursor.backfillDone ? nil : cursor.backfillPage)), \
             "next_url": \(JSON.string(cursor.backfillDone ? nil : cursor.backfillURL))}, \
             "last_pull_at": \(JSON.string(feed.lastPullAt.map(iso))), \
             "last_outcome": \(JSON.string(feed.lastOutcome?.rawValue)), \

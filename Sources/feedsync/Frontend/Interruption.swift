@@ -1,0 +1,42 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// SIGINT and SIGTERM during a pull: the first cancels the work, so each feed stops between
+/// transactions (a page is committed whole or not at all) and records how far it got; a second
+/// ends the process at once, as the default would.
+final class Interruption {
+    private let sources: [any DispatchSourceSignal]
+    private let caught = Caught()
+
+    var happened: Bool { caught.flag.withLock { $0 } }
+
+    private final class Caught: Sendable {
+        let flag = Mutex(false)
+    }
+
+    /// Calls `cancel` (on another thread) at the first SIGINT or SIGTERM until `stop`.
+    init(cancel: @escaping @Sendable () -> Void) {
+        var sources: [any DispatchSourceSignal] = []
+        let caught = caught
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)  // delivered to the source instead
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                let first = caught.flag.withLock { caught in
+                    defer { caught = true }
+                    return !caught
+                }
+                for other in [SIGINT, SIGTERM] { signal(other, SIG_DFL) }  // a second one ends the process
+                if first { cancel() }
+            }
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    func stop() {
+        sources.forEach { $0.cancel() }
+    }
+}
