@@ -66,6 +66,25 @@ public struct Faults: Sendable {
     /// Item `n`'s `picUrl` replaced by this exact string.
     public var pictureURLs: [Int: String] = [:]
 
+    /// Fixed answers, by path and query (`/doc/a?page=2`, else `/doc/a`): a document served
+    /// exactly as given, headers included, for tests of what a hostile server may send.
+    public var documents: [String: Document] = [:]
+
+    /// A fixed answer.
+    public struct Document: Sendable, Equatable {
+        public var status: Int
+        public var headers: [String: String]
+        public var body: Data
+        public init(status: Int = 200, headers: [String: String] = [:], body: Data = Data()) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+        public init(status: Int = 200, headers: [String: String] = [:], _ text: String) {
+            self.init(status: status, headers: headers, body: Data(text.utf8))
+        }
+    }
+
     public init() {}
 }
 
@@ -148,6 +167,7 @@ public final class DemoServer: Sendable {
         }
         await server.appendRoute("GET /pictures/*") { [self] request in try await self.picture(request) }
         await server.appendRoute("GET /redirect") { request in Self.redirect(request) }
+        await server.appendRoute("GET /doc/*") { [self] request in self.document(request) }
         await server.appendRoute("GET /bytes") { request in Self.bytes(request) }
         runner.withLock { $0 = Task { try await server.run() } }
         try await server.waitUntilListening(timeout: 10)
@@ -331,6 +351,21 @@ public final class DemoServer: Sendable {
         case .redirectLoop?:
             return HTTPResponse(statusCode: .found, headers: [.location: request.path] as HTTPHeaders)
         }
+    }
+
+    /// A document of `Faults.documents`, or 404.
+    private func document(_ request: HTTPRequest) -> HTTPResponse {
+        let documents = state.withLock { $0.faults.documents }
+        let query = request.query.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
+        let found = documents[request.path + (query.isEmpty ? "" : "?" + query)] ?? documents[request.path]
+        let logged = LoggedRequest(
+            path: request.path, isFeed: true, page: request.query["page"].flatMap(Int.init), ifNoneMatch: nil,
+            status: found?.status ?? 404, bytes: found?.body.count, receivedAt: Date(), at: Date())
+        log.withLock { $0.append(logged) }
+        guard let found else { return HTTPResponse(statusCode: .notFound) }
+        var headers: HTTPHeaders = [:]
+        for (name, value) in found.headers { headers[HTTPHeader(name)] = value }
+        return HTTPResponse(statusCode: HTTPStatusCode(found.status, phrase: "Document"), headers: headers, body: found.body)
     }
 
     /// `/redirect?to=URL` answers 302 to URL; `/redirect?loop=1` redirects to itself forever.

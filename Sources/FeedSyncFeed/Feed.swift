@@ -90,7 +90,7 @@ public enum FeedLimits {
         else { return nil }
         guard item.title.utf8.count > titleCharacters, item.title.count > titleCharacters else { return item }
         var cut = item
-        cut.title = HTMLText.cut(item.title, to: titleCharacters)
+        cut.title = HTMLText.cut(item.title, to: titleCharacters - 1)  // and an ellipsis
         return cut
     }
 }

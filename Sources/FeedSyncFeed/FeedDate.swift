@@ -226,8 +226,13 @@ enum FeedDate {
               (0...59).contains(minute), (0...60).contains(second), (1000...9999).contains(year)
         else { return nil }
         let days = daysFromCivil(year, month, day)
-        return days * 86_400 + Int64(hour * 3600 + minute * 60 + min(second, 59) - offset)
+        let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + min(second, 59) - offset)
+        // The zone may carry a date across the range's ends (9999-12-31T23:59-23:59): still no year 10000.
+        return storable.contains(seconds) ? seconds : nil
     }
+
+    /// The instants from 1000-01-01 to 9999-12-31 UTC, whose ISO text is 20 characters.
+    private static let storable = daysFromCivil(1000, 1, 1) * 86_400...(daysFromCivil(10000, 1, 1) * 86_400 - 1)
 
     private static func daysIn(_ month: Int, _ year: Int) -> Int {
         switch month {

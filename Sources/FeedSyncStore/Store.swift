@@ -265,6 +265,13 @@ public final class Store: Sendable {
             case .single: try DatabaseQueue(path: path, configuration: configuration)
             }
         }
+        if connections == .pool, FileManager.default.fileExists(atPath: path) {
+            // Before the pool, whose first open writes (it makes the WAL files by creating and
+            // dropping a table): a newer feedsync's store is not written at all.
+            var readOnly = configuration
+            readOnly.readonly = true
+            try DatabaseQueue(path: path, configuration: readOnly).read(refuseNewer)
+        }
         var applied: [String]? = nil
         for attempt in 1... {
             do {

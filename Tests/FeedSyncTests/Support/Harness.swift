@@ -29,6 +29,8 @@ struct RunResult {
 /// Runs the real `feedsync` binary against a data home in a temp folder.
 final class CLI: Sendable {
     let home: TempDirectory
+    /// The binary's working folder and `HOME`: nothing may ever be written there.
+    let outside: TempDirectory
     /// Short retries so fault tests don't wait seconds per attempt.
     let environment: [String: String]
 
@@ -40,8 +42,10 @@ final class CLI: Sendable {
 
     init(retryAttempts: Int = 4, environment extra: [String: String] = [:]) throws {
         home = try TempDirectory()
+        outside = try TempDirectory()
         var environment = ProcessInfo.processInfo.environment
         environment["FEEDSYNC_HOME"] = home.path
+        environment["HOME"] = outside.path
         environment["FEEDSYNC_RETRY_BASE_DELAY"] = "0.05"
         environment["FEEDSYNC_RETRY_ATTEMPTS"] = String(retryAttempts)
         self.environment = environment.merging(extra) { $1 }
@@ -55,6 +59,7 @@ final class CLI: Sendable {
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments
         process.environment = environment
+        process.currentDirectoryURL = URL(fileURLWithPath: outside.path)
         let id = UUID().uuidString
         let outPath = home.path + "/.out-\(id)"
         let errPath = home.path + "/.err-\(id)"
