@@ -41,8 +41,9 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
 public enum PullEvent: Sendable {
     case notModified(url: String)
     /// A page was stored: of its `items`, `new` were added and `refreshed` (stored before) were
-    /// rewritten in place.
-    case page(url: String, number: Int, items: Int, new: Int, refreshed: Int)
+    /// rewritten in place; `skipped` entries made no item (nothing usable, or an id or URL over
+    /// its limit).
+    case page(url: String, number: Int, items: Int, new: Int, refreshed: Int, skipped: Int)
     case retrying(url: String, attempt: Int, delay: Double, reason: String)
     case skipped(url: String, until: Date)
     case endless(url: String, reason: String)
@@ -215,7 +216,7 @@ public final class SyncEngine: Sendable {
                 try local { try store.commit(commit) }
                 report.newItems += step.newCount
                 options.onEvent(.page(url: feed.url, number: number, items: step.count, new: step.newCount,
-                                      refreshed: step.refreshedCount))
+                                      refreshed: step.refreshedCount, skipped: page.skipped))
             }
             action = step.next
         }

@@ -120,7 +120,7 @@ import Testing
                 "<item><guid>\(String(repeating: "i", count: 5000))</guid><title>a</title></item>"
                     + "<item><guid>b</guid><link>http://example.com/\(String(repeating: "l", count: 10_000))</link></item>"
                     + items(1...3)))],
-            status: 0,
+            status: 0, says: "2 skipped", arguments: ["--images", "none", "--verbose"],
             then: { cli, url async throws in #expect(try await cli.listedItems("--feed", url).map { $0["id"] as! String } == ["g1", "g2", "g3"]) }),
         DocumentCase(
             // XML cannot hold C0 controls such as ESC at all (JSON's case below has them); C1 ones it can.

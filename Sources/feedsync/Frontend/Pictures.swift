@@ -71,7 +71,7 @@ final class ProgressLine: Sendable {
     private let started = Date()
 
     func record(_ event: PullEvent) {
-        guard case .page(_, _, _, let new, _) = event else { return }
+        guard case .page(_, _, _, let new, _, _) = event else { return }
         update { $0.pages += 1; $0.items += new }
     }
 

@@ -114,7 +114,7 @@ struct Pull: AsyncParsableCommand {
                 if verbose { Self.log(event) }
             })
         let options = PullOptions(maxPages: maxPages, retry: Self.retryPolicy(), onEvent: { event in
-            if case .page(_, _, _, _, let refreshed) = event { prefetcher.pagesChanged(refreshing: refreshed > 0) }
+            if case .page(_, _, _, _, let refreshed, _) = event { prefetcher.pagesChanged(refreshing: refreshed > 0) }
             progress?.record(event)
             if verbose { Self.log(event) }
         })
@@ -237,7 +237,9 @@ struct Pull: AsyncParsableCommand {
     static func log(_ event: PullEvent) {
         let line: String = switch event {
         case .notModified(let url): "\(url): not modified"
-        case .page(let url, let number, let items, let new, _): "\(url): page \(number), \(items) items, \(new) new"
+        case .page(let url, let number, let items, let new, _, let skipped):
+            "\(url): page \(number), \(items) items, \(new) new"
+                + (skipped > 0 ? ", \(skipped) skipped (no usable id, or an id or URL over its limit)" : "")
         case .retrying(let url, let attempt, let delay, let reason):
             "\(url): \(reason); retry \(attempt) in \(String(format: "%.1f", delay)) s"
         case .skipped(let url, let until): "\(url): skipped until \(iso(until)) as the server asked"
