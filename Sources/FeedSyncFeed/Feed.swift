@@ -66,7 +66,8 @@ public enum FeedLimits {
     public static let titleCharacters = 1000
     /// An item whose id is longer than this many bytes is skipped (and counted).
     public static let keyBytes = 2048
-    /// An item whose link or picture URL is longer than this many bytes is skipped (and counted).
+    /// An item whose link is longer than this many bytes is skipped (and counted); a picture URL
+    /// that long (a `data:` URI from the content's first `<img>`, say) is dropped, the item kept.
     public static let urlBytes = 8192
     /// Text captured for one field of an XML item; the rest is cut.
     public static let fieldBytes = 1 << 20
@@ -83,15 +84,16 @@ public enum FeedLimits {
         return value
     }
 
-    /// `item` within the limits: its title cut, or nil (skipped) when its key or a URL is too long.
+    /// `item` within the limits: its title cut and an over-long picture URL dropped, or nil
+    /// (skipped) when its key or link is too long.
     static func bounded(_ item: FeedItem) -> FeedItem? {
-        guard item.key.utf8.count <= keyBytes, (item.link?.utf8.count ?? 0) <= urlBytes,
-              (item.pictureURL?.utf8.count ?? 0) <= urlBytes
-        else { return nil }
-        guard item.title.utf8.count > titleCharacters, item.title.count > titleCharacters else { return item }
-        var cut = item
-        cut.title = HTMLText.cut(item.title, to: titleCharacters - 1)  // and an ellipsis
-        return cut
+        guard item.key.utf8.count <= keyBytes, (item.link?.utf8.count ?? 0) <= urlBytes else { return nil }
+        var bounded = item
+        if (item.pictureURL?.utf8.count ?? 0) > urlBytes { bounded.pictureURL = nil }
+        if item.title.utf8.count > titleCharacters, item.title.count > titleCharacters {
+            bounded.title = HTMLText.cut(item.title, to: titleCharacters - 1)  // and an ellipsis
+        }
+        return bounded
     }
 }
 

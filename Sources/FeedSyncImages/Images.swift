@@ -84,7 +84,9 @@ public enum ImageKind: String, Sendable {
     /// `kind` picture and both are from 1 to `maxSide`; nil otherwise. Bytes that start like an
     /// image and go on as something else (an HTML page behind a PNG signature) give none.
     public static func dimensions(of data: Data, as kind: ImageKind) -> (width: Int, height: Int)? {
-        let bytes = [UInt8](data.prefix(kind == .jpeg || kind == .avif || kind == .heif ? 1 << 16 : 64))
+        // JPEG and HEIF put their size after metadata of any length: read it all (a picture is
+        // at most --max-image-bytes); the others at fixed places near the start.
+        let bytes = [UInt8](kind == .jpeg || kind == .avif || kind == .heif ? data : data.prefix(64))
         func big(_ at: Int, _ count: Int) -> Int? {
             guard at >= 0, at + count <= bytes.count else { return nil }
             return bytes[at..<(at + count)].reduce(0) { $0 << 8 | Int($1) }
@@ -125,7 +127,11 @@ public enum ImageKind: String, Sendable {
         case .jpeg:
             // Segments from the start-of-image marker to the first start-of-frame, which holds the size.
             var at = 2
-            scan: while at + 4 <= bytes.count, bytes[at] == 0xFF {
+            scan: while at + 4 <= bytes.count {
+                guard bytes[at] == 0xFF else {  // stray bytes between segments: decoders skip them
+                    at += 1
+                    continue
+                }
                 let marker = bytes[at + 1]
                 switch marker {
                 case 0xFF: at += 1  // fill byte
@@ -140,10 +146,14 @@ public enum ImageKind: String, Sendable {
                 }
             }
         case .avif, .heif:
-            // The image spatial extents property: version and flags, then width and height.
-            if let at = (0..<max(0, bytes.count - 4)).first(where: { tag($0, "ispe") }),
-               let width = big(at + 8, 4), let height = big(at + 12, 4) {
-                size = (width, height)
+            // A still image's spatial extents property (version and flags, then width and height);
+            // else, for an image sequence, its first track's header (16.16 fixed-point sizes after
+            // 76 bytes in version 0, 88 in version 1).
+            if let at = (0..<max(0, bytes.count - 4)).first(where: { tag($0, "ispe") }) {
+                if let width = big(at + 8, 4), let height = big(at + 12, 4) { size = (width, height) }
+            } else if let at = (0..<max(0, bytes.count - 4)).first(where: { tag($0, "tkhd") }), at + 4 < bytes.count {
+                let sizes = at + 4 + (bytes[at + 4] == 1 ? 88 : 76)
+                if let width = big(sizes, 4), let height = big(sizes + 4, 4) { size = (width >> 16, height >> 16) }
             }
         }
         guard let (width, height) = size, (1...maxSide).contains(width), (1...maxSide).contains(height) else { return nil }

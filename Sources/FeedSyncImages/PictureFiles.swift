@@ -3,15 +3,19 @@ import Foundation
 
 /// The picture folder: names come from the store's row id, never from a URL, so nothing a feed
 /// says can place a file outside it or make two pictures collide. Nothing in it is reached through
-/// a symbolic link: the folder and its sub-folders are opened with `O_NOFOLLOW` and files are
-/// created relative to them, so a link planted in the folder cannot send a write or a removal
-/// elsewhere.
+/// a symbolic link: its sub-folders (and the folder itself, unless it is the user's own choice)
+/// are opened with `O_NOFOLLOW` and files are created relative to them, so a link planted in the
+/// folder cannot send a write or a removal elsewhere.
 public struct PictureFiles: Sendable {
     public let directory: String
+    /// The folder itself may be a link: it is the user's own (`XDG_CACHE_HOME`'s), not one inside
+    /// the data home, where a link would have been planted.
+    let folderMayBeLink: Bool
     static let temporaryPrefix = ".tmp-"
 
-    public init(directory: String) {
+    public init(directory: String, folderMayBeLink: Bool = false) {
         self.directory = directory
+        self.folderMayBeLink = folderMayBeLink
     }
 
     /// A write refused because a part of the picture folder's path is a symbolic link (or not a
@@ -89,10 +93,11 @@ public struct PictureFiles: Sendable {
     /// created first when `create` and missing.
     private func openFolder(_ name: String?, create: Bool) throws -> Int32 {
         let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-        var top = open(directory, flags)
+        let topFlags = folderMayBeLink ? flags & ~O_NOFOLLOW : flags
+        var top = open(directory, topFlags)
         if top < 0, errno == ENOENT, create {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            top = open(directory, flags)
+            top = open(directory, topFlags)
         }
         guard top >= 0 else { throw Self.refusal(errno, at: AT_FDCWD, directory) }
         guard let name else { return top }

@@ -63,11 +63,13 @@ public final class PicturePrefetcher: Sendable {
 
     static let rescan: TimeInterval = 30
 
-    public init(store: Store, client: HTTPClient, directory: String, options: PrefetchOptions,
-                onEvent: @escaping @Sendable (PictureEvent) -> Void = { _ in }) {
+    /// - Parameter directoryMayBeLink: the picture folder is the user's own, which may be a link
+    ///   (see `PictureFiles`).
+    public init(store: Store, client: HTTPClient, directory: String, directoryMayBeLink: Bool = false,
+                options: PrefetchOptions, onEvent: @escaping @Sendable (PictureEvent) -> Void = { _ in }) {
         self.store = store
         self.client = client
-        self.files = PictureFiles(directory: directory)
+        self.files = PictureFiles(directory: directory, folderMayBeLink: directoryMayBeLink)
         self.options = options
         self.onEvent = onEvent
         self.lane = HTTPLane(limit: options.concurrency)

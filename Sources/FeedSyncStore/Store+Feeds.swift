@@ -66,7 +66,7 @@ extension Store {
                         """,
                     arguments: [feed.id])
                 {
-                    pictures[row["status"]] = (row["n"], row["bytes"])
+                    pictures[row.text("status") ?? "?"] = (row.integer("n") ?? 0, Int64(row.integer("bytes") ?? 0))
                 }
                 pictures["none"] = (
                     try Int.fetchOne(

@@ -57,7 +57,7 @@ extension Store {
         var later: [(feedID: Int64, band: Int64, start: Int, seqs: Range<Int>)] = []  // read backwards
         var bandStart = 0
         while bandStart < positions.upperBound, rows.count < limit, let band = try bands.next() {
-            let size: Int = band["size"]
+            let size = band.integer("size", in: 0...Int(Int32.max)) ?? 0
             defer { bandStart += size }
             let first = max(0, positions.lowerBound - bandStart), end = min(size, positions.upperBound - bandStart)
             guard first < end else { continue }

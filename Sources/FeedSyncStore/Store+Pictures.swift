@@ -147,7 +147,7 @@ extension Store {
         for (position, row) in found {
             let id: Int64 = row[1]
             guard seen.insert(id).inserted else { continue }
-            jobs.append(PictureJob(id: id, url: row[2], row: position,
+            jobs.append(PictureJob(id: id, url: row.text("url") ?? "", row: position,
                                    place: ListPlace(feedID: row[3], band: row[4], seq: row[0])))
         }
         return jobs
@@ -222,7 +222,11 @@ extension Store {
                     """,
                 arguments: [window.lowerBound, window.upperBound, page.lowerBound, page.lowerBound,
                             page.upperBound, page.upperBound] + arguments)
-            return rows.map { CachedPicture(id: $0["id"], file: $0["file"], bytes: $0["bytes"] ?? 0, row: $0["row"]) }
+            return rows.map {
+                CachedPicture(
+                    id: $0["id"], file: $0.text("file") ?? "", bytes: Int64($0.integer("bytes", in: 0...(1 << 40)) ?? 0),
+                    row: $0.integer("row"))
+            }
         }
     }
 
@@ -258,7 +262,7 @@ extension Store {
         try read { db in
             var files: [Int64: String] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT id, file FROM picture WHERE status = 'cached'") {
-                files[row[0]] = row[1]
+                files[row[0]] = row.text("file")
             }
             return files
         }

@@ -208,8 +208,12 @@ public final class Store: Sendable {
             }
             configuration.readonly = true
             var opened: (any DatabaseWriter)?
-            // Read-only needs the WAL's shared-memory file; an immutable file needs nothing written.
-            for name in [path, "file:\(Self.uriEscaped(path))?immutable=1"] where opened == nil {
+            // Read-only needs the WAL's shared-memory file; an immutable file needs nothing written,
+            // but ignores the WAL, so it is opened so only when the WAL holds no commit.
+            var names = [path]
+            let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int ?? 0
+            if wal == 0 { names.append("file:\(Self.uriEscaped(path))?immutable=1") }
+            for name in names where opened == nil {
                 opened = try? Self.openReadOnly(path: name, configuration: configuration)
             }
             guard let opened else { throw failure }
@@ -272,7 +276,7 @@ public final class Store: Sendable {
             readOnly.readonly = true
             try DatabaseQueue(path: path, configuration: readOnly).read(refuseNewer)
         }
-        var applied: [String]? = nil
+        var applied: [String] = []
         for attempt in 1... {
             do {
                 let database = try connect()
@@ -287,13 +291,15 @@ public final class Store: Sendable {
                 // prepared statements' columns: start afresh.
                 return try connect()
             } catch let error as DatabaseError where attempt < 50 {
-                let progressed = applied.map { applied in
-                    (try? DatabaseQueue(path: path, configuration: configuration).read(migrator.appliedMigrations))
+                // Busy once may be the winner's first transaction; busy again, after the busy
+                // timeout, is a lock held by another process: reported, not waited out 50 times.
+                if error.resultCode == .SQLITE_BUSY {
+                    guard attempt < 2 else { throw error }
+                } else {
+                    let progressed = (try? DatabaseQueue(path: path, configuration: configuration).read(migrator.appliedMigrations))
                         .map { $0 != applied }
-                } ?? nil
-                // Busy once may be the winner's first transaction; busy again is a lock held by
-                // another process, reported rather than waited out 50 times.
-                guard progressed == true || error.resultCode == .SQLITE_BUSY && attempt < 2 else { throw error }
+                    guard progressed == true else { throw error }
+                }
                 Thread.sleep(forTimeInterval: 0.05)
             }
         }

@@ -7,6 +7,9 @@ public struct DataHome: Sendable {
     public var dataDirectory: String
     /// Holds downloaded pictures.
     public var cacheDirectory: String
+    /// The picture folder is the user's own (under `XDG_CACHE_HOME`), which may be a link to
+    /// another disk; inside a `FEEDSYNC_HOME` it is `pictures/`, where a link would be planted.
+    public var cacheDirectoryMayBeLink: Bool
 
     public var databasePath: String { dataDirectory + "/feedsync.sqlite" }
     public var lockPath: String { dataDirectory + "/pull.lock" }
@@ -19,6 +22,7 @@ public struct DataHome: Sendable {
             let absolute = Self.absolute(root)
             dataDirectory = absolute
             cacheDirectory = absolute + "/pictures"
+            cacheDirectoryMayBeLink = false
             return
         }
         let home = environment["HOME"] ?? NSHomeDirectory()
@@ -29,6 +33,7 @@ public struct DataHome: Sendable {
         }
         dataDirectory = xdg("XDG_DATA_HOME", ".local/share") + "/feedsync"
         cacheDirectory = xdg("XDG_CACHE_HOME", ".cache") + "/feedsync"
+        cacheDirectoryMayBeLink = true
     }
 
     /// Creates the folders if needed.

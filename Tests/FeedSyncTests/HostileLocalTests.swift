@@ -242,6 +242,9 @@ import Testing
 
     @Test func passwordsInFeedURLsAreNeverPrinted() async throws {
         let cli = try CLI(retryAttempts: 2)
+        let unusable = try await cli.run("pull", "--feed", "http://bob:p#ss/w?rd@127.0.0.1:9/feed")
+        #expect(unusable.status == 64 && !unusable.stderr.contains("p#ss") && !unusable.stderr.contains("w?rd"),
+                "\(unusable.stderr)")
         let url = "http://reader:s3cret@127.0.0.1:9/feed"
         let pull = try await cli.run("pull", "--feed", url, "--verbose")
         #expect(pull.status == 75)
@@ -252,6 +255,23 @@ import Testing
     }
 
     // MARK: Signals
+
+    @Test func aSignalStopsThePicturesToo() async throws {
+        let cli = try CLI()
+        try await withServer(items: 200, perPage: 50) { server, url in
+            var faults = Faults()
+            faults.pictureLatency = 0.5  // 200 pictures, 8 at once: 12 s if not stopped
+            server.setFaults(faults)
+            let running = try cli.start(["pull", "--feed", url, "--images", "all"])
+            while server.pictureRequests.count < 8 { try await Task.sleep(nanoseconds: 20_000_000) }
+            let signalled = Date()
+            kill(running.process.processIdentifier, SIGINT)
+            let result = try await running.wait()
+            #expect(Date().timeIntervalSince(signalled) < 5, "stopped within a few seconds")
+            try HostileTests.expectSound(cli, result, status: 75, good: nil)
+            #expect(result.stderr.contains("interrupted"), "\(result.stderr)")
+        }
+    }
 
     @Test(arguments: [SIGINT, SIGTERM])
     func aSignalStopsAPullBetweenTransactions(_ signal: Int32) async throws {

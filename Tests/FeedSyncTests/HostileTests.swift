@@ -55,6 +55,19 @@ import Testing
             prolog: "<!DOCTYPE rss [<!ENTITY e \"\(String(repeating: "A", count: 100_000))\">]>"))
     }
 
+    /// A camera's JPEG: 70 KB of metadata, then the frame header with its size (800 × 600).
+    static let cameraJPEG: Data = {
+        var bytes: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE1, 0xFF, 0xFF]
+        bytes += [UInt8](repeating: 0, count: 0xFFFD)
+        bytes += [0xFF, 0xE1, 0x10, 0x02]
+        bytes += [UInt8](repeating: 0, count: 0x1000)
+        bytes += [0, 0]  // stray bytes between segments, which decoders skip
+        bytes += [0xFF, 0xC0, 0, 17, 8, 0x02, 0x58, 0x03, 0x20, 3]
+        bytes += [UInt8](repeating: 0, count: 9)
+        bytes += [0xFF, 0xD9]
+        return Data(bytes)
+    }()
+
     static let billionLaughs: Document = {
         var entities = "<!ENTITY l0 \"lol\">"
         for level in 1...9 { entities += "<!ENTITY l\(level) \"" + String(repeating: "&l\(level - 1);", count: 10) + "\">" }
@@ -244,7 +257,8 @@ import Testing
         DocumentCase(
             description: "pictures that start like images and are not",
             documents: [
-                "/doc/feed": json(#"{"items": [{"id": "p1", "picUrl": "/doc/html.png"}, {"id": "p2", "picUrl": "/doc/short.jpg"}, {"id": "p3", "picUrl": "/doc/zero.gif"}, {"id": "p4", "picUrl": "/doc/good.png"}]}"#),
+                "/doc/feed": json(#"{"items": [{"id": "p1", "picUrl": "/doc/html.png"}, {"id": "p2", "picUrl": "/doc/short.jpg"}, {"id": "p3", "picUrl": "/doc/zero.gif"}, {"id": "p4", "picUrl": "/doc/good.png"}, {"id": "p5", "picUrl": "/doc/exif.jpg"}, {"id": "p6", "picUrl": "data:image/png;base64,\#(String(repeating: "A", count: 9000))"}]}"#),
+                "/doc/exif.jpg": Document(body: cameraJPEG),
                 "/doc/html.png": Document(body: Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data("<html><body>not found</body></html>".utf8)),
                 "/doc/short.jpg": Document(body: Data([0xFF, 0xD8, 0xFF, 0xE0, 0, 16]) + Data("JFIF".utf8)),
                 "/doc/zero.gif": Document(body: Data("GIF89a".utf8) + Data([0, 0, 0, 0, 0, 0, 0])),
@@ -253,7 +267,8 @@ import Testing
             status: 0, arguments: ["--images", "all"],
             then: { cli, url in
                 let statuses = try await cli.listedItems("--feed", url).map { ($0["image"] as! [String: Any])["status"] as! String }
-                #expect(statuses == ["failed", "failed", "failed", "cached"])
+                #expect(statuses == ["failed", "failed", "failed", "cached", "cached", "none"],
+                        "a data: URI over 8 KB is dropped, its item kept")
             }),
     ]
 

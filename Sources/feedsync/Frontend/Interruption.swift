@@ -36,7 +36,9 @@ final class Interruption {
         self.sources = sources
     }
 
+    /// Stops watching: the signals end the process again, as by default.
     func stop() {
         sources.forEach { $0.cancel() }
+        for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
     }
 }

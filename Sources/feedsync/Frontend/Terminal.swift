@@ -121,13 +121,18 @@ enum Redact {
                 index += 1
                 continue
             }
-            // The authority runs to the first of / ? # or a character that cannot be in a URL.
+            // The authority runs to the first of / ? #; but a password may hold those unescaped
+            // (`https://bob:p#ss@host/`), so the user information ends at the last `@` before
+            // white space. Some text after a port may be hidden with it: better than a password shown.
             let start = index + 3
             var end = start
             while end < bytes.count, !Self.endsAuthority(bytes[end]) { end += 1 }
+            var word = end
+            while word < bytes.count, bytes[word] > 0x20, bytes[word] != 0x7F { word += 1 }
             index = end
-            guard let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")),
-                  let colon = bytes[start..<at].firstIndex(of: UInt8(ascii: ":")) else { continue }
+            let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) ?? bytes[start..<word].lastIndex(of: UInt8(ascii: "@"))
+            guard let at, let colon = bytes[start..<at].firstIndex(of: UInt8(ascii: ":")) else { continue }
+            index = max(index, at)
             out += bytes[copied...colon]
             out += Array("***".utf8)
             copied = at

@@ -27,7 +27,7 @@ struct GC: AsyncParsableCommand {
         // The cache is the pull's to write: tidy it only when no pull runs.
         let (dataHome, lock, store) = try homeOptions.lockAndOpenStore()
         defer { withExtendedLifetime(lock) {} }
-        let files = PictureFiles(directory: dataHome.cacheDirectory)
+        let files = PictureFiles(directory: dataHome.cacheDirectory, folderMayBeLink: dataHome.cacheDirectoryMayBeLink)
 
         let swept = files.sweepTemporaryFiles()
         let unused = try fail(on: { try store.deleteUnusedPictures() })

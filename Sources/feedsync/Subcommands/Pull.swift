@@ -99,6 +99,7 @@ struct Pull: AsyncParsableCommand {
 
         let prefetcher = PicturePrefetcher(
             store: store, client: client, directory: dataHome.cacheDirectory,
+            directoryMayBeLink: dataHome.cacheDirectoryMayBeLink,
             options: PrefetchOptions(
                 mode: images, pagesAhead: prefetchPages, concurrency: imageConcurrency,
                 maxBytes: Int(maxImageBytes), cacheBudget: try pictureOptions.budget(store)),
@@ -123,7 +124,10 @@ struct Pull: AsyncParsableCommand {
             try await pullAll(feeds, store: store, client: client, dataHome: dataHome, prefetcher: prefetcher,
                               options: options, progress: progress)
         }
-        let interruption = Interruption { work.cancel() }
+        let interruption = Interruption {
+            work.cancel()
+            client.shutdown()  // downloads are not tasks: cut them off (what was cut stays due)
+        }
         let outcomes = try await work.value
         interruption.stop()
         progress?.clear()
@@ -167,7 +171,7 @@ struct Pull: AsyncParsableCommand {
             for slot in 0..<min(feedConcurrency, feeds.count) {
                 let engine = SyncEngine(store: store, client: client, downloadPath: dataHome.downloadPath(slot: slot))
                 group.addTask {
-                    while let index = claim() {
+                    while !Task.isCancelled, let index = claim() {
                         do throws(SyncError) {
                             record(index, .success(try await engine.pull(feeds[index], options: options)))
                         } catch {
@@ -181,8 +185,6 @@ struct Pull: AsyncParsableCommand {
             }
         }
         prefetcher.pagingFinished()
-        // Interrupted: downloads cut off by the shutdown stay due for the next pull.
-        if Task.isCancelled { client.shutdown() }
         await pictures
         return outcomes.withLock { $0 }
     }
