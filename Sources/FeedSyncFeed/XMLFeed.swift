@@ -113,6 +113,12 @@ final class XMLFeed {
         if let error { return .failure(error) }
         if callbackError != nil { return .failure(FeedError("stopped")) }
         guard let format = format else { return .failure(FeedError("the XML document is empty")) }
+        // Nothing stored in silence: entries that were there and made no item make the document unusable.
+        if made == 0, unusable + unrecognized > 0 {
+            return .failure(FeedError(unrecognized > 0
+                ? "its \(unrecognized) <item> or <entry> elements are in a namespace no RSS or Atom dialect uses"
+                : "none of its \(unusable) entries could be kept (an id or a link over its limit)"))
+        }
         let next = next ?? previousArchive
         return .success((format, FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)))
     }
@@ -174,6 +180,15 @@ final class XMLFeed {
     private var bases: [String]
     private var entry: Entry?
     private var entryDepth = 0
+    /// The depth of the entry's Atom `source` while inside it.
+    private var sourceDepth: Int?
+    /// The root's namespace when it is `<rss>` in one (some feeds put RSS 2.0 in a default namespace).
+    private var rssNamespace: String?
+    /// Items made; entries that made none although they carried something (a key or a link over
+    /// its limit); and `item` or `entry` elements of a namespace no dialect read uses.
+    private var made = 0
+    private var unusable = 0
+    private var unrecognized = 0
     private var capture: Capture?
     /// Namespace names by libxml2's interned pointer: each is made a String once per document.
     private var namespaces: [UnsafePointer<UInt8>: String] = [:]
@@ -186,7 +201,8 @@ final class XMLFeed {
 
     /// Text fields of an entry, captured whole (nested markup's text included).
     enum Field: Int, CaseIterable {
-        case title, link, guid, id, description, encoded, summary, content, pubDate, dcDate, published, updated
+        case title, dcTitle, link, guid, id, description, encoded, summary, content, pubDate, dcDate, published,
+             updated, issued, modified, created
     }
 
     private struct Capture {
@@ -194,13 +210,16 @@ final class XMLFeed {
         var depth: Int
         var text: [UInt8] = []
         var type: String?
+        /// Atom 0.3's `mode`: `escaped`, `base64` or `xml`.
+        var mode: String?
         var base: String
     }
 
-    /// A field's text, its Atom `type` and the base URL in effect where it was.
+    /// A field's text, its Atom `type` (and 0.3 `mode`) and the base URL in effect where it was.
     private struct Captured {
         var text: [UInt8]
         var type: String?
+        var mode: String?
         var base: String
     }
 
@@ -212,6 +231,8 @@ final class XMLFeed {
             set { fields[field.rawValue] = newValue }
         }
         var guidIsPermaLink = true
+        /// RSS 1.0's `rdf:about`, the item's URI.
+        var about: String?
         var alternate: String?
         var enclosure: String?
         var mediaContent: String?
@@ -223,7 +244,10 @@ final class XMLFeed {
 
     private enum Namespace {
         static let atom = "http://www.w3.org/2005/Atom"
+        static let atom03 = "http://purl.org/atom/ns#"
         static let rss1 = "http://purl.org/rss/1.0/"
+        static let rss090 = "http://my.netscape.com/rdf/simple/0.9/"
+        static let rdf = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
         static let content = "http://purl.org/rss/1.0/modules/content/"
         static let dc = "http://purl.org/dc/elements/1.1/"
         static let media = "http://search.yahoo.com/mrss/"
@@ -244,25 +268,35 @@ final class XMLFeed {
 
         guard format != nil else {
             switch (namespace, name) {
-            case ("", "rss"), ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "RDF"): format = .rss
-            case (Namespace.atom, "feed"): format = .atom
+            case (_, "rss"):
+                format = .rss
+                rssNamespace = namespace  // RSS 0.91 to 2.0, some in a default namespace
+            case (Namespace.rdf, "RDF"): format = .rss  // RSS 0.90 and 1.0
+            case (Namespace.atom, "feed"), (Namespace.atom03, "feed"), ("", "feed"): format = .atom  // 1.0, 0.3, none
             default:
                 error = FeedError("the XML is neither RSS nor Atom (its root element is <\(name)>)")
                 stop()
             }
             return
         }
-        let plain = namespace.isEmpty || namespace == Namespace.rss1
+        // Atom 1.0 and 0.3 are read alike, and an Atom root without a namespace makes its
+        // unqualified children Atom; RSS's are unqualified, or in RSS 0.90's, 1.0's or the root's.
+        let atom = namespace == Namespace.atom || namespace == Namespace.atom03 || format == .atom && namespace.isEmpty
+        let plain = !atom && (namespace.isEmpty || namespace == Namespace.rss1 || namespace == Namespace.rss090
+            || namespace == rssNamespace)
 
         if capture != nil {
             if namespace == Namespace.xhtml, name == "img", entry?.xhtmlImage == nil { entry?.xhtmlImage = url("src") }
             return
         }
         guard entry != nil else {
-            if plain && name == "item" || namespace == Namespace.atom && name == "entry" {
+            if plain && name == "item" || atom && name == "entry" {
                 entry = Entry()
+                entry?.about = attributes["about"].flatMap { DocumentURL.resolve($0, against: base) }
                 entryDepth = depth
-            } else if namespace == Namespace.atom, name == "link" {
+            } else if name == "item" || name == "entry" {
+                unrecognized += 1
+            } else if atom, name == "link" {
                 switch attributes["rel"]?.lowercased() {
                 case "next": next = next ?? url("href")
                 case "prev-archive": previousArchive = previousArchive ?? url("href")
@@ -272,6 +306,16 @@ final class XMLFeed {
             return
         }
 
+        // Only the entry's own children are its fields: what Atom's `source` holds (another feed's
+        // title and links) gives it nothing, and deeper elements (a `<link>` in a `<category>`'s
+        // `<image>`) nothing but Media RSS pictures (`media:content` in a `media:group`).
+        if sourceDepth != nil { return }
+        if atom, name == "source", depth == entryDepth + 1 {
+            sourceDepth = depth
+            return
+        }
+        if depth > entryDepth + 1, namespace != Namespace.media { return }
+
         // Taken out while changed, so it is changed in place, not copied.
         var current = entry!
         entry = nil
@@ -279,11 +323,12 @@ final class XMLFeed {
         let type = attributes["type"]?.lowercased()
         func begin(_ field: Field) {
             guard current[field] == nil else { return }
-            capture = Capture(field: field, depth: depth, type: type, base: base)
+            capture = Capture(field: field, depth: depth, type: type, mode: attributes["mode"]?.lowercased(), base: base)
         }
         let isImageType = type?.hasPrefix("image/") == true
-        switch (plain ? "" : namespace, name) {
+        switch (atom ? Namespace.atom : plain ? "" : namespace, name) {
         case ("", "title"), (Namespace.atom, "title"): begin(.title)
+        case (Namespace.dc, "title"): begin(.dcTitle)
         case ("", "link"): begin(.link)
         case ("", "guid"):
             current.guidIsPermaLink = attributes["isPermaLink"]?.lowercased() != "false"
@@ -299,6 +344,9 @@ final class XMLFeed {
         case (Namespace.atom, "content"): if attributes["src"] == nil { begin(.content) }
         case (Namespace.atom, "published"): begin(.published)
         case (Namespace.atom, "updated"): begin(.updated)
+        case (Namespace.atom, "issued"): begin(.issued)  // Atom 0.3's dates
+        case (Namespace.atom, "modified"): begin(.modified)
+        case (Namespace.atom, "created"): begin(.created)
         case (Namespace.atom, "link"):
             let rel = attributes["rel"]?.lowercased() ?? "alternate"
             if rel == "alternate", current.alternate == nil, type == nil || type!.contains("html") {
@@ -345,14 +393,19 @@ final class XMLFeed {
         bases.removeLast()
         if let done = capture, done.depth == depth {
             capture = nil
-            entry?[done.field] = Captured(text: done.text, type: done.type, base: done.base)
+            entry?[done.field] = Captured(text: done.text, type: done.type, mode: done.mode, base: done.base)
+        } else if capture == nil, depth == sourceDepth {
+            sourceDepth = nil
         } else if capture == nil, depth == entryDepth, let finished = entry {
             entry = nil
-            if let item = item(from: finished).flatMap(FeedLimits.bounded) {
+            let read = item(from: finished)
+            if let item = read.flatMap(FeedLimits.bounded) {
+                made += 1
                 items.append(item)
                 if items.count >= batch { flush() }
             } else {
-                skipped += 1
+                skipped += 1  // nothing to show (no id, link, title, text or picture), or over a limit
+                if read != nil { unusable += 1 }
             }
         }
     }
@@ -380,11 +433,18 @@ final class XMLFeed {
 
     // MARK: Entry to item
 
-    private func item(from entry: Entry) -> FeedItem? {
+    private func item(from original: Entry) -> FeedItem? {
+        let entry = Self.decodingBase64(original)
         let limit = HTMLText.summaryLength
         func string(_ field: Field) -> String? { entry[field].map { String(decoding: $0.text, as: UTF8.self) } }
-        /// Atom's `type` says whether a field is text or markup; RSS text is treated as HTML, as it is in practice.
-        func isText(_ field: Captured) -> Bool { field.type == "text" || field.type == "xhtml" || field.type == "text/plain" }
+        /// Atom's `type` (and 0.3's `mode`) says whether a field is text or markup; RSS text is
+        /// treated as HTML, as it is in practice.
+        func isText(_ field: Captured) -> Bool {
+            switch field.type {
+            case "text", "xhtml", "text/plain", "application/xhtml+xml": true
+            default: field.mode == "xml"
+            }
+        }
         func plain(_ field: Field, limit: Int? = nil) -> String? {
             guard let captured = entry[field] else { return nil }
             return isText(captured)
@@ -410,7 +470,8 @@ final class XMLFeed {
                 break
             }
         }
-        let title = plain(.title) ?? body.flatMap { plain($0.field, limit: limit) }.map { HTMLText.cut($0, to: 80) } ?? ""
+        let title = plain(.title) ?? plain(.dcTitle)
+            ?? body.flatMap { plain($0.field, limit: limit) }.map { HTMLText.cut($0, to: 80) } ?? ""
 
         var picture = entry.enclosure ?? entry.mediaContent ?? entry.mediaThumbnail ?? entry.itunesImage
             ?? entry.xhtmlImage
@@ -423,15 +484,35 @@ final class XMLFeed {
             }
         }
         var date: String?
-        for field in [Field.published, .pubDate, .dcDate, .updated] {
+        for field in [Field.published, .pubDate, .dcDate, .issued, .created, .updated, .modified] {
             if let text = entry[field]?.text, let found = FeedDate.normalise(text) {
                 date = found
                 break
             }
         }
         let id = string(.id)?.trimmed.nilIfEmpty
-        guard let key = id ?? guid ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else { return nil }
+        guard let key = id ?? guid ?? entry.about ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else {
+            return nil
+        }
         return FeedItem(key: key, title: title, link: link, pictureURL: picture, published: date, summary: body?.summary)
+    }
+
+    /// The entry with base64 fields decoded: Atom 0.3's `mode="base64"`, and Atom 1.0 text whose
+    /// `type` is a media type that is neither text nor XML (RFC 4287, 4.1.3.3). Decoded HTML stays
+    /// HTML; anything else is read as text.
+    private static func decodingBase64(_ entry: Entry) -> Entry {
+        var decoded = entry
+        for field in Field.allCases {
+            guard let captured = entry[field], let type = captured.type ?? (captured.mode == "base64" ? "text/html" : nil)
+            else { continue }
+            let isMediaType = type.contains("/")
+            let binary = isMediaType && !type.hasPrefix("text/") && !type.contains("xml")
+            guard captured.mode == "base64" || binary,
+                  let bytes = Data(base64Encoded: Data(captured.text), options: .ignoreUnknownCharacters) else { continue }
+            decoded[field] = Captured(
+                text: [UInt8](bytes), type: type.hasPrefix("text/html") ? "html" : "text", mode: nil, base: captured.base)
+        }
+        return decoded
     }
 
     private static func looksLikeImage(_ url: String?) -> Bool {

@@ -1,0 +1,109 @@
+@testable import FeedSyncFeed
+import Foundation
+import Testing
+
+/// The dialects real feeds are written in (issue 17), each with a minimal document of our own.
+@Suite struct DialectTests {
+    func items(_ xml: String, url: String = "https://d.example/feed") throws -> [FeedItem] {
+        try decode(Data(xml.utf8), url: url).page.items
+    }
+
+    @Test func atom03WithItsDatesAndContentModes() throws {
+        let read = try items("""
+            <feed version="0.3" xmlns="http://purl.org/atom/ns#">
+              <title>t</title>
+              <entry><title>One</title><link rel="alternate" type="text/html" href="https://d.example/1"/>
+                <id>tag:d.example,2004:1</id><issued>2004-01-02T10:00:00Z</issued><modified>2004-01-03T10:00:00Z</modified>
+                <content type="text/html" mode="escaped">&lt;p&gt;Escaped &lt;b&gt;HTML&lt;/b&gt;&lt;/p&gt;</content></entry>
+              <entry><id>tag:d.example,2004:2</id><created>2004-02-01T00:00:00Z</created>
+                <title type="text/html" mode="base64">Q2Fmw6kgJmFtcDsgPGI+Ym9sZDwvYj4=</title></entry>
+              <entry><id>tag:d.example,2004:3</id><modified>2004-03-01T00:00:00Z</modified>
+                <summary type="application/xhtml+xml" mode="xml"><div xmlns="http://www.w3.org/1999/xhtml">Inline <i>XHTML</i></div></summary></entry>
+            </feed>
+            """)
+        #expect(read.map(\.key) == ["tag:d.example,2004:1", "tag:d.example,2004:2", "tag:d.example,2004:3"])
+        #expect(read[0].title == "One" && read[0].link == "https://d.example/1")
+        #expect(read[0].published == "2004-01-02T10:00:00Z", "issued before modified")
+        #expect(read[0].summary == "Escaped HTML")
+        #expect(read[1].title == "Café & bold", "base64 decoded before the title is read")
+        #expect(read[1].published == "2004-02-01T00:00:00Z")
+        #expect(read[2].published == "2004-03-01T00:00:00Z" && read[2].summary == "Inline XHTML")
+    }
+
+    @Test func atomWithoutANamespaceAndBase64TextInAtom10() throws {
+        let plain = try items("""
+            <feed><title>t</title><entry><id>e1</id><title>Plain</title><link href="/1"/>
+              <published>2020-01-01T00:00:00Z</published></entry></feed>
+            """)
+        #expect(plain == [FeedItem(key: "e1", title: "Plain", link: "https://d.example/1", pictureURL: nil,
+                                   published: "2020-01-01T00:00:00Z", summary: nil)])
+        let binary = try items("""
+            <feed xmlns="http://www.w3.org/2005/Atom"><entry><id>b</id>
+              <title type="application/octet-stream">RXhhbXBsZSA8Yj5BdG9tPC9iPg==</title></entry></feed>
+            """)
+        #expect(binary.first?.title == "Example <b>Atom</b>", "decoded, and read as text, not markup")
+    }
+
+    @Test func rss090AndRSSInADefaultNamespace() throws {
+        let rss090 = try items("""
+            <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://my.netscape.com/rdf/simple/0.9/">
+              <channel><title>t</title></channel>
+              <item><title>Old</title><link>https://d.example/old</link></item>
+            </rdf:RDF>
+            """)
+        #expect(rss090.map(\.key) == ["https://d.example/old"])
+        let namespaced = try items("""
+            <rss version="2.0" xmlns="http://backend.userland.com/rss2"><channel><title>t</title>
+              <item><guid isPermaLink="false">n1</guid><title>Namespaced</title></item></channel></rss>
+            """)
+        #expect(namespaced.map(\.title) == ["Namespaced"])
+        let rss091 = try items("""
+            <rss version="0.91"><channel><title>t</title><item><title>91</title><link>https://d.example/91</link></item></channel></rss>
+            """)
+        #expect(rss091.map(\.key) == ["https://d.example/91"])
+    }
+
+    @Test func rss1UsesRdfAboutAsTheIdAndDublinCore() throws {
+        let read = try items("""
+            <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"
+                     xmlns:dc="http://purl.org/dc/elements/1.1/">
+              <item rdf:about="https://d.example/about/1"><dc:title>DC title</dc:title><dc:creator>someone</dc:creator>
+                <link>https://d.example/1?ref=rss</link><dc:date>2024-05-01T00:00:00Z</dc:date></item>
+            </rdf:RDF>
+            """)
+        #expect(read.first?.key == "https://d.example/about/1")
+        #expect(read.first?.title == "DC title" && read.first?.link == "https://d.example/1?ref=rss")
+        #expect(read.first?.published == "2024-05-01T00:00:00Z")
+    }
+
+    @Test func nothingInsideASourceOrANestedElementLeaksIntoTheEntry() throws {
+        let atom = try items("""
+            <feed xmlns="http://www.w3.org/2005/Atom"><entry><id>s1</id><title>Mine</title>
+              <source><id>other-feed</id><title>Their feed</title><link href="https://other.example/"/>
+                <updated>1999-01-01T00:00:00Z</updated></source>
+              <link href="https://d.example/mine"/></entry></feed>
+            """)
+        #expect(atom == [FeedItem(key: "s1", title: "Mine", link: "https://d.example/mine", pictureURL: nil,
+                                  published: nil, summary: nil)])
+        let rss = try items("""
+            <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><item>
+              <category><image><link>https://wrong.example/</link><title>Wrong</title></image>news</category>
+              <title>Right</title><link>https://d.example/right</link>
+              <media:group><media:content url="https://d.example/in-group.jpg" medium="image"/></media:group>
+            </item></channel></rss>
+            """)
+        #expect(rss.first?.title == "Right" && rss.first?.link == "https://d.example/right")
+        #expect(rss.first?.pictureURL == "https://d.example/in-group.jpg", "media:content in a media:group counts")
+    }
+
+    @Test func entriesThatMakeNoItemAreNeverDroppedInSilence() throws {
+        #expect(throws: FeedError.self) {
+            try items("""
+                <rss version="2.0"><channel><x:item xmlns:x="urn:unknown"><title>Lost?</title></x:item></channel></rss>
+                """)
+        }
+        // An entry with nothing at all in it is nothing to show: skipped, not an error.
+        #expect(try items("<rss version=\"2.0\"><channel><item></item><item><title>A</title></item></channel></rss>")
+            .map(\.title) == ["A"])
+    }
+}
