@@ -41,6 +41,9 @@ public struct FeedPage: Sendable, Equatable {
     public var next: String?
     /// Why the document's next link is not followed (it was taken out of `next`), if it is not.
     public var unfollowed: String?
+    /// Where the document is not well-formed (`line 12, column 5 (reason)`), when its items were
+    /// read past the damage.
+    public var malformed: String?
 
     public init(
         items: [FeedItem], page: Int? = nil, total: Int? = nil, hasMore: Bool? = nil, skipped: Int = 0,

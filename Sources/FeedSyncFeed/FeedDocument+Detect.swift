@@ -30,15 +30,16 @@ extension FeedDocument {
             if format == .pagedJSON || format == .jsonFeed || format == .wordpress {
                 throw FeedError("the document is XML, not \(format!.rawValue) as chosen with --format")
             }
-            let text = String(decoding: start.prefix(512), as: UTF8.self).lowercased()
-            if text.contains("<!doctype html") || text.contains("<html") {
+            if rootElement(of: start)?.lowercased() == "html" {
                 throw FeedError("the document is a web page, not a feed; use the address of the site's RSS or Atom feed")
             }
             switch source {
             case .file(let path, let parts):
-                (found, page) = try XMLFeed.decode(file: path, base: context.url, batch: parts.batch, onItems: parts.onItems)
+                (found, page) = try XMLFeed.decode(
+                    file: path, base: context.url, contentType: context.headers["content-type"], batch: parts.batch,
+                    onItems: parts.onItems)
             case .data(let data):
-                (found, page) = try XMLFeed.decode(data, base: context.url)
+                (found, page) = try XMLFeed.decode(data, base: context.url, contentType: context.headers["content-type"])
             }
         case .json?:
             if format == .rss || format == .atom {
@@ -144,14 +145,33 @@ extension FeedDocument {
         return (root, (readAs, skipped))
     }
 
+    /// The name of the first element in `start`, past declarations, comments and a doctype.
+    static func rootElement(of start: Data) -> String? {
+        let bytes = [UInt8](start)
+        var index = 0
+        while let open = bytes[index...].firstIndex(of: UInt8(ascii: "<")), open + 1 < bytes.count {
+            let next = bytes[open + 1]
+            if next == UInt8(ascii: "?") || next == UInt8(ascii: "!") {
+                index = open + 2  // a declaration, comment or doctype: the root comes later
+                continue
+            }
+            let name = bytes[(open + 1)...].prefix { $0 > 0x20 && $0 != UInt8(ascii: ">") && $0 != UInt8(ascii: "/") }
+            return String(decoding: name, as: UTF8.self)
+        }
+        return nil
+    }
+
     enum Family { case json, xml }
 
     /// By the first byte that is not a byte-order mark or whitespace.
     static func family(of body: Data) -> Family? {
         var bytes = body.prefix(1024)[...]
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        // A UTF-16 byte order mark: XML (JSON is UTF-8), which libxml2 decodes.
-        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) { return .xml }
+        // A UTF-16 or UTF-32 byte order mark, or the first `<` in either: XML (JSON is UTF-8).
+        if XMLInput.encodingName(Array(bytes.prefix(4)), contentType: nil)?.hasPrefix("utf-") == true
+            && !bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            return .xml
+        }
         switch bytes.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
         case UInt8(ascii: "<"): return .xml
         case UInt8(ascii: "{"), UInt8(ascii: "["): return .json

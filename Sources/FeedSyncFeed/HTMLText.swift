@@ -215,8 +215,8 @@ enum HTMLText {
         }
     }
 
-    /// Decodes `&amp;`, `&#8217;`, `&#x2019;` and the named entities feeds use; anything else is
-    /// left as written.
+    /// Decodes `&amp;`, `&#8217;`, `&#x2019;` and every HTML5 named reference; anything else is
+    /// left as written. References to 128–159 are windows-1252's characters, as browsers read them.
     static func decodeEntities(_ text: String) -> String {
         guard text.utf8.contains(UInt8(ascii: "&")) else { return text }
         return String(decoding: decodingEntities(Array(text.utf8)), as: UTF8.self)
@@ -243,39 +243,80 @@ enum HTMLText {
     /// nil when none is there.
     private static func entity(in bytes: [UInt8], at index: Int) -> ([UInt8], Int)? {
         let start = index + 1
-        let body = bytes[start...].prefix(12).prefix {
+        let body = bytes[start...].prefix(40).prefix {
             $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "&") && $0 != 0x20 && !(0x09...0x0D).contains($0)
         }
         let end = start + body.count
         guard end < bytes.count, bytes[end] == UInt8(ascii: ";"),
               let decoded = entity(Substring(decoding: body, as: UTF8.self))
         else { return nil }
-        return (Array(String(decoded).utf8), end + 1)
+        return (decoded, end + 1)
     }
 
-    private static func entity(_ body: Substring) -> Character? {
+    private static func entity(_ body: Substring) -> [UInt8]? {
         if body.first == "#" {
             let digits = body.dropFirst()
             let value = digits.first == "x" || digits.first == "X"
                 ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits, radix: 10)
-            guard let value, value != 0, let scalar = Unicode.Scalar(value) else { return nil }
-            return Character(scalar)
+            guard let value else { return nil }
+            return Array(String(HTMLEntities.character(value)).utf8)
         }
-        return named[String(body)]
+        return HTMLEntities.table[String(body)]
+    }
+}
+
+extension HTMLEntities {
+    /// Each name's text, as UTF-8; made from `source` on first use.
+    static let table: [String: [UInt8]] = {
+        var table: [String: [UInt8]] = [:]
+        table.reserveCapacity(2200)
+        for line in source.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard let name = parts.first else { continue }
+            var text = String.UnicodeScalarView()
+            for hex in parts.dropFirst() {
+                if let value = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(value) { text.append(scalar) }
+            }
+            table[String(name)] = Array(String(text).utf8)
+        }
+        return table
+    }()
+
+    /// The character a numeric reference stands for, as browsers read it: 128–159 are
+    /// windows-1252's (`&#146;` is ’), and 0, a surrogate or a value past Unicode is U+FFFD.
+    static func character(_ value: UInt32) -> Unicode.Scalar {
+        if (0x80...0x9F).contains(value) { return windows1252[Int(value - 0x80)] }
+        return Unicode.Scalar(value).flatMap { $0.value == 0 ? nil : $0 } ?? "\u{FFFD}"
     }
 
-    private static let named: [String: Character] = [
-        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": " ",
-        "hellip": "…", "mdash": "—", "ndash": "–", "lsquo": "‘", "rsquo": "’", "sbquo": "‚",
-        "ldquo": "“", "rdquo": "”", "bdquo": "„", "laquo": "«", "raquo": "»", "bull": "•",
-        "middot": "·", "copy": "©", "reg": "®", "trade": "™", "deg": "°", "euro": "€", "pound": "£",
-        "yen": "¥", "cent": "¢", "sect": "§", "para": "¶", "times": "×", "divide": "÷", "plusmn": "±",
-        "frac12": "½", "frac14": "¼", "frac34": "¾", "iexcl": "¡", "iquest": "¿", "shy": "\u{AD}",
-        "agrave": "à", "aacute": "á", "acirc": "â", "auml": "ä", "aring": "å", "ccedil": "ç",
-        "egrave": "è", "eacute": "é", "ecirc": "ê", "euml": "ë", "iacute": "í", "iuml": "ï",
-        "ntilde": "ñ", "oacute": "ó", "ocirc": "ô", "ouml": "ö", "oslash": "ø", "uacute": "ú",
-        "ugrave": "ù", "uuml": "ü", "szlig": "ß", "Auml": "Ä", "Ouml": "Ö", "Uuml": "Ü", "Eacute": "É",
+    /// windows-1252's 0x80–0x9F (its five unused bytes stay as they are).
+    static let windows1252: [Unicode.Scalar] = [
+        "\u{20AC}", "\u{81}", "\u{201A}", "\u{192}", "\u{201E}", "\u{2026}", "\u{2020}", "\u{2021}",
+        "\u{2C6}", "\u{2030}", "\u{160}", "\u{2039}", "\u{152}", "\u{8D}", "\u{17D}", "\u{8F}",
+        "\u{90}", "\u{2018}", "\u{2019}", "\u{201C}", "\u{201D}", "\u{2022}", "\u{2013}", "\u{2014}",
+        "\u{2DC}", "\u{2122}", "\u{161}", "\u{203A}", "\u{153}", "\u{9D}", "\u{17E}", "\u{178}",
     ]
+
+    /// `text` (UTF-8) with its C1 control characters U+0080–U+009F read as windows-1252's, as
+    /// browsers do: they come from `&#146;`-style references, or from windows-1252 bytes declared
+    /// as ISO-8859-1.
+    static func replacingC1(_ text: [UInt8]) -> [UInt8] {
+        guard let first = text.indices.first(where: { text[$0] == 0xC2 && $0 + 1 < text.count && text[$0 + 1] & 0xE0 == 0x80 })
+        else { return text }
+        var out = Array(text[..<first])
+        out.reserveCapacity(text.count + 8)
+        var index = first
+        while index < text.count {
+            if text[index] == 0xC2, index + 1 < text.count, text[index + 1] & 0xE0 == 0x80 {
+                out += Array(String(windows1252[Int(text[index + 1] - 0x80)]).utf8)
+                index += 2
+            } else {
+                out.append(text[index])
+                index += 1
+            }
+        }
+        return out
+    }
 }
 
 extension String {

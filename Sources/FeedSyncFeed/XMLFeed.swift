@@ -12,8 +12,8 @@ import Foundation
 /// fatal error ends the document, naming its line and column.
 final class XMLFeed {
     /// Reads a whole document held in memory.
-    static func decode(_ data: Data, base: String) throws(FeedError) -> (FeedFormat, FeedPage) {
-        try XMLFeed(base: base, batch: .max, onItems: nil).parse { push in
+    static func decode(_ data: Data, base: String, contentType: String?) throws(FeedError) -> (FeedFormat, FeedPage) {
+        try XMLFeed(base: base, contentType: contentType, batch: .max, onItems: nil).parse { push in
             data.withUnsafeBytes { bytes in
                 var offset = 0
                 while offset < bytes.count {
@@ -28,13 +28,13 @@ final class XMLFeed {
     /// Reads a document from a file, in chunks. `onItems` receives the items in order, `batch`
     /// at a time; the page returned then carries no items.
     static func decode(
-        file path: String, base: String, batch: Int, onItems: @escaping ([FeedItem]) throws -> Void
+        file path: String, base: String, contentType: String?, batch: Int, onItems: @escaping ([FeedItem]) throws -> Void
     ) throws -> (FeedFormat, FeedPage) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FeedError("cannot read the downloaded document at \(path)") }
         defer { close(descriptor) }
         var readError: Int32 = 0
-        let reader = XMLFeed(base: base, batch: batch, onItems: onItems)
+        let reader = XMLFeed(base: base, contentType: contentType, batch: batch, onItems: onItems)
         let result = reader.parse { push in
             var buffer = [UInt8](repeating: 0, count: chunkSize)
             while true {
@@ -99,18 +99,31 @@ final class XMLFeed {
             xml.freeParser(context)
             self.context = nil
         }
-        _ = xml.useOptions(context, Int32(XML_PARSE_NONET.rawValue))
+        // The document reaches libxml2 as UTF-8 (XMLInput), so its declared encoding is ignored.
+        // Recovery: a document that is not well-formed is read on past the damage where it can be.
+        _ = xml.useOptions(
+            context, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_IGNORE_ENC.rawValue | XML_PARSE_RECOVER.rawValue))
+        var input = XMLInput(contentType: contentType)
         var stopped = false
+        func parse(_ bytes: [UInt8], last: Bool) -> Bool {
+            let status = bytes.withUnsafeBytes { bytes in
+                xml.parseChunk(context, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), last ? 1 : 0)
+            }
+            // In recovery, a status is the last error and parsing goes on; libxml2 disables SAX when it cannot.
+            _ = status
+            return error != nil || callbackError != nil || context.pointee.disableSAX != 0
+        }
         feed { chunk in
             pushed += chunk.count
-            let status = xml.parseChunk(
-                context, chunk.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(chunk.count), 0)
-            stopped = status != 0 || error != nil || callbackError != nil || context.pointee.disableSAX != 0
+            stopped = parse(input.next(chunk, last: false), last: false)
             return !stopped
         }
-        if !stopped { _ = xml.parseChunk(context, nil, 0, 1) }
+        if !stopped { _ = parse(input.next(UnsafeRawBufferPointer(start: nil, count: 0), last: true), last: true) }
         flush()
         if let error { return .failure(error) }
+        if made == 0, let malformed, entriesSeen > 0 || format == nil {
+            return .failure(FeedError("the XML is not well-formed at \(malformed), and no item could be read"))
+        }
         if callbackError != nil { return .failure(FeedError("stopped")) }
         guard let format = format else { return .failure(FeedError("the XML document is empty")) }
         // Nothing stored in silence: entries that were there and made no item make the document unusable.
@@ -120,7 +133,9 @@ final class XMLFeed {
                 : "none of its \(unusable) entries could be kept (an id or a link over its limit)"))
         }
         let next = next ?? previousArchive
-        return .success((format, FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)))
+        var page = FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)
+        page.malformed = malformed
+        return .success((format, page))
     }
 
     private static func from(_ context: UnsafeMutableRawPointer?) -> XMLFeed {
@@ -145,7 +160,10 @@ final class XMLFeed {
             for index in stride(from: 0, to: count * 5, by: 5) {
                 guard let local = values[index], Self.equal(local, name),
                       let start = values[index + 3], let end = values[index + 4] else { continue }
-                return String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
+                let value = String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
+                // libxml2 hands `&amp;` in an attribute over as `&#38;` (it keeps `&` escaped when
+                // it does not substitute entities): decoded here, exactly once.
+                return value.contains("&#38;") ? value.replacingOccurrences(of: "&#38;", with: "&") : value
             }
             return nil
         }
@@ -160,6 +178,8 @@ final class XMLFeed {
     // MARK: State
 
     private let batch: Int
+    /// The HTTP `Content-Type`, whose charset names the document's encoding.
+    private let contentType: String?
     /// Bytes of the document handed to libxml2, and bytes of character data it handed back: the
     /// latter outgrowing the former is entity expansion, which is bounded (`FeedLimits`).
     private var pushed = 0
@@ -168,6 +188,8 @@ final class XMLFeed {
     private var context: xmlParserCtxtPtr?
     private(set) var format: FeedFormat?
     private(set) var error: FeedError?
+    /// Where the document is not well-formed, and why: its first fatal error.
+    private(set) var malformed: String?
     /// What `onItems` threw; parsing stopped there.
     private(set) var callbackError: (any Error)?
     private(set) var items: [FeedItem] = []
@@ -182,8 +204,12 @@ final class XMLFeed {
     private var entryDepth = 0
     /// The depth of the entry's Atom `source` while inside it.
     private var sourceDepth: Int?
-    /// The root's namespace when it is `<rss>` in one (some feeds put RSS 2.0 in a default namespace).
+    /// The root's namespace when it is `<rss>` in one (some feeds put RSS 2.0 in a default namespace),
+    /// or `<feed>` in one of Atom's drafts'.
     private var rssNamespace: String?
+    private var atomNamespace: String?
+    /// Entries met: a malformed document that has none is an empty feed, not an unreadable one.
+    private var entriesSeen = 0
     /// Items made; entries that made none although they carried something (a key or a link over
     /// its limit); and `item` or `entry` elements of a namespace no dialect read uses.
     private var made = 0
@@ -193,8 +219,9 @@ final class XMLFeed {
     /// Namespace names by libxml2's interned pointer: each is made a String once per document.
     private var namespaces: [UnsafePointer<UInt8>: String] = [:]
 
-    private init(base: String, batch: Int, onItems: (([FeedItem]) throws -> Void)?) {
+    private init(base: String, contentType: String?, batch: Int, onItems: (([FeedItem]) throws -> Void)?) {
         bases = [base]
+        self.contentType = contentType
         self.batch = batch
         self.onItems = onItems
     }
@@ -272,7 +299,13 @@ final class XMLFeed {
                 format = .rss
                 rssNamespace = namespace  // RSS 0.91 to 2.0, some in a default namespace
             case (Namespace.rdf, "RDF"): format = .rss  // RSS 0.90 and 1.0
-            case (Namespace.atom, "feed"), (Namespace.atom03, "feed"), ("", "feed"): format = .atom  // 1.0, 0.3, none
+            case (_, "feed"):
+                // Atom 1.0 and 0.3, none, or the namespaces of its drafts (echo, pie, necho).
+                format = .atom
+                atomNamespace = namespace
+            case (_, "html"), (_, "HTML"):
+                error = FeedError("the document is a web page, not a feed; use the address of the site's RSS or Atom feed")
+                stop()
             default:
                 error = FeedError("the XML is neither RSS nor Atom (its root element is <\(name)>)")
                 stop()
@@ -282,6 +315,7 @@ final class XMLFeed {
         // Atom 1.0 and 0.3 are read alike, and an Atom root without a namespace makes its
         // unqualified children Atom; RSS's are unqualified, or in RSS 0.90's, 1.0's or the root's.
         let atom = namespace == Namespace.atom || namespace == Namespace.atom03 || format == .atom && namespace.isEmpty
+            || namespace == atomNamespace
         let plain = !atom && (namespace.isEmpty || namespace == Namespace.rss1 || namespace == Namespace.rss090
             || namespace == rssNamespace)
 
@@ -289,8 +323,16 @@ final class XMLFeed {
             if namespace == Namespace.xhtml, name == "img", entry?.xhtmlImage == nil { entry?.xhtmlImage = url("src") }
             return
         }
+        // Entries never nest: one that starts inside another means the other was not closed (a
+        // document libxml2 is recovering from). The open one ends here.
+        if let open = entry, (plain || atom) && name == "item" || atom && name == "entry" {
+            entry = nil
+            finish(open)
+        }
         guard entry != nil else {
-            if plain && name == "item" || atom && name == "entry" {
+            // An Atom feed's <item> is read as an entry, as feedparser does.
+            if (plain || atom) && name == "item" || atom && name == "entry" {
+                entriesSeen += 1
                 entry = Entry()
                 entry?.about = attributes["about"].flatMap { DocumentURL.resolve($0, against: base) }
                 entryDepth = depth
@@ -393,30 +435,39 @@ final class XMLFeed {
         bases.removeLast()
         if let done = capture, done.depth == depth {
             capture = nil
-            entry?[done.field] = Captured(text: done.text, type: done.type, mode: done.mode, base: done.base)
+            entry?[done.field] = Captured(
+                text: HTMLEntities.replacingC1(done.text), type: done.type, mode: done.mode, base: done.base)
         } else if capture == nil, depth == sourceDepth {
             sourceDepth = nil
         } else if capture == nil, depth == entryDepth, let finished = entry {
             entry = nil
-            let read = item(from: finished)
-            if let item = read.flatMap(FeedLimits.bounded) {
-                made += 1
-                items.append(item)
-                if items.count >= batch { flush() }
-            } else {
-                skipped += 1  // nothing to show (no id, link, title, text or picture), or over a limit
-                if read != nil { unusable += 1 }
-            }
+            finish(finished)
+        }
+    }
+
+    /// Makes an item of a read entry, or counts it skipped.
+    private func finish(_ entry: Entry) {
+        let read = item(from: entry)
+        if let item = read.flatMap(FeedLimits.bounded) {
+            made += 1
+            items.append(item)
+            if items.count >= batch { flush() }
+        } else {
+            skipped += 1  // nothing to show (no id, link, title, text or picture), or over a limit
+            if read != nil { unusable += 1 }
         }
     }
 
     /// The first fatal error makes the document unusable; warnings and namespace errors (an
     /// undeclared prefix) do not.
+    /// The first fatal error is remembered: libxml2 recovers and reads on, and the document is
+    /// refused only if nothing could be read at all. Warnings and namespace errors (an undeclared
+    /// prefix) are not errors.
     private func failed(_ report: xmlErrorPtr?) {
-        guard error == nil, let report = report?.pointee, report.level == XML_ERR_FATAL else { return }
+        guard malformed == nil, let report = report?.pointee, report.level == XML_ERR_FATAL else { return }
         let reason = report.message.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) }
-        error = FeedError(
-            "the XML is not well-formed at line \(report.line), column \(report.int2)\(reason.map { " (\($0))" } ?? "")")
+        // libxml2's words, bounded: a message quotes bytes of the document.
+        malformed = "line \(report.line), column \(report.int2)\(reason.map { " (\(String($0.prefix(120))))" } ?? "")"
     }
 
     /// Hands the items read so far to `onItems`, when streaming.

@@ -37,17 +37,19 @@ extension Store {
     }
 
     /// Records how a pull of the feed ended.
+    /// `malformed`: where a document of this pull was not well-formed (its items were read
+    /// past the damage), nil when none was.
     public func recordOutcome(
-        feedID: Int64, _ outcome: PullOutcome, error: String?, at date: Date, nextRetryAt: Date?
+        feedID: Int64, _ outcome: PullOutcome, error: String?, at date: Date, nextRetryAt: Date?, malformed: String? = nil
     ) throws(StoreError) {
         try write { db in
             try db.execute(
                 sql: """
-                    UPDATE feed SET last_pull_at = ?, last_outcome = ?, last_error = ?, next_retry_at = ?
+                    UPDATE feed SET last_pull_at = ?, last_outcome = ?, last_error = ?, next_retry_at = ?, malformed = ?
                     WHERE id = ?
                     """,
                 arguments: [date.timeIntervalSince1970, outcome.rawValue, error,
-                            nextRetryAt?.timeIntervalSince1970, feedID])
+                            nextRetryAt?.timeIntervalSince1970, malformed, feedID])
         }
     }
 
@@ -107,6 +109,7 @@ extension Feed: FetchableRecord {
         lastPullAt = row.real("last_pull_at").map(Date.init(timeIntervalSince1970:))
         lastOutcome = row.text("last_outcome").flatMap(PullOutcome.init(rawValue:))
         lastError = row.text("last_error")
+        malformed = row.text("malformed")
         nextRetryAt = row.real("next_retry_at").map(Date.init(timeIntervalSince1970:))
     }
 }

@@ -81,6 +81,8 @@ public struct Feed: Sendable, Equatable {
     public var lastOutcome: PullOutcome?
     public var lastError: String?
     public var nextRetryAt: Date?
+    /// Where the last pull found a document not well-formed (and read past the damage), if it did.
+    public var malformed: String?
 }
 
 /// A stored item, as `list` shows it.

@@ -49,6 +49,8 @@ public enum PullEvent: Sendable {
     case endless(url: String, reason: String)
     /// The server refused a saved link (status 4xx); the walk started again from the head.
     case linkRefused(url: String, status: Int)
+    /// A document was not well-formed; its items were read past the damage (`where`: line, column, reason).
+    case malformed(url: String, where: String)
 }
 
 public struct PullOptions: Sendable {
@@ -72,6 +74,8 @@ public struct PullReport: Sendable {
     public var finish: PagingMachine.Finish?
     /// The feed was skipped: a server asked us to wait until then.
     public var skippedUntil: Date?
+    /// Where the last malformed document of this pull was damaged, if one was.
+    public var malformed: String?
 }
 
 /// Pulls feeds into the store, one page per transaction.
@@ -105,7 +109,7 @@ public final class SyncEngine: Sendable {
         var report = PullReport(url: feed.url, pages: 0, newItems: 0, finish: nil, skippedUntil: nil)
         do throws(PullFailure) {
             try await walk(feed, options: options, report: &report)
-            try record(feed, .ok, error: nil, at: started, nextRetryAt: nil)
+            try record(feed, .ok, error: nil, at: started, nextRetryAt: nil, malformed: report.malformed)
             return report
         } catch {
             let failure = error
@@ -114,14 +118,19 @@ public final class SyncEngine: Sendable {
             case .data: .data
             case .local, .usage: .local
             }
-            try? record(feed, outcome, error: failure.error.message, at: started, nextRetryAt: failure.nextRetryAt)
+            try? record(
+                feed, outcome, error: failure.error.message, at: started, nextRetryAt: failure.nextRetryAt,
+                malformed: report.malformed)
             throw failure.error
         }
     }
 
-    private func record(_ feed: Feed, _ outcome: PullOutcome, error: String?, at: Date, nextRetryAt: Date?) throws(PullFailure) {
+    private func record(
+        _ feed: Feed, _ outcome: PullOutcome, error: String?, at: Date, nextRetryAt: Date?, malformed: String?
+    ) throws(PullFailure) {
         do {
-            try store.recordOutcome(feedID: feed.id, outcome, error: error, at: at, nextRetryAt: nextRetryAt)
+            try store.recordOutcome(
+                feedID: feed.id, outcome, error: error, at: at, nextRetryAt: nextRetryAt, malformed: malformed)
         } catch {
             throw PullFailure(SyncError(.local, "\(error.message); check the disk and the data home's permissions"))
         }
@@ -185,6 +194,10 @@ public final class SyncEngine: Sendable {
                     }
                     // A link to another scheme (file:, ftp:, …) or no URL at all ends the walk here;
                     // the page's items are stored.
+                    if let malformed = page.malformed {
+                        report.malformed = "\(url): \(malformed)"
+                        options.onEvent(.malformed(url: url, where: malformed))
+                    }
                     if let next = page.next, let problem = HTTPRequest.problem(with: next) {
                         page.next = nil
                         page.hasMore = false

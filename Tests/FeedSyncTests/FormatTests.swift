@@ -65,8 +65,13 @@ func decode(
         #expect(page.items.first?.published == "2024-05-01T00:00:00Z")
         #expect(page.hasMore == false && page.next == nil)
 
-        let broken = "<rss><channel>\n<item><title>x</title>\n<link>y</item>\n</channel></rss>"
-        let error = #expect(throws: FeedError.self) { try decode(Data(broken.utf8), url: "https://x.example/") }
+        // Damage is read past, and said where; a document with no readable item is refused.
+        let broken = "<rss><channel>\n<item><title>x</title>\n<link>y</item>\n<item><title>z</title></item></channel></rss>"
+        let recovered = try decode(Data(broken.utf8), url: "https://x.example/").page
+        #expect(recovered.items.map(\.title) == ["x", "z"])
+        #expect(recovered.malformed?.hasPrefix("line 3, column") == true, "\(String(describing: recovered.malformed))")
+        let cut = "<rss><channel>\n<item><title>x</title>\n<link>y</li"
+        let error = #expect(throws: FeedError.self) { try decode(Data(cut.utf8), url: "https://x.example/") }
         #expect(error?.reason.contains("not well-formed at line 3") == true, "\(String(describing: error))")
 
         let html = "<!doctype html><html><body>Moved</body></html>"

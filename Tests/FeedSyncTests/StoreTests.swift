@@ -20,10 +20,10 @@ import Testing
     }
 
     @Test func appliesTheEmbeddedMigrationsOnceAndInOrder() throws {
-        #expect(try store.appliedMigrations() == ["0001_init", "0002_formats", "0003_band_sizes", "0004_backfill_note"])
+        #expect(try store.appliedMigrations() == ["0001_init", "0002_formats", "0003_band_sizes", "0004_feed_notes"])
         // Opening again applies nothing twice.
         let again = try Store(path: store.path)
-        #expect(try again.appliedMigrations() == ["0001_init", "0002_formats", "0003_band_sizes", "0004_backfill_note"])
+        #expect(try again.appliedMigrations() == ["0001_init", "0002_formats", "0003_band_sizes", "0004_feed_notes"])
         #expect(try again.integrityCheck() == ["ok"])
     }
 

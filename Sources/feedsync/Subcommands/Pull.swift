@@ -247,6 +247,7 @@ struct Pull: AsyncParsableCommand {
         case .skipped(let url, let until): "\(url): skipped until \(iso(until)) as the server asked"
         case .endless(let url, let reason): "\(url): stopped an endless feed: \(reason)"
         case .linkRefused(let url, let status): "\(url): answered \(status) to a saved link; starting again from the head"
+        case .malformed(let url, let place): "\(url): not well-formed at \(place); the items around the damage were read"
         }
         Output.error(Terminal.safe(line))
     }

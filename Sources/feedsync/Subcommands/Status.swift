@@ -53,6 +53,9 @@ struct Status: AsyncParsableCommand {
             lines.append("  last pull:     never")
         }
         if let next = feed.nextRetryAt, next > Date() { lines.append("  next retry:    \(iso(next))") }
+        if let malformed = feed.malformed {
+            lines.append("  malformed:     \(Terminal.safe(malformed)); its items were read past the damage")
+        }
         let pictures = ["cached", "pending", "failed"].map { "\($0) \(status.pictures[$0]?.count ?? 0)" }
         let bytes = status.pictures["cached"]?.bytes ?? 0
         lines.append("  pictures:      \(pictures.joined(separator: ", ")) (\(bytes) bytes cached)")
@@ -74,6 +77,7 @@ struct Status: AsyncParsableCommand {
             "last_outcome": \(JSON.string(feed.lastOutcome?.rawValue)), \
             "last_error": \(JSON.string(feed.lastError)), \
             "next_retry_at": \(JSON.string(feed.nextRetryAt.map(iso))), \
+            "malformed": \(JSON.string(feed.malformed)), \
             "pictures": {\(pictures.joined(separator: ", ")), "cached_bytes": \(status.pictures["cached"]?.bytes ?? 0)}}
             """
     }

@@ -1,0 +1,402 @@
+import Foundation
+
+/// What libxml2 is given of a feed document: UTF-8, with what browsers forgive made well-formed.
+/// Feeds are written by hand, by ancient CMSes and by broken templates; a browser or feedparser
+/// reads them, and so must we, without ever storing garbage. The document arrives in chunks and
+/// leaves in chunks, so a long one is never held whole.
+///
+/// - **Encoding** (RFC 7303's order): a byte-order mark, else the HTTP `charset`, else the XML
+///   declaration's `encoding`, else UTF-8 when the first chunk is valid UTF-8 and windows-1252
+///   when it is not. ISO-8859-1 and US-ASCII are read as windows-1252, as browsers do; a name
+///   iconv does not know counts as no name. Anything but UTF-8 is converted with iconv, and
+///   libxml2 is told to ignore the declaration.
+/// - **References**: HTML's named references (`&nbsp;`, `&eacute;`, the whole HTML5 table)
+///   become numeric ones unless the document declares the name itself; an unknown name and a
+///   bare `&` become literal text (`&amp;`). A numeric reference to a character XML does not
+///   allow is dropped (`&#0;` is U+FFFD).
+/// - **Characters**: the control characters XML does not allow (all of C0 but tab, line feed and
+///   carriage return) are dropped.
+/// CDATA sections, comments, processing instructions and the DTD are left as they are.
+struct XMLInput {
+    /// The longest reference rewritten (`&CounterClockwiseContourIntegral;` is 33 bytes).
+    private static let longestReference = 40
+
+    private var converter: Converter?
+    private var decided = false
+    private let contentType: String?
+    private var state = State.text
+    /// Bytes held back at the end of a chunk: a reference or a markup opening cut in two.
+    private var carry: [UInt8] = []
+    /// Entity names the document's DTD declares: those references are the document's own.
+    private var declared: Set<String> = []
+
+    /// Something but white space was passed on: an XML declaration from now on is out of place.
+    private var started = false
+
+    private enum State: Equatable {
+        case text, cdata, comment, instruction
+        /// An XML declaration out of place (after a comment, say), dropped: its encoding was read already.
+        case declaration
+        /// Inside `<!DOCTYPE`: bracket depth, and the quote being read, if any.
+        case doctype(depth: Int, quote: UInt8?)
+    }
+
+    init(contentType: String?) {
+        self.contentType = contentType
+    }
+
+    /// The next part of the document as libxml2 should read it (`last`: no more follows).
+    mutating func next(_ chunk: UnsafeRawBufferPointer, last: Bool) -> [UInt8] {
+        var bytes = [UInt8](chunk)
+        if !decided {
+            decided = true
+            converter = Self.converter(for: bytes, contentType: contentType)
+            bytes = Self.droppingByteOrderMark(bytes)
+        }
+        if let converter {
+            bytes = converter.convert(bytes, last: last)
+        }
+        return repaired(carry + bytes, last: last)
+    }
+
+    // MARK: Encoding
+
+    /// The converter to UTF-8 for a document that starts with `start`, or nil for UTF-8.
+    static func converter(for start: [UInt8], contentType: String?) -> Converter? {
+        let name = encodingName(start, contentType: contentType)
+        guard let name, !["utf-8", "utf8"].contains(name) else {
+            // Undeclared: UTF-8 if it is (a sequence cut at the chunk's end does not count against it).
+            if name == nil, !isUTF8(start) { return Converter(from: "WINDOWS-1252") }
+            return nil
+        }
+        let browserName = ["iso-8859-1", "latin1", "l1", "us-ascii", "ascii", "iso8859-1", "iso_8859-1"]
+            .contains(name) ? "WINDOWS-1252" : name.uppercased()
+        if let converter = Converter(from: browserName) { return converter }
+        // A name iconv does not know: as if undeclared.
+        return isUTF8(start) ? nil : Converter(from: "WINDOWS-1252")
+    }
+
+    /// The encoding the document names: by its byte-order mark (or UTF-16/32's telltale first
+    /// bytes), the HTTP charset, or its XML declaration, lower-cased; nil when nothing names one.
+    static func encodingName(_ start: [UInt8], contentType: String?) -> String? {
+        let boms: [([UInt8], String)] = [
+            ([0xEF, 0xBB, 0xBF], "utf-8"), ([0x00, 0x00, 0xFE, 0xFF], "utf-32be"), ([0xFF, 0xFE, 0x00, 0x00], "utf-32le"),
+            ([0xFE, 0xFF], "utf-16be"), ([0xFF, 0xFE], "utf-16le"),
+            ([0x00, 0x00, 0x00, 0x3C], "utf-32be"), ([0x3C, 0x00, 0x00, 0x00], "utf-32le"),
+            ([0x00, 0x3C, 0x00, 0x3F], "utf-16be"), ([0x3C, 0x00, 0x3F, 0x00], "utf-16le"),
+        ]
+        for (bom, name) in boms where start.starts(with: bom) { return name }
+        if let contentType, let charset = parameter("charset", in: contentType) { return charset }
+        // The declaration, in an ASCII-compatible encoding: `<?xml version="1.0" encoding="…"?>`.
+        let head = String(decoding: start.prefix(512), as: UTF8.self)
+        guard let open = head.range(of: "<?xml"), let close = head.range(of: "?>", range: open.upperBound..<head.endIndex)
+        else { return nil }
+        return parameter("encoding", in: String(head[open.upperBound..<close.lowerBound]))
+    }
+
+    /// `name=value` or `name="value"` in `text`, lower-cased and unquoted.
+    private static func parameter(_ name: String, in text: String) -> String? {
+        let lower = text.lowercased()
+        guard let found = lower.range(of: name) else { return nil }
+        var rest = lower[found.upperBound...].drop { $0 == " " || $0 == "\t" }
+        guard rest.first == "=" else { return nil }
+        rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" }
+        let quote = rest.first == "\"" || rest.first == "'" ? rest.first : nil
+        if quote != nil { rest = rest.dropFirst() }
+        let value = rest.prefix { $0 != quote && $0 != ";" && $0 != " " && $0 != "?" && !(quote == nil && $0 == ">") }
+        return value.isEmpty ? nil : String(value)
+    }
+
+    static func droppingByteOrderMark(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+    }
+
+    /// Whether `bytes` is UTF-8, but for a sequence cut at its very end.
+    static func isUTF8(_ bytes: [UInt8]) -> Bool {
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            let length = byte < 0x80 ? 1 : byte >> 5 == 0b110 ? 2 : byte >> 4 == 0b1110 ? 3 : byte >> 3 == 0b11110 ? 4 : 0
+            guard length > 0 else { return false }
+            if index + length > bytes.count { return index + 4 > bytes.count }
+            for offset in 1..<length where bytes[index + offset] & 0xC0 != 0x80 { return false }
+            if length == 2, byte < 0xC2 { return false }  // overlong
+            index += length
+        }
+        return true
+    }
+
+    /// iconv from one encoding to UTF-8, across chunks: a sequence cut at a chunk's end waits for
+    /// the next; a byte that is no character is U+FFFD.
+    final class Converter {
+        private let descriptor: iconv_t
+        private var pending: [UInt8] = []
+
+        init?(from encoding: String) {
+            let descriptor = iconv_open("UTF-8", encoding)
+            guard let descriptor, Int(bitPattern: descriptor) != -1 else { return nil }
+            self.descriptor = descriptor
+        }
+
+        deinit {
+            iconv_close(descriptor)
+        }
+
+        func convert(_ bytes: [UInt8], last: Bool) -> [UInt8] {
+            var input = pending + bytes
+            pending = []
+            var output = [UInt8](repeating: 0, count: input.count * 4 + 16)
+            var produced = 0
+            var consumed = 0
+            while consumed < input.count {
+                var inLeft = input.count - consumed
+                var outLeft = output.count - produced
+                let result = input.withUnsafeMutableBufferPointer { inBuffer in
+                    output.withUnsafeMutableBufferPointer { outBuffer in
+                        var inPointer: UnsafeMutablePointer<CChar>? = UnsafeMutableRawPointer(inBuffer.baseAddress! + consumed)
+                            .assumingMemoryBound(to: CChar.self)
+                        var outPointer: UnsafeMutablePointer<CChar>? = UnsafeMutableRawPointer(outBuffer.baseAddress! + produced)
+                            .assumingMemoryBound(to: CChar.self)
+                        return iconv(descriptor, &inPointer, &inLeft, &outPointer, &outLeft)
+                    }
+                }
+                let failure = result == -1 ? errno : 0
+                consumed = input.count - inLeft
+                produced = output.count - outLeft
+                if failure == EINVAL, !last {
+                    pending = Array(input[consumed...])  // cut in two: the rest comes with the next chunk
+                    break
+                } else if failure == EILSEQ || failure == EINVAL {
+                    output.replaceSubrange(produced..<min(output.count, produced + 3), with: [0xEF, 0xBF, 0xBD])
+                    produced += 3
+                    consumed += 1
+                } else if failure == E2BIG {
+                    output += [UInt8](repeating: 0, count: input.count * 2 + 16)
+                } else {
+                    break
+                }
+            }
+            input.removeAll()
+            return Array(output[..<produced])
+        }
+    }
+
+    // MARK: Repairs
+
+    /// `bytes` (UTF-8) with references and characters repaired; what cannot be judged before the
+    /// next chunk is held back in `carry`.
+    private mutating func repaired(_ bytes: [UInt8], last: Bool) -> [UInt8] {
+        carry = []
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 64)
+        var index = 0
+        let count = bytes.count
+        func starts(_ text: StaticString, at position: Int) -> Bool? {
+            let length = text.utf8CodeUnitCount
+            if position + length > count { return last ? false : nil }
+            for offset in 0..<length where bytes[position + offset] != text.utf8Start[offset] { return false }
+            return true
+        }
+        scan: while index < count {
+            // Runs of bytes that need no look are copied whole.
+            let special: (UInt8) -> Bool = switch state {
+            case .text: { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 < 0x20 }
+            case .cdata: { $0 == UInt8(ascii: "]") || $0 < 0x20 }
+            case .comment: { $0 == UInt8(ascii: "-") || $0 < 0x20 }
+            case .instruction, .declaration: { $0 == UInt8(ascii: "?") || $0 < 0x20 }
+            case .doctype: { _ in true }
+            }
+            let runStart = index
+            while index < count, !special(bytes[index]) { index += 1 }
+            if index > runStart, state != .declaration { out += bytes[runStart..<index] }
+            guard index < count else { break }
+
+            let byte = bytes[index]
+            if byte < 0x20, byte != 0x09, byte != 0x0A, byte != 0x0D {
+                index += 1  // a control character XML does not allow
+                continue
+            }
+            switch state {
+            case .text where byte == UInt8(ascii: "&"):
+                switch reference(in: bytes, at: index, last: last) {
+                case .incomplete:
+                    carry = Array(bytes[index...])
+                    break scan
+                case .bare:
+                    out += Array("&amp;".utf8)
+                    index += 1
+                case .rewritten(let replacement, let end):
+                    out += replacement
+                    index = end
+                }
+                continue scan
+            case .text where byte == UInt8(ascii: "<"):
+                // A `<` that starts no tag (`a < b`) is text, as a browser shows it.
+                guard index + 1 < count else {
+                    if last {
+                        out += Array("&lt;".utf8)
+                        index += 1
+                        continue scan
+                    }
+                    carry = Array(bytes[index...])
+                    break scan
+                }
+                if !Self.startsMarkup(bytes[index + 1]) {
+                    out += Array("&lt;".utf8)
+                    index += 1
+                    continue scan
+                }
+                // The XML declaration: white space before it is dropped (libxml2 refuses it), and
+                // one out of place is dropped whole.
+                switch starts("<?xml", at: index) {
+                case nil:
+                    carry = Array(bytes[index...])
+                    break scan
+                case true? where index + 5 < count && bytes[index + 5] <= 0x20:
+                    if started || out.contains(where: { $0 > 0x20 }) {
+                        state = .declaration
+                        index += 5
+                        continue scan
+                    }
+                    out.removeAll()
+                default:
+                    break
+                }
+                let markup: [(StaticString, State)] = [
+                    ("<![CDATA[", .cdata), ("<!--", .comment), ("<?", .instruction), ("<!DOCTYPE", .doctype(depth: 0, quote: nil)),
+                ]
+                for (opening, next) in markup {
+                    switch starts(opening, at: index) {
+                    case nil:
+                        carry = Array(bytes[index...])
+                        break scan
+                    case true?:
+                        state = next
+                        let length = opening.utf8CodeUnitCount
+                        out += bytes[index..<(index + length)]
+                        index += length
+                        continue scan
+                    case false?:
+                        continue
+                    }
+                }
+            case .cdata, .comment, .instruction, .declaration:
+                let closing: StaticString = switch state {
+                case .cdata: "]]>"
+                case .comment: "-->"
+                default: "?>"
+                }
+                if byte == closing.utf8Start[0] {
+                    switch starts(closing, at: index) {
+                    case nil:
+                        carry = Array(bytes[index...])
+                        break scan
+                    case true?:
+                        let length = closing.utf8CodeUnitCount
+                        if state != .declaration { out += bytes[index..<(index + length)] }
+                        state = .text
+                        index += length
+                        continue scan
+                    case false?:
+                        break
+                    }
+                }
+            case .doctype(let depth, let quote):
+                if let quote {
+                    if byte == quote { state = .doctype(depth: depth, quote: nil) }
+                } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                    state = .doctype(depth: depth, quote: byte)
+                } else if byte == UInt8(ascii: "[") {
+                    state = .doctype(depth: depth + 1, quote: nil)
+                } else if byte == UInt8(ascii: "]") {
+                    state = .doctype(depth: max(0, depth - 1), quote: nil)
+                } else if byte == UInt8(ascii: ">"), depth == 0 {
+                    state = .text
+                } else if byte == UInt8(ascii: "<") {
+                    switch starts("<!ENTITY", at: index) {
+                    case nil:
+                        carry = Array(bytes[index...])
+                        break scan
+                    case true?:
+                        // The name after it (a parameter entity's `%` is no general entity).
+                        var at = index + 8
+                        while at < count, bytes[at] <= 0x20 { at += 1 }
+                        let name = bytes[at...].prefix { $0 > 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "'") }
+                        if !name.isEmpty, name.first != UInt8(ascii: "%") { declared.insert(String(decoding: name, as: UTF8.self)) }
+                    case false?:
+                        break
+                    }
+                }
+            default:
+                break
+            }
+            if state != .declaration { out.append(byte) }
+            index += 1
+        }
+        if !started { started = out.contains { $0 > 0x20 } }
+        return out
+    }
+
+    private enum Reference {
+        /// Cut at the chunk's end: judged with the next one.
+        case incomplete
+        /// A `&` that starts no reference: literal text.
+        case bare
+        case rewritten([UInt8], end: Int)
+    }
+
+    /// The `&` at `index` made well-formed: a numeric reference kept (or dropped when its character
+    /// is not allowed), an XML or declared name kept, an HTML name made numeric, any other name
+    /// escaped, so it shows as written.
+    private func reference(in bytes: [UInt8], at index: Int, last: Bool) -> Reference {
+        let start = index + 1
+        var end = start
+        while end < bytes.count, end - start <= Self.longestReference, Self.isReferenceByte(bytes[end]) { end += 1 }
+        if end == bytes.count { return last ? .bare : .incomplete }
+        guard bytes[end] == UInt8(ascii: ";"), end > start else { return .bare }
+        let body = bytes[start..<end]
+        let after = end + 1
+        if body.first == UInt8(ascii: "#") {
+            let digits = body.dropFirst()
+            let hex = digits.first == UInt8(ascii: "x") || digits.first == UInt8(ascii: "X")
+            guard let value = UInt32(String(decoding: hex ? digits.dropFirst() : digits, as: UTF8.self), radix: hex ? 16 : 10)
+            else { return .bare }
+            switch value {
+            case 0x09, 0x0A, 0x0D, 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF:
+                return .rewritten(Array("&#x\(String(value, radix: 16));".utf8), end: after)  // `&#X41;` is no XML
+            case 0: return .rewritten(Array("&#xFFFD;".utf8), end: after)
+            default: return .rewritten([], end: after)  // a control character or a surrogate: dropped
+            }
+        }
+        let name = String(decoding: body, as: UTF8.self)
+        if ["amp", "lt", "gt", "quot", "apos"].contains(name) || declared.contains(name) {
+            return .rewritten(Array(bytes[index..<after]), end: after)
+        }
+        guard let text = HTMLEntities.table[name] else {
+            return .rewritten(Array("&amp;".utf8) + Array(bytes[start..<after]), end: after)  // shown as written
+        }
+        var numeric: [UInt8] = []
+        for scalar in String(decoding: text, as: UTF8.self).unicodeScalars {
+            numeric += Array("&#x\(String(scalar.value, radix: 16));".utf8)
+        }
+        return .rewritten(numeric, end: after)
+    }
+
+    /// Whether a `<` followed by `byte` can open a tag, an end tag, a comment, a CDATA section or
+    /// a declaration.
+    private static func startsMarkup(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"),
+             UInt8(ascii: ":"), UInt8(ascii: "/"), UInt8(ascii: "!"), UInt8(ascii: "?"), 0x80...0xFF: true
+        default: false
+        }
+    }
+
+    private static func isReferenceByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "#"): true
+        default: false
+        }
+    }
+}
