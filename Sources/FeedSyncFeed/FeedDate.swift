@@ -105,11 +105,20 @@ enum FeedDate {
         var day: Int?, month: Int?, year: Int?
         var time: (Int, Int, Int)?
         var offset = 0
+        var meridiem: UInt8?  // `a` or `p`: a 12-hour clock
         let tokens = bytes.split { $0 == 0x20 || $0 == UInt8(ascii: ",") || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
         for token in tokens {
             if token.first == UInt8(ascii: "(") { continue }  // "(CEST)", a comment
-            if time == nil, token.contains(UInt8(ascii: ":")), let parsed = clock(token) {
+            if let half = Self.meridiem(token) {
+                meridiem = half
+            } else if time == nil, token.contains(UInt8(ascii: ":")),
+                      case let digits = token.prefix(while: { isDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }),
+                      let parsed = clock(digits),
+                      digits.count == token.count || Self.meridiem(token[digits.endIndex...]) != nil {
                 time = parsed
+                if digits.count < token.count { meridiem = Self.meridiem(token[digits.endIndex...]) }  // 8:56am
+            } else if day == nil, month == nil, year == nil, let (y, m, d) = yearMonthDay(token) {
+                (year, month, day) = (y, m, d)
             } else if let value = number(token) {
                 if token.count == 4, year == nil {
                     year = value
@@ -131,7 +140,11 @@ enum FeedDate {
             }
         }
         guard let day, let month, let year else { return nil }
-        let (hour, minute, second) = time ?? (0, 0, 0)
+        var (hour, minute, second) = time ?? (0, 0, 0)
+        if let meridiem {
+            guard (1...12).contains(hour) else { return nil }
+            hour = hour % 12 + (meridiem == UInt8(ascii: "p") ? 12 : 0)
+        }
         return seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second, offset: offset)
     }
 
@@ -145,6 +158,24 @@ enum FeedDate {
               let minute = number(b[20..<22]), let second = number(b[23..<25]), let offset = zoneOffset(b[26...])
         else { return nil }
         return seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second, offset: offset)
+    }
+
+    /// `am`, `pm`, `a.m.` or `p.m.` (any case): `a` or `p`.
+    private static func meridiem(_ token: Token) -> UInt8? {
+        let letters = token.filter { $0 != UInt8(ascii: ".") }.map { $0 | 0x20 }
+        guard letters.count == 2, letters[1] == UInt8(ascii: "m"), letters[0] == UInt8(ascii: "a") || letters[0] == UInt8(ascii: "p")
+        else { return nil }
+        return letters[0]
+    }
+
+    /// `2020/1/10` (year first, so not ambiguous); `1/10/2020` is, and is no date.
+    private static func yearMonthDay(_ token: Token) -> (Int, Int, Int)? {
+        let parts = token.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, let year = number(parts[0]),
+              (1...2).contains(parts[1].count), let month = number(parts[1]),
+              (1...2).contains(parts[2].count), let day = number(parts[2])
+        else { return nil }
+        return (year, month, day)
     }
 
     /// The value of a token of 1 to 9 ASCII digits.
@@ -204,7 +235,7 @@ enum FeedDate {
             rest = rest.dropFirst(3)
             if rest.isEmpty { return 0 }
         }
-        if let named = zones[String(decoding: rest, as: UTF8.self)] { return named * 3600 }
+        if let named = zones[String(decoding: rest, as: UTF8.self)] { return named }
         if rest.count == 1, let letter = rest.first, letter >= 0x41, letter <= 0x5A { return 0 }
         guard let sign = rest.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") else { return nil }
         let digits = rest.dropFirst().filter { $0 != UInt8(ascii: ":") }
@@ -214,9 +245,14 @@ enum FeedDate {
         return (sign == UInt8(ascii: "-") ? -1 : 1) * (hours * 3600 + minutes * 60)
     }
 
+    /// North America's zone names (seconds east of UTC): RFC 822's four and the others feeds use.
+    /// Names that mean several zones elsewhere (IST, BST) are not guessed.
     private static let zones: [String: Int] = [
-        "UT": 0, "UTC": 0, "GMT": 0, "Z": 0, "EST": -5, "EDT": -4, "CST": -6, "CDT": -5, "MST": -7, "MDT": -6,
-        "PST": -8, "PDT": -7,
+        "UT": 0, "UTC": 0, "GMT": 0, "Z": 0,
+        "EST": -5 * 3600, "EDT": -4 * 3600, "CST": -6 * 3600, "CDT": -5 * 3600, "MST": -7 * 3600, "MDT": -6 * 3600,
+        "PST": -8 * 3600, "PDT": -7 * 3600, "AST": -4 * 3600, "ADT": -3 * 3600, "NST": -(3 * 3600 + 1800),
+        "NDT": -(2 * 3600 + 1800), "AKST": -9 * 3600, "AKDT": -8 * 3600, "HST": -10 * 3600, "HAST": -10 * 3600,
+        "HADT": -9 * 3600,
     ]
 
     // MARK: Arithmetic

@@ -191,6 +191,11 @@ extension FeedDocument {
         if case .object(let object) = root, object["version"]?.text?.contains("jsonfeed.org/version/") == true {
             return .jsonFeed
         }
+        // A `version` that names no jsonfeed.org URL, on items with JSON Feed's own fields.
+        if case .object(let object) = root, object["version"] != nil, case .array(let items)? = object["items"],
+           items.prefix(10).contains(where: { $0["content_html"] != nil || $0["content_text"] != nil || $0["date_published"] != nil }) {
+            return .jsonFeed
+        }
         if case .array = root { return .wordpress }
         if headers["x-wp-total"] != nil || headers["x-wp-totalpages"] != nil { return .wordpress }
         return .pagedJSON

@@ -193,6 +193,9 @@ final class XMLFeed {
     /// What `onItems` threw; parsing stopped there.
     private(set) var callbackError: (any Error)?
     private(set) var items: [FeedItem] = []
+    /// For each of `items`: whether its key is its link, and its enclosure of any type.
+    private var linkKeyed: [Bool] = []
+    private var mediaFiles: [String?] = []
     private(set) var skipped = 0
     /// RFC 5005: `next` (paged feeds) and `prev-archive` (archived feeds) lead to older entries.
     private(set) var next: String?
@@ -261,7 +264,10 @@ final class XMLFeed {
         /// RSS 1.0's `rdf:about`, the item's URI.
         var about: String?
         var alternate: String?
+        /// The first image enclosure.
         var enclosure: String?
+        /// The first enclosure of any type (a podcast's episode), for an item keyed by its link.
+        var mediaFile: String?
         var mediaContent: String?
         var mediaThumbnail: String?
         var itunesImage: String?
@@ -378,6 +384,7 @@ final class XMLFeed {
         case ("", "description"): begin(.description)
         case ("", "pubDate"): begin(.pubDate)
         case ("", "enclosure"):
+            current.mediaFile = current.mediaFile ?? url("url")
             if isImageType || type == nil && Self.looksLikeImage(attributes["url"]) {
                 current.enclosure = current.enclosure ?? url("url")
             }
@@ -393,13 +400,16 @@ final class XMLFeed {
             let rel = attributes["rel"]?.lowercased() ?? "alternate"
             if rel == "alternate", current.alternate == nil, type == nil || type!.contains("html") {
                 current.alternate = url("href")
-            } else if rel == "enclosure", isImageType {
-                current.enclosure = current.enclosure ?? url("href")
+            } else if rel == "enclosure" {
+                current.mediaFile = current.mediaFile ?? url("href")
+                if isImageType { current.enclosure = current.enclosure ?? url("href") }
             }
         case (Namespace.content, "encoded"): begin(.encoded)
         case (Namespace.dc, "date"): begin(.dcDate)
         case (Namespace.media, "content"):
-            if attributes["medium"]?.lowercased() == "image" || isImageType {
+            // medium="image" whatever the URL ends in; untyped, an image by its extension.
+            let medium = attributes["medium"]?.lowercased()
+            if medium == "image" || isImageType || medium == nil && type == nil && Self.looksLikeImage(attributes["url"]) {
                 current.mediaContent = current.mediaContent ?? url("url")
             }
         case (Namespace.media, "thumbnail"): current.mediaThumbnail = current.mediaThumbnail ?? url("url")
@@ -451,6 +461,8 @@ final class XMLFeed {
         if let item = read.flatMap(FeedLimits.bounded) {
             made += 1
             items.append(item)
+            linkKeyed.append(item.key == item.link && entry[.id] == nil && entry[.guid] == nil && entry.about == nil)
+            mediaFiles.append(entry.mediaFile)
             if items.count >= batch { flush() }
         } else {
             skipped += 1  // nothing to show (no id, link, title, text or picture), or over a limit
@@ -472,6 +484,7 @@ final class XMLFeed {
 
     /// Hands the items read so far to `onItems`, when streaming.
     private func flush() {
+        distinguishSharedLinks()
         guard let onItems, !items.isEmpty, error == nil, callbackError == nil else { return }
         do {
             try onItems(items)
@@ -480,6 +493,25 @@ final class XMLFeed {
             stop()
         }
         items.removeAll(keepingCapacity: true)
+    }
+
+    /// Items keyed by their link (they have no id) that share it with another item read with them
+    /// are different items (a podcast's episodes on one page): their key adds the enclosure's URL
+    /// or, failing that, the title. Done over the whole document when it is read in memory, over
+    /// each part of 500 when it is read in parts.
+    private func distinguishSharedLinks() {
+        guard linkKeyed.count == items.count else { return }
+        defer {
+            linkKeyed.removeAll(keepingCapacity: true)
+            mediaFiles.removeAll(keepingCapacity: true)
+        }
+        guard linkKeyed.contains(true) else { return }
+        var shared: [String: Int] = [:]
+        for (index, item) in items.enumerated() where linkKeyed[index] { shared[item.key, default: 0] += 1 }
+        for index in items.indices where linkKeyed[index] && shared[items[index].key, default: 0] > 1 {
+            let key = items[index].key
+            items[index].key = key + "#" + (mediaFiles[index] ?? items[index].title)
+        }
     }
 
     // MARK: Entry to item

@@ -106,4 +106,63 @@ import Testing
         #expect(try items("<rss version=\"2.0\"><channel><item></item><item><title>A</title></item></channel></rss>")
             .map(\.title) == ["A"])
     }
+
+    @Test func episodesSharingALinkAreDifferentItems() throws {
+        let read = try items("""
+            <rss version="2.0"><channel><title>t</title>
+              <item><title>Episode 2</title><link>https://d.example/show</link>
+                <enclosure url="https://d.example/2.mp3" type="audio/mpeg" length="1"/></item>
+              <item><title>Episode 1</title><link>https://d.example/show</link>
+                <enclosure url="https://d.example/1.mp3" type="audio/mpeg" length="1"/></item>
+              <item><title>Bonus</title><link>https://d.example/show</link></item>
+              <item><title>Alone</title><link>https://d.example/alone</link></item>
+            </channel></rss>
+            """)
+        #expect(read.map(\.key) == [
+            "https://d.example/show#https://d.example/2.mp3", "https://d.example/show#https://d.example/1.mp3",
+            "https://d.example/show#Bonus", "https://d.example/alone",
+        ])
+        #expect(read.allSatisfy { $0.link?.hasPrefix("https://d.example/") == true })
+    }
+
+    @Test func picturesByMediumTypeExtensionAndItunes() throws {
+        let read = try items("""
+            <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">
+            <channel><title>t</title>
+              <item><guid>a</guid><media:content url="https://d.example/pic?id=1" medium="image"/></item>
+              <item><guid>b</guid><media:content url="https://d.example/video.mp4" medium="video"/>
+                <media:content url="https://d.example/plain.webp"/></item>
+              <item><guid>c</guid><media:thumbnail url="https://d.example/thumb"/></item>
+              <item><guid>d</guid><itunes:image href="https://d.example/cover"/></item>
+            </channel></rss>
+            """)
+        #expect(read.map(\.pictureURL) == [
+            "https://d.example/pic?id=1", "https://d.example/plain.webp", "https://d.example/thumb", "https://d.example/cover",
+        ])
+    }
+
+    @Test func aJSONDocumentWithJSONFeedsFieldsIsJSONFeed() throws {
+        let (format, page) = try decode(Data("""
+            {"version": "1", "title": "t", "items": [{"id": "j", "url": "https://d.example/j", "content_html": "<p>Hi</p>",
+             "date_published": "2021-02-03T04:05:06Z"}]}
+            """.utf8), url: "https://d.example/feed.json")
+        #expect(format == .jsonFeed)
+        #expect(page.items.first?.link == "https://d.example/j" && page.items.first?.published == "2021-02-03T04:05:06Z")
+    }
+
+    @Test func brokenDateFormsFeedsWrite() {
+        #expect(FeedDate.normalise("Mon, 21 Jan 2008 8:56 am PST") == "2008-01-21T16:56:00Z")
+        #expect(FeedDate.normalise("Mon, 21 Jan 2008 8:56pm PST") == "2008-01-22T04:56:00Z")
+        #expect(FeedDate.normalise("21 Jan 2008 12:05 a.m. EST") == "2008-01-21T05:05:00Z")
+        #expect(FeedDate.normalise("2020/1/10 14:33:00") == "2020-01-10T14:33:00Z")
+        #expect(FeedDate.normalise("2020/01/10") == "2020-01-10T00:00:00Z")
+        #expect(FeedDate.normalise("Tue, 07 May 2024 09:30:00 AKDT") == "2024-05-07T17:30:00Z")
+        #expect(FeedDate.normalise("Tue, 07 May 2024 09:30:00 NST") == "2024-05-07T13:00:00Z")
+        #expect(FeedDate.normalise("Tue, 07 May 2024 09:30:00 HST") == "2024-05-07T19:30:00Z")
+        // Ambiguous, so no date: which of day and month comes first, or a zone name several zones use.
+        #expect(FeedDate.normalise("1/10/2020 14:33") == nil)
+        #expect(FeedDate.normalise("Tue, 07 May 2024 09:30:00 IST") == nil)
+        #expect(FeedDate.normalise("Mon, 21 Jan 2008 13:56 pm PST") == nil)
+    }
 }
+
