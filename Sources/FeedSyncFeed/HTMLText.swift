@@ -301,8 +301,18 @@ extension HTMLEntities {
     /// browsers do: they come from `&#146;`-style references, or from windows-1252 bytes declared
     /// as ISO-8859-1.
     static func replacingC1(_ text: [UInt8]) -> [UInt8] {
-        guard let first = text.indices.first(where: { text[$0] == 0xC2 && $0 + 1 < text.count && text[$0 + 1] & 0xE0 == 0x80 })
-        else { return text }
+        // memchr for 0xC2: every field's text passes here, and nearly none holds one.
+        let found = text.withUnsafeBufferPointer { buffer -> Int? in
+            guard let base = buffer.baseAddress else { return nil }
+            var search = 0
+            while search < buffer.count, let hit = memchr(base + search, 0xC2, buffer.count - search) {
+                let candidate = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                if candidate + 1 < buffer.count, buffer[candidate + 1] & 0xE0 == 0x80 { return candidate }
+                search = candidate + 1
+            }
+            return nil
+        }
+        guard let first = found else { return text }
         var out = Array(text[..<first])
         out.reserveCapacity(text.count + 8)
         var index = first

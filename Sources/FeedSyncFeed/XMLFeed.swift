@@ -105,20 +105,19 @@ final class XMLFeed {
             context, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_IGNORE_ENC.rawValue | XML_PARSE_RECOVER.rawValue))
         var input = XMLInput(contentType: contentType)
         var stopped = false
-        func parse(_ bytes: [UInt8], last: Bool) -> Bool {
-            let status = bytes.withUnsafeBytes { bytes in
-                xml.parseChunk(context, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), last ? 1 : 0)
-            }
+        func parse(_ bytes: UnsafeRawBufferPointer, last: Bool) -> Bool {
+            let status = xml.parseChunk(
+                context, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), last ? 1 : 0)
             // In recovery, a status is the last error and parsing goes on; libxml2 disables SAX when it cannot.
             _ = status
             return error != nil || callbackError != nil || context.pointee.disableSAX != 0
         }
         feed { chunk in
             pushed += chunk.count
-            stopped = parse(input.next(chunk, last: false), last: false)
+            input.next(chunk, last: false) { if !stopped { stopped = parse($0, last: false) } }
             return !stopped
         }
-        if !stopped { _ = parse(input.next(UnsafeRawBufferPointer(start: nil, count: 0), last: true), last: true) }
+        if !stopped { input.next(UnsafeRawBufferPointer(start: nil, count: 0), last: true) { _ = parse($0, last: true) } }
         flush()
         if let error { return .failure(error) }
         if made == 0, let malformed, entriesSeen > 0 || format == nil {
@@ -163,7 +162,8 @@ final class XMLFeed {
                 let value = String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
                 // libxml2 hands `&amp;` in an attribute over as `&#38;` (it keeps `&` escaped when
                 // it does not substitute entities): decoded here, exactly once.
-                return value.contains("&#38;") ? value.replacingOccurrences(of: "&#38;", with: "&") : value
+                guard UnsafeBufferPointer(start: start, count: end - start).contains(UInt8(ascii: "&")) else { return value }
+                return value.replacingOccurrences(of: "&#38;", with: "&")
             }
             return nil
         }
@@ -231,7 +231,7 @@ final class XMLFeed {
 
     /// Text fields of an entry, captured whole (nested markup's text included).
     enum Field: Int, CaseIterable {
-        case title, dcTitle, link, guid, id, description, encoded, summary, content, pubDate, dcDate, published,
+        case title, dcTitle, mediaTitle, link, guid, id, description, encoded, summary, content, pubDate, dcDate, published,
              updated, issued, modified, created
     }
 
@@ -377,6 +377,7 @@ final class XMLFeed {
         switch (atom ? Namespace.atom : plain ? "" : namespace, name) {
         case ("", "title"), (Namespace.atom, "title"): begin(.title)
         case (Namespace.dc, "title"): begin(.dcTitle)
+        case (Namespace.media, "title"): begin(.mediaTitle)
         case ("", "link"): begin(.link)
         case ("", "guid"):
             current.guidIsPermaLink = attributes["isPermaLink"]?.lowercased() != "false"
@@ -398,7 +399,9 @@ final class XMLFeed {
         case (Namespace.atom, "created"): begin(.created)
         case (Namespace.atom, "link"):
             let rel = attributes["rel"]?.lowercased() ?? "alternate"
-            if rel == "alternate", current.alternate == nil, type == nil || type!.contains("html") {
+            if rel == "alternate", attributes["href"] == nil {
+                begin(.link)  // Atom 0.3 as some wrote it: the URL as the element's text
+            } else if rel == "alternate", current.alternate == nil, type == nil || type!.contains("html") {
                 current.alternate = url("href")
             } else if rel == "enclosure" {
                 current.mediaFile = current.mediaFile ?? url("href")
@@ -553,7 +556,7 @@ final class XMLFeed {
                 break
             }
         }
-        let title = plain(.title) ?? plain(.dcTitle)
+        let title = plain(.title) ?? plain(.dcTitle) ?? plain(.mediaTitle)
             ?? body.flatMap { plain($0.field, limit: limit) }.map { HTMLText.cut($0, to: 80) } ?? ""
 
         var picture = entry.enclosure ?? entry.mediaContent ?? entry.mediaThumbnail ?? entry.itunesImage

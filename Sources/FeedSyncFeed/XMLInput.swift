@@ -45,18 +45,57 @@ struct XMLInput {
         self.contentType = contentType
     }
 
-    /// The next part of the document as libxml2 should read it (`last`: no more follows).
-    mutating func next(_ chunk: UnsafeRawBufferPointer, last: Bool) -> [UInt8] {
-        var bytes = [UInt8](chunk)
+    /// Hands `body` the next part of the document as libxml2 should read it (`last`: no more
+    /// follows): the chunk itself when it is UTF-8 and needs no repair, as nearly every one does.
+    mutating func next(_ chunk: UnsafeRawBufferPointer, last: Bool, _ body: (UnsafeRawBufferPointer) -> Void) {
+        var chunk = chunk
         if !decided {
             decided = true
-            converter = Self.converter(for: bytes, contentType: contentType)
-            bytes = Self.droppingByteOrderMark(bytes)
+            converter = Self.converter(for: [UInt8](chunk), contentType: contentType)  // the first chunk judges UTF-8
+            if converter == nil, chunk.starts(with: [0xEF, 0xBB, 0xBF]) { chunk = UnsafeRawBufferPointer(rebasing: chunk[3...]) }
         }
-        if let converter {
-            bytes = converter.convert(bytes, last: last)
+        if converter == nil, !carry.isEmpty, chunk.count > Self.joint {
+            // What was held back, with the chunk's first bytes; then the rest of the chunk where
+            // it lies, not copied after them.
+            let head = carry + chunk.prefix(Self.joint)
+            head.withUnsafeBytes { raw in Self.hand(repaired(raw.assumingMemoryBound(to: UInt8.self), last: false), of: raw, to: body) }
+            guard carry.count <= Self.joint else {
+                carry += chunk.dropFirst(Self.joint)  // held back longer than the joint (rare): read as one
+                let bytes = carry
+                carry = []
+                bytes.withUnsafeBytes { raw in Self.hand(repaired(raw.assumingMemoryBound(to: UInt8.self), last: last), of: raw, to: body) }
+                return
+            }
+            chunk = UnsafeRawBufferPointer(rebasing: chunk[(Self.joint - carry.count)...])
+            carry = []
         }
-        return repaired(carry + bytes, last: last)
+        if converter == nil, carry.isEmpty {
+            let result = repaired(chunk.assumingMemoryBound(to: UInt8.self), last: last)
+            Self.hand(result, of: chunk, to: body)
+            return
+        }
+        // What was carried is UTF-8 already; only the new chunk is converted.
+        let bytes = carry + (converter.map { $0.convert([UInt8](chunk), last: last) } ?? [UInt8](chunk))
+        bytes.withUnsafeBytes { raw in
+            let result = repaired(raw.assumingMemoryBound(to: UInt8.self), last: last)
+            Self.hand(result, of: raw, to: body)
+        }
+    }
+
+    /// Bytes of a chunk read together with what the last one held back.
+    private static let joint = 64
+
+    /// What `repaired` made of a part: a prefix of it unchanged, or other bytes.
+    enum Repair {
+        case unchanged(count: Int)
+        case changed([UInt8])
+    }
+
+    private static func hand(_ repair: Repair, of bytes: UnsafeRawBufferPointer, to body: (UnsafeRawBufferPointer) -> Void) {
+        switch repair {
+        case .unchanged(let count): body(UnsafeRawBufferPointer(rebasing: bytes[..<count]))
+        case .changed(let changed): changed.withUnsafeBytes(body)
+        }
     }
 
     // MARK: Encoding
@@ -184,65 +223,93 @@ struct XMLInput {
     // MARK: Repairs
 
     /// `bytes` (UTF-8) with references and characters repaired; what cannot be judged before the
-    /// next chunk is held back in `carry`.
-    private mutating func repaired(_ bytes: [UInt8], last: Bool) -> [UInt8] {
+    /// next chunk is held back in `carry`. Nothing is copied until something has to change: a
+    /// well-formed chunk (nearly every chunk) is handed on as it came.
+    private mutating func repaired(_ bytes: UnsafeBufferPointer<UInt8>, last: Bool) -> Repair {
         carry = []
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count + 64)
+        var out: [UInt8]? = nil
+        /// Bytes from `passed` on are not in `out` yet: copied only when something before them changes.
+        var passed = 0
         var index = 0
         let count = bytes.count
+        /// Replaces `bytes[range]` with `replacement`.
+        func change(_ range: Range<Int>, to replacement: [UInt8]) {
+            if out == nil { out = []; out!.reserveCapacity(count + 64) }
+            out! += bytes[passed..<range.lowerBound]
+            out! += replacement
+            passed = range.upperBound
+        }
         func starts(_ text: StaticString, at position: Int) -> Bool? {
             let length = text.utf8CodeUnitCount
             if position + length > count { return last ? false : nil }
             for offset in 0..<length where bytes[position + offset] != text.utf8Start[offset] { return false }
             return true
         }
+        var end = count  // where the bytes handed on end: before `carry`
         scan: while index < count {
-            // Runs of bytes that need no look are copied whole.
-            let special: (UInt8) -> Bool = switch state {
-            case .text: { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 < 0x20 }
-            case .cdata: { $0 == UInt8(ascii: "]") || $0 < 0x20 }
-            case .comment: { $0 == UInt8(ascii: "-") || $0 < 0x20 }
-            case .instruction, .declaration: { $0 == UInt8(ascii: "?") || $0 < 0x20 }
-            case .doctype: { _ in true }
+            // Runs of bytes that need no look are found by a table: this pass sees every byte of
+            // every XML document.
+            let stops = switch state {
+            case .text: Self.textStops
+            case .cdata: Self.cdataStops
+            case .comment: Self.commentStops
+            case .instruction, .declaration: Self.instructionStops
+            case .doctype: Self.everyByte
             }
+            let inText = state == .text
             let runStart = index
-            while index < count, !special(bytes[index]) { index += 1 }
-            if index > runStart, state != .declaration { out += bytes[runStart..<index] }
+            stops.withUnsafeBufferPointer { stops in
+                while index < count {
+                    let byte = bytes[index]
+                    if !stops[Int(byte)] {
+                        index += 1
+                    } else if inText, byte == UInt8(ascii: "&"), let length = Self.wellFormedReference(bytes, at: index) {
+                        index += length  // `&amp;`, `&#8217;`: as XML reads them, and the most frequent
+                    } else if inText, byte == UInt8(ascii: "<"), index + 1 < count, Self.opensTag(bytes[index + 1]) {
+                        index += 2  // `<item`, `</item`: an ordinary tag, the most frequent of all
+                    } else {
+                        break
+                    }
+                }
+            }
+            if state == .declaration, index > runStart { change(runStart..<index, to: []) }
             guard index < count else { break }
 
             let byte = bytes[index]
             if byte < 0x20, byte != 0x09, byte != 0x0A, byte != 0x0D {
-                index += 1  // a control character XML does not allow
+                change(index..<(index + 1), to: [])  // a control character XML does not allow
+                index += 1
                 continue
             }
             switch state {
             case .text where byte == UInt8(ascii: "&"):
                 switch reference(in: bytes, at: index, last: last) {
                 case .incomplete:
-                    carry = Array(bytes[index...])
+                    end = index
                     break scan
                 case .bare:
-                    out += Array("&amp;".utf8)
+                    change(index..<(index + 1), to: Array("&amp;".utf8))
                     index += 1
-                case .rewritten(let replacement, let end):
-                    out += replacement
-                    index = end
+                case .kept(let after):
+                    index = after
+                case .rewritten(let replacement, let after):
+                    change(index..<after, to: replacement)
+                    index = after
                 }
                 continue scan
             case .text where byte == UInt8(ascii: "<"):
                 // A `<` that starts no tag (`a < b`) is text, as a browser shows it.
                 guard index + 1 < count else {
                     if last {
-                        out += Array("&lt;".utf8)
+                        change(index..<(index + 1), to: Array("&lt;".utf8))
                         index += 1
                         continue scan
                     }
-                    carry = Array(bytes[index...])
+                    end = index
                     break scan
                 }
                 if !Self.startsMarkup(bytes[index + 1]) {
-                    out += Array("&lt;".utf8)
+                    change(index..<(index + 1), to: Array("&lt;".utf8))
                     index += 1
                     continue scan
                 }
@@ -250,31 +317,28 @@ struct XMLInput {
                 // one out of place is dropped whole.
                 switch starts("<?xml", at: index) {
                 case nil:
-                    carry = Array(bytes[index...])
+                    end = index
                     break scan
                 case true? where index + 5 < count && bytes[index + 5] <= 0x20:
-                    if started || out.contains(where: { $0 > 0x20 }) {
+                    let before = out.map { $0.contains { $0 > 0x20 } } ?? false
+                    if started || before || bytes[passed..<index].contains(where: { $0 > 0x20 }) {
                         state = .declaration
+                        change(index..<(index + 5), to: [])
                         index += 5
                         continue scan
                     }
-                    out.removeAll()
+                    if index > 0 { change(0..<index, to: []) }
                 default:
                     break
                 }
-                let markup: [(StaticString, State)] = [
-                    ("<![CDATA[", .cdata), ("<!--", .comment), ("<?", .instruction), ("<!DOCTYPE", .doctype(depth: 0, quote: nil)),
-                ]
-                for (opening, next) in markup {
+                for (opening, next) in Self.markup {
                     switch starts(opening, at: index) {
                     case nil:
-                        carry = Array(bytes[index...])
+                        end = index
                         break scan
                     case true?:
                         state = next
-                        let length = opening.utf8CodeUnitCount
-                        out += bytes[index..<(index + length)]
-                        index += length
+                        index += opening.utf8CodeUnitCount
                         continue scan
                     case false?:
                         continue
@@ -289,11 +353,11 @@ struct XMLInput {
                 if byte == closing.utf8Start[0] {
                     switch starts(closing, at: index) {
                     case nil:
-                        carry = Array(bytes[index...])
+                        end = index
                         break scan
                     case true?:
                         let length = closing.utf8CodeUnitCount
-                        if state != .declaration { out += bytes[index..<(index + length)] }
+                        if state == .declaration { change(index..<(index + length), to: []) }
                         state = .text
                         index += length
                         continue scan
@@ -315,7 +379,7 @@ struct XMLInput {
                 } else if byte == UInt8(ascii: "<") {
                     switch starts("<!ENTITY", at: index) {
                     case nil:
-                        carry = Array(bytes[index...])
+                        end = index
                         break scan
                     case true?:
                         // The name after it (a parameter entity's `%` is no general entity).
@@ -330,11 +394,29 @@ struct XMLInput {
             default:
                 break
             }
-            if state != .declaration { out.append(byte) }
+            if state == .declaration { change(index..<(index + 1), to: []) }
             index += 1
         }
-        if !started { started = out.contains { $0 > 0x20 } }
-        return out
+        if end < count { carry = Array(bytes[end...]) }
+        if !started { started = (out ?? []).contains { $0 > 0x20 } || bytes[passed..<end].contains { $0 > 0x20 } }
+        guard var changed = out else { return .unchanged(count: end) }
+        changed += bytes[passed..<end]
+        return .changed(changed)
+    }
+
+    /// The openings of markup that is not an element, and the state each starts.
+    private static let markup: [(StaticString, State)] = [
+        ("<![CDATA[", .cdata), ("<!--", .comment), ("<?", .instruction), ("<!DOCTYPE", .doctype(depth: 0, quote: nil)),
+    ]
+
+    /// Whether a `<` followed by `byte` opens an element or an end tag (not a comment, CDATA,
+    /// declaration or processing instruction, and not a `<` that is text).
+    private static func opensTag(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"),
+             UInt8(ascii: ":"), UInt8(ascii: "/"), 0x80...0xFF: true
+        default: false
+        }
     }
 
     private enum Reference {
@@ -342,13 +424,15 @@ struct XMLInput {
         case incomplete
         /// A `&` that starts no reference: literal text.
         case bare
+        /// A reference XML reads as it is, up to `end`.
+        case kept(end: Int)
         case rewritten([UInt8], end: Int)
     }
 
     /// The `&` at `index` made well-formed: a numeric reference kept (or dropped when its character
     /// is not allowed), an XML or declared name kept, an HTML name made numeric, any other name
     /// escaped, so it shows as written.
-    private func reference(in bytes: [UInt8], at index: Int, last: Bool) -> Reference {
+    private func reference(in bytes: UnsafeBufferPointer<UInt8>, at index: Int, last: Bool) -> Reference {
         let start = index + 1
         var end = start
         while end < bytes.count, end - start <= Self.longestReference, Self.isReferenceByte(bytes[end]) { end += 1 }
@@ -356,6 +440,8 @@ struct XMLInput {
         guard bytes[end] == UInt8(ascii: ";"), end > start else { return .bare }
         let body = bytes[start..<end]
         let after = end + 1
+        // XML's own five, by far the most frequent (escaped HTML is full of them), without a String.
+        if Self.predefined.contains(where: { body.elementsEqual($0) }) { return .kept(end: after) }
         if body.first == UInt8(ascii: "#") {
             let digits = body.dropFirst()
             let hex = digits.first == UInt8(ascii: "x") || digits.first == UInt8(ascii: "X")
@@ -369,9 +455,7 @@ struct XMLInput {
             }
         }
         let name = String(decoding: body, as: UTF8.self)
-        if ["amp", "lt", "gt", "quot", "apos"].contains(name) || declared.contains(name) {
-            return .rewritten(Array(bytes[index..<after]), end: after)
-        }
+        if declared.contains(name) { return .kept(end: after) }
         guard let text = HTMLEntities.table[name] else {
             return .rewritten(Array("&amp;".utf8) + Array(bytes[start..<after]), end: after)  // shown as written
         }
@@ -382,6 +466,21 @@ struct XMLInput {
         return .rewritten(numeric, end: after)
     }
 
+    /// Bytes that end a run in each state: those that may start or end markup there, and the
+    /// control characters XML does not allow.
+    private static func stopping(at stops: [UInt8]) -> [Bool] {
+        var table = [Bool](repeating: false, count: 256)
+        for byte in 0..<0x20 where byte != 0x09 && byte != 0x0A && byte != 0x0D { table[byte] = true }
+        for stop in stops { table[Int(stop)] = true }
+        return table
+    }
+
+    private static let textStops = stopping(at: [UInt8(ascii: "&"), UInt8(ascii: "<")])
+    private static let cdataStops = stopping(at: [UInt8(ascii: "]")])
+    private static let commentStops = stopping(at: [UInt8(ascii: "-")])
+    private static let instructionStops = stopping(at: [UInt8(ascii: "?")])
+    private static let everyByte = [Bool](repeating: true, count: 256)
+
     /// Whether a `<` followed by `byte` can open a tag, an end tag, a comment, a CDATA section or
     /// a declaration.
     private static func startsMarkup(_ byte: UInt8) -> Bool {
@@ -390,6 +489,49 @@ struct XMLInput {
              UInt8(ascii: ":"), UInt8(ascii: "/"), UInt8(ascii: "!"), UInt8(ascii: "?"), 0x80...0xFF: true
         default: false
         }
+    }
+
+    private static let predefined: [[UInt8]] = ["amp", "lt", "gt", "quot", "apos"].map { Array($0.utf8) }
+
+    /// The length of the reference at `index` when XML reads it as it is: one of its five names,
+    /// or `&#` and digits (or `&#x` and hex digits) naming a character XML allows; else nil.
+    private static func wellFormedReference(_ buffer: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
+        let count = buffer.count
+        guard index + 3 < count else { return nil }
+        let first = buffer[index + 1]
+        if first == UInt8(ascii: "#") {
+            var at = index + 2
+            let hex = buffer[at] == UInt8(ascii: "x")
+            if hex { at += 1 }
+            var value: UInt32 = 0
+            let digitsStart = at
+            while at < count, at - digitsStart < 7 {
+                let byte = buffer[at]
+                let digit: UInt32
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - 0x30)
+                case UInt8(ascii: "a")...UInt8(ascii: "f") where hex: digit = UInt32(byte - 0x61 + 10)
+                case UInt8(ascii: "A")...UInt8(ascii: "F") where hex: digit = UInt32(byte - 0x41 + 10)
+                default: digit = 99
+                }
+                if digit == 99 { break }
+                value = value * (hex ? 16 : 10) + digit
+                at += 1
+            }
+            guard at > digitsStart, at < count, buffer[at] == UInt8(ascii: ";") else { return nil }
+            switch value {
+            case 0x09, 0x0A, 0x0D, 0x20...0x7F, 0xA0...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: return at + 1 - index
+            default: return nil  // controls, C1 (read as windows-1252 later, but left to the slow path), surrogates
+            }
+        }
+        for name: StaticString in ["amp;", "lt;", "gt;", "quot;", "apos;"] {
+            let length = name.utf8CodeUnitCount
+            guard index + 1 + length <= count, buffer[index + 1] == name.utf8Start[0] else { continue }
+            var offset = 1
+            while offset < length, buffer[index + 1 + offset] == name.utf8Start[offset] { offset += 1 }
+            if offset == length { return length + 1 }
+        }
+        return nil
     }
 
     private static func isReferenceByte(_ byte: UInt8) -> Bool {
