@@ -25,12 +25,19 @@ import Testing
 
     // MARK: Links planted in the data home
 
-    @Test(arguments: ["pictures", "pictures/01"])
-    func aLinkedPictureFolderIsNeverWrittenThrough(_ link: String) async throws {
-        let cli = try CLI()
+    /// A folder outside the data home holding a file `canary` that says "keep": what a planted
+    /// link points at.
+    func planted() throws -> (TempDirectory, String) {
         let target = try TempDirectory()
         let canary = target.path + "/canary"
         try Data("keep".utf8).write(to: URL(fileURLWithPath: canary))
+        return (target, canary)
+    }
+
+    @Test(arguments: ["pictures", "pictures/01"])
+    func aLinkedPictureFolderIsNeverWrittenThrough(_ link: String) async throws {
+        let cli = try CLI()
+        let (target, canary) = try planted()
         if link != "pictures" {
             try FileManager.default.createDirectory(atPath: cli.home.path + "/pictures", withIntermediateDirectories: true)
         }
@@ -44,13 +51,12 @@ import Testing
             #expect(cached.count == (link == "pictures" ? 0 : Self.goodItems - 1), "other pictures are cached")
         }
         #expect(try String(contentsOfFile: canary, encoding: .utf8) == "keep")
+        withExtendedLifetime(target) {}
     }
 
     @Test func aLinkedDownloadFileIsNeverWrittenThrough() async throws {
         let cli = try CLI()
-        let target = try TempDirectory()
-        let canary = target.path + "/canary"
-        try Data("keep".utf8).write(to: URL(fileURLWithPath: canary))
+        let (target, canary) = try planted()
         try FileManager.default.createSymbolicLink(atPath: cli.home.path + "/download-0.part", withDestinationPath: canary)
         // One RSS document of 20 000 items is longer than 4 MiB: it goes to the download file.
         try await withServer(items: 20_000, perPage: 20_000) { server, _ in
@@ -60,17 +66,17 @@ import Testing
             #expect(try cli.openStore().list(feedURL: url, page: 1, perPage: 1).total == 20_000)
         }
         #expect(try String(contentsOfFile: canary, encoding: .utf8) == "keep")
+        withExtendedLifetime(target) {}
     }
 
     @Test func aLinkedLockFileIsRefused() async throws {
         let cli = try CLI()
-        let target = try TempDirectory()
-        let canary = target.path + "/canary"
-        try Data("keep".utf8).write(to: URL(fileURLWithPath: canary))
+        let (target, canary) = try planted()
         try FileManager.default.createSymbolicLink(atPath: cli.home.path + "/pull.lock", withDestinationPath: canary)
         let pull = try await cli.run("pull", "--feed", "http://127.0.0.1:9/feed")
         try HostileTests.expectSound(cli, pull, status: 74, good: nil)
         #expect(try String(contentsOfFile: canary, encoding: .utf8) == "keep")
+        withExtendedLifetime(target) {}
     }
 
     // MARK: A damaged or foreign store
