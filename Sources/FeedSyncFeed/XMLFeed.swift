@@ -339,6 +339,7 @@ final class XMLFeed {
             // An Atom feed's <item> is read as an entry, as feedparser does.
             if (plain || atom) && name == "item" || atom && name == "entry" {
                 entriesSeen += 1
+                sourceDepth = nil
                 entry = Entry()
                 entry?.about = attributes["about"].flatMap { DocumentURL.resolve($0, against: base) }
                 entryDepth = depth
@@ -498,10 +499,11 @@ final class XMLFeed {
         items.removeAll(keepingCapacity: true)
     }
 
-    /// Items keyed by their link (they have no id) that share it with another item read with them
-    /// are different items (a podcast's episodes on one page): their key adds the enclosure's URL
-    /// or, failing that, the title. Done over the whole document when it is read in memory, over
-    /// each part of 500 when it is read in parts.
+    /// Items keyed by their link (they have no id) may be different items sharing it (a podcast's
+    /// episodes on one page). One with an enclosure is keyed by link and enclosure, always, so its
+    /// key never depends on its neighbours; one without, by link and title when another item read
+    /// with it has the same link (over the whole document when it is read in memory, over each
+    /// part of 500 when it is read in parts).
     private func distinguishSharedLinks() {
         guard linkKeyed.count == items.count else { return }
         defer {
@@ -510,10 +512,22 @@ final class XMLFeed {
         }
         guard linkKeyed.contains(true) else { return }
         var shared: [String: Int] = [:]
-        for (index, item) in items.enumerated() where linkKeyed[index] { shared[item.key, default: 0] += 1 }
-        for index in items.indices where linkKeyed[index] && shared[items[index].key, default: 0] > 1 {
-            let key = items[index].key
-            items[index].key = key + "#" + (mediaFiles[index] ?? items[index].title)
+        for (index, item) in items.enumerated() where linkKeyed[index] && mediaFiles[index] == nil {
+            shared[item.key, default: 0] += 1
+        }
+        for index in items.indices where linkKeyed[index] {
+            let suffix: String
+            if let file = mediaFiles[index] {
+                suffix = file
+            } else if shared[items[index].key, default: 0] > 1 {
+                suffix = items[index].title
+            } else {
+                continue
+            }
+            let key = items[index].key + "#" + suffix
+            // Within the key's limit: a long suffix is replaced by its hash.
+            items[index].key = key.utf8.count <= FeedLimits.keyBytes
+                ? key : items[index].key + "#" + (ItemKey.hash(title: suffix, pictureURL: nil) ?? "")
         }
     }
 

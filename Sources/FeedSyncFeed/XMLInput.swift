@@ -146,20 +146,20 @@ struct XMLInput {
         return value.isEmpty ? nil : String(value)
     }
 
-    static func droppingByteOrderMark(_ bytes: [UInt8]) -> [UInt8] {
-        bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
-    }
-
     /// Whether `bytes` is UTF-8, but for a sequence cut at its very end.
     static func isUTF8(_ bytes: [UInt8]) -> Bool {
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
             let length = byte < 0x80 ? 1 : byte >> 5 == 0b110 ? 2 : byte >> 4 == 0b1110 ? 3 : byte >> 3 == 0b11110 ? 4 : 0
-            guard length > 0 else { return false }
+            guard length > 0, byte < 0xF5 else { return false }
             if index + length > bytes.count { return index + 4 > bytes.count }
             for offset in 1..<length where bytes[index + offset] & 0xC0 != 0x80 { return false }
-            if length == 2, byte < 0xC2 { return false }  // overlong
+            let second = length > 1 ? bytes[index + 1] : 0
+            // Overlong forms, surrogates and values past U+10FFFF are no UTF-8.
+            if length == 2, byte < 0xC2 { return false }
+            if byte == 0xE0, second < 0xA0 || byte == 0xED, second >= 0xA0 { return false }
+            if byte == 0xF0, second < 0x90 || byte == 0xF4, second >= 0x90 { return false }
             index += length
         }
         return true
@@ -170,11 +170,15 @@ struct XMLInput {
     final class Converter {
         private let descriptor: iconv_t
         private var pending: [UInt8] = []
+        /// Bytes of a code unit: a sequence that is no character is skipped a unit at a time, so
+        /// UTF-16 and UTF-32 stay aligned after it.
+        private let unit: Int
 
         init?(from encoding: String) {
             let descriptor = iconv_open("UTF-8", encoding)
             guard let descriptor, Int(bitPattern: descriptor) != -1 else { return nil }
             self.descriptor = descriptor
+            unit = encoding.contains("32") ? 4 : encoding.contains("16") ? 2 : 1
         }
 
         deinit {
@@ -208,7 +212,7 @@ struct XMLInput {
                 } else if failure == EILSEQ || failure == EINVAL {
                     output.replaceSubrange(produced..<min(output.count, produced + 3), with: [0xEF, 0xBF, 0xBD])
                     produced += 3
-                    consumed += 1
+                    consumed = min(input.count, consumed + unit)
                 } else if failure == E2BIG {
                     output += [UInt8](repeating: 0, count: input.count * 2 + 16)
                 } else {
@@ -327,7 +331,7 @@ struct XMLInput {
                         index += 5
                         continue scan
                     }
-                    if index > 0 { change(0..<index, to: []) }
+                    if index > passed { change(passed..<index, to: []) }
                 default:
                     break
                 }
@@ -377,6 +381,18 @@ struct XMLInput {
                 } else if byte == UInt8(ascii: ">"), depth == 0 {
                     state = .text
                 } else if byte == UInt8(ascii: "<") {
+                    // A comment in the DTD may hold a quote: stepped over whole.
+                    if starts("<!--", at: index) == true {
+                        var close = index + 4
+                        while close + 2 < count, !(bytes[close] == UInt8(ascii: "-") && bytes[close + 1] == UInt8(ascii: "-")
+                                                   && bytes[close + 2] == UInt8(ascii: ">")) { close += 1 }
+                        if close + 2 >= count, !last {
+                            end = index
+                            break scan
+                        }
+                        index = min(count, close + 3)
+                        continue scan
+                    }
                     switch starts("<!ENTITY", at: index) {
                     case nil:
                         end = index
@@ -386,6 +402,10 @@ struct XMLInput {
                         var at = index + 8
                         while at < count, bytes[at] <= 0x20 { at += 1 }
                         let name = bytes[at...].prefix { $0 > 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "'") }
+                        if at + name.count >= count, !last {  // the name may go on in the next chunk
+                            end = index
+                            break scan
+                        }
                         if !name.isEmpty, name.first != UInt8(ascii: "%") { declared.insert(String(decoding: name, as: UTF8.self)) }
                     case false?:
                         break
@@ -445,12 +465,14 @@ struct XMLInput {
         if body.first == UInt8(ascii: "#") {
             let digits = body.dropFirst()
             let hex = digits.first == UInt8(ascii: "x") || digits.first == UInt8(ascii: "X")
-            guard let value = UInt32(String(decoding: hex ? digits.dropFirst() : digits, as: UTF8.self), radix: hex ? 16 : 10)
-            else { return .bare }
+            let text = String(decoding: hex ? digits.dropFirst() : digits, as: UTF8.self)
+            guard !text.isEmpty else { return .bare }  // `&#;`: no reference
+            // Digits past any character (`&#99999999999;`) stand for none: U+FFFD, as browsers show.
+            let value = UInt32(text, radix: hex ? 16 : 10) ?? 0x110000
             switch value {
             case 0x09, 0x0A, 0x0D, 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF:
                 return .rewritten(Array("&#x\(String(value, radix: 16));".utf8), end: after)  // `&#X41;` is no XML
-            case 0: return .rewritten(Array("&#xFFFD;".utf8), end: after)
+            case 0, 0x110000...: return .rewritten(Array("&#xFFFD;".utf8), end: after)
             default: return .rewritten([], end: after)  // a control character or a surrogate: dropped
             }
         }

@@ -115,12 +115,14 @@ import Testing
               <item><title>Episode 1</title><link>https://d.example/show</link>
                 <enclosure url="https://d.example/1.mp3" type="audio/mpeg" length="1"/></item>
               <item><title>Bonus</title><link>https://d.example/show</link></item>
+              <item><title>Extra</title><link>https://d.example/show</link></item>
               <item><title>Alone</title><link>https://d.example/alone</link></item>
             </channel></rss>
             """)
+        // An enclosure keys an item with its link always; a title only among items sharing the link.
         #expect(read.map(\.key) == [
             "https://d.example/show#https://d.example/2.mp3", "https://d.example/show#https://d.example/1.mp3",
-            "https://d.example/show#Bonus", "https://d.example/alone",
+            "https://d.example/show#Bonus", "https://d.example/show#Extra", "https://d.example/alone",
         ])
         #expect(read.allSatisfy { $0.link?.hasPrefix("https://d.example/") == true })
     }

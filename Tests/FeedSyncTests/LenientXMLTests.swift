@@ -110,4 +110,22 @@ import Testing
             #expect(try titles(document).last == "é&&raw;…", "shift \(shift)")
         }
     }
+
+    @Test func whatAReviewFound() throws {
+        // A control character before the declaration (once a trap).
+        let xml = ["content-type": "application/rss+xml"]
+        #expect(try titles(" \u{1}\n<?xml version=\"1.0\"?>" + rss("<item><title>c</title></item>", prolog: ""), headers: xml)
+            == ["c"])
+        // A quote in a comment inside the DTD does not swallow the document.
+        let dtd = "<?xml version=\"1.0\"?><!DOCTYPE rss [<!-- Netscape's entities --><!ENTITY mine \"own\">]>"
+        #expect(try titles(rss("<item><title>&mine; &eacute;&hellip;</title></item>", prolog: dtd)) == ["own é…"])
+        // References to no character: U+FFFD; `&#;` is text.
+        #expect(try titles(rss("<item><title>a&#99999999999;b&#x110000;c&#;</title></item>")) == ["a\u{FFFD}b\u{FFFD}c&#;"])
+        // A code unit that is no character in UTF-16 is skipped whole: the rest stays aligned.
+        var utf16 = Data([0xFF, 0xFE]) + rss("<item><title>x</title></item><item><title>after</title></item>", prolog: "")
+            .data(using: .utf16LittleEndian)!
+        let lone = try #require(utf16.range(of: "x".data(using: .utf16LittleEndian)!))
+        utf16.replaceSubrange(lone, with: Data([0x00, 0xDC]))  // a lone low surrogate where x was
+        #expect(try titles(utf16).last == "after")
+    }
 }
