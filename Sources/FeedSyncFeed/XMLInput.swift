@@ -11,9 +11,10 @@ import Foundation
 ///   iconv does not know counts as no name. Anything but UTF-8 is converted with iconv, and
 ///   libxml2 is told to ignore the declaration.
 /// - **References**: HTML's named references (`&nbsp;`, `&eacute;`, the whole HTML5 table)
-///   become numeric ones unless the document declares the name itself; an unknown name and a
-///   bare `&` become literal text (`&amp;`). A numeric reference to a character XML does not
-///   allow is dropped (`&#0;` is U+FFFD).
+///   become numeric ones unless the document declares the name itself; an unknown name, a bare
+///   `&` and a `<` that opens no tag become literal text. A numeric reference to a control
+///   character or a surrogate is dropped; one to no character at all (`&#0;`, past U+10FFFF) is
+///   U+FFFD.
 /// - **Characters**: the control characters XML does not allow (all of C0 but tab, line feed and
 ///   carriage return) are dropped.
 /// CDATA sections, comments, processing instructions and the DTD are left as they are.
