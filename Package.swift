@@ -12,6 +12,8 @@ let package = Package(
     products: [
         .executable(name: "feedsync", targets: ["feedsync"]),
         .executable(name: "feedsync-demo-server", targets: ["feedsync-demo-server"]),
+        // The decoders, for the fuzz targets in Fuzz/ (a package of their own: see docs/fuzzing.md).
+        .library(name: "FeedSyncFeed", targets: ["FeedSyncFeed"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
