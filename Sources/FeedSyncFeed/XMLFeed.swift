@@ -1,15 +1,15 @@
 internal import CXML
 import Foundation
 
-/// RSS 2.0 (and 1.0) and Atom, read as a stream of SAX2 events from libxml2's push parser:
-/// memory holds the item being read, never the document's tree.
+/// RSS (0.90 to 2.0) and Atom (1.0, 0.3), read as a stream of SAX2 events from libxml2's push
+/// parser: memory holds the item being read, never the document's tree.
 ///
 /// Elements are matched by namespace and local name, so prefixes do not matter and one pass
 /// reads both formats (an RSS item may carry Atom links, an Atom entry Media RSS pictures).
 ///
-/// Hostile documents: no external entity or DTD is ever loaded (no network, no files), entities
-/// declared inside the document expand within libxml2's amplification limits, and the first
-/// fatal error ends the document, naming its line and column.
+/// Hostile and broken documents: no external entity or DTD is ever loaded (no network, no files),
+/// entities declared inside the document expand within `FeedLimits`, and libxml2 reads on past
+/// damage in recovery mode; the first fatal error is kept (`malformed`) to say where it was.
 final class XMLFeed {
     /// Reads a whole document held in memory.
     static func decode(_ data: Data, base: String, contentType: String?) throws(FeedError) -> (FeedFormat, FeedPage) {
@@ -106,10 +106,10 @@ final class XMLFeed {
         var input = XMLInput(contentType: contentType)
         var stopped = false
         func parse(_ bytes: UnsafeRawBufferPointer, last: Bool) -> Bool {
-            let status = xml.parseChunk(
+            // In recovery the status is the last error and parsing goes on; libxml2 disables SAX
+            // when it cannot.
+            _ = xml.parseChunk(
                 context, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), last ? 1 : 0)
-            // In recovery, a status is the last error and parsing goes on; libxml2 disables SAX when it cannot.
-            _ = status
             return error != nil || callbackError != nil || context.pointee.disableSAX != 0
         }
         feed { chunk in
@@ -329,15 +329,16 @@ final class XMLFeed {
             if namespace == Namespace.xhtml, name == "img", entry?.xhtmlImage == nil { entry?.xhtmlImage = url("src") }
             return
         }
+        // An Atom feed's <item> is read as an entry, as feedparser does.
+        let startsEntry = (plain || atom) && name == "item" || atom && name == "entry"
         // Entries never nest: one that starts inside another means the other was not closed (a
         // document libxml2 is recovering from). The open one ends here.
-        if let open = entry, (plain || atom) && name == "item" || atom && name == "entry" {
+        if startsEntry, let open = entry {
             entry = nil
             finish(open)
         }
         guard entry != nil else {
-            // An Atom feed's <item> is read as an entry, as feedparser does.
-            if (plain || atom) && name == "item" || atom && name == "entry" {
+            if startsEntry {
                 entriesSeen += 1
                 sourceDepth = nil
                 entry = Entry()

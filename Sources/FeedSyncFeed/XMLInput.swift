@@ -58,28 +58,32 @@ struct XMLInput {
         if converter == nil, !carry.isEmpty, chunk.count > Self.joint {
             // What was held back, with the chunk's first bytes; then the rest of the chunk where
             // it lies, not copied after them.
-            let head = carry + chunk.prefix(Self.joint)
-            head.withUnsafeBytes { raw in Self.hand(repaired(raw.assumingMemoryBound(to: UInt8.self), last: false), of: raw, to: body) }
+            (carry + chunk.prefix(Self.joint)).withUnsafeBytes { repair($0, last: false, body) }
             guard carry.count <= Self.joint else {
                 carry += chunk.dropFirst(Self.joint)  // held back longer than the joint (rare): read as one
                 let bytes = carry
                 carry = []
-                bytes.withUnsafeBytes { raw in Self.hand(repaired(raw.assumingMemoryBound(to: UInt8.self), last: last), of: raw, to: body) }
+                bytes.withUnsafeBytes { repair($0, last: last, body) }
                 return
             }
             chunk = UnsafeRawBufferPointer(rebasing: chunk[(Self.joint - carry.count)...])
             carry = []
         }
         if converter == nil, carry.isEmpty {
-            let result = repaired(chunk.assumingMemoryBound(to: UInt8.self), last: last)
-            Self.hand(result, of: chunk, to: body)
+            repair(chunk, last: last, body)
             return
         }
         // What was carried is UTF-8 already; only the new chunk is converted.
-        let bytes = carry + (converter.map { $0.convert([UInt8](chunk), last: last) } ?? [UInt8](chunk))
-        bytes.withUnsafeBytes { raw in
-            let result = repaired(raw.assumingMemoryBound(to: UInt8.self), last: last)
-            Self.hand(result, of: raw, to: body)
+        (carry + (converter.map { $0.convert([UInt8](chunk), last: last) } ?? [UInt8](chunk)))
+            .withUnsafeBytes { repair($0, last: last, body) }
+    }
+
+    /// Repairs `bytes` and hands `body` the result: a prefix of `bytes` itself when nothing
+    /// changed, else the changed copy.
+    private mutating func repair(_ bytes: UnsafeRawBufferPointer, last: Bool, _ body: (UnsafeRawBufferPointer) -> Void) {
+        switch repaired(bytes.assumingMemoryBound(to: UInt8.self), last: last) {
+        case .unchanged(let count): body(UnsafeRawBufferPointer(rebasing: bytes[..<count]))
+        case .changed(let changed): changed.withUnsafeBytes(body)
         }
     }
 
@@ -90,13 +94,6 @@ struct XMLInput {
     enum Repair {
         case unchanged(count: Int)
         case changed([UInt8])
-    }
-
-    private static func hand(_ repair: Repair, of bytes: UnsafeRawBufferPointer, to body: (UnsafeRawBufferPointer) -> Void) {
-        switch repair {
-        case .unchanged(let count): body(UnsafeRawBufferPointer(rebasing: bytes[..<count]))
-        case .changed(let changed): changed.withUnsafeBytes(body)
-        }
     }
 
     // MARK: Encoding
@@ -461,8 +458,9 @@ struct XMLInput {
         guard bytes[end] == UInt8(ascii: ";"), end > start else { return .bare }
         let body = bytes[start..<end]
         let after = end + 1
-        // XML's own five, by far the most frequent (escaped HTML is full of them), without a String.
-        if Self.predefined.contains(where: { body.elementsEqual($0) }) { return .kept(end: after) }
+        // XML's own five and the numeric references it reads as they are (the run scan passes
+        // them by, but one at a chunk's end comes here).
+        if let length = Self.wellFormedReference(bytes, at: index) { return .kept(end: index + length) }
         if body.first == UInt8(ascii: "#") {
             let digits = body.dropFirst()
             let hex = digits.first == UInt8(ascii: "x") || digits.first == UInt8(ascii: "X")
@@ -507,14 +505,8 @@ struct XMLInput {
     /// Whether a `<` followed by `byte` can open a tag, an end tag, a comment, a CDATA section or
     /// a declaration.
     private static func startsMarkup(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"),
-             UInt8(ascii: ":"), UInt8(ascii: "/"), UInt8(ascii: "!"), UInt8(ascii: "?"), 0x80...0xFF: true
-        default: false
-        }
+        opensTag(byte) || byte == UInt8(ascii: "!") || byte == UInt8(ascii: "?")
     }
-
-    private static let predefined: [[UInt8]] = ["amp", "lt", "gt", "quot", "apos"].map { Array($0.utf8) }
 
     /// The length of the reference at `index` when XML reads it as it is: one of its five names,
     /// or `&#` and digits (or `&#x` and hex digits) naming a character XML allows; else nil.

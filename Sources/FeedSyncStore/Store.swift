@@ -282,7 +282,7 @@ public final class Store: Sendable {
         for attempt in 1... {
             do {
                 let database = try connect()
-                try database.read(refuseNewer)
+                if connections == .single { try database.read(refuseNewer) }  // a pool's was checked above
                 applied = try database.read(migrator.appliedMigrations)
                 if try database.read(migrator.hasCompletedMigrations) { return database }
                 try migrator.migrate(database)

@@ -192,12 +192,12 @@ public final class SyncEngine: Sendable {
                     } catch {
                         throw PullFailure(SyncError(.local, "\(error)"))
                     }
-                    // A link to another scheme (file:, ftp:, …) or no URL at all ends the walk here;
-                    // the page's items are stored.
                     if let malformed = page.malformed {
                         report.malformed = "\(url): \(malformed)"
                         options.onEvent(.malformed(url: url, where: malformed))
                     }
+                    // A link to another scheme (file:, ftp:, …) or no URL at all ends the walk here;
+                    // the page's items are stored.
                     if let next = page.next, let problem = HTTPRequest.problem(with: next) {
                         page.next = nil
                         page.hasMore = false

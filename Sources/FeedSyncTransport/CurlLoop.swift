@@ -234,10 +234,7 @@ final class CurlLoop: @unchecked Sendable {
             guard let context else { continue }
             let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
             let result: Result<HTTPResponse, TransportError>
-            if code == CURLE_OK, !transfer.headersComplete {
-                result = .failure(transfer.error(.interrupted, "the connection closed in the middle of the response's headers"))
-                if transfer.closeSpill(), let path = transfer.request.spill?.path { unlink(path) }
-            } else if code == CURLE_OK {
+            if code == CURLE_OK, transfer.headersComplete {
                 var status = 0
                 fs_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
                 var effective: UnsafeMutablePointer<CChar>? = nil
@@ -247,7 +244,10 @@ final class CurlLoop: @unchecked Sendable {
                     effectiveURL: effective.map { String(cString: $0) } ?? transfer.request.url,
                     bodyFile: transfer.closeSpill() ? transfer.request.spill?.path : nil))
             } else {
-                result = .failure(transfer.error(for: code))
+                // libcurl reports a connection closed inside the header block as a whole response.
+                result = .failure(code == CURLE_OK
+                    ? transfer.error(.interrupted, "the connection closed in the middle of the response's headers")
+                    : transfer.error(for: code))
                 if transfer.closeSpill(), let path = transfer.request.spill?.path { unlink(path) }
             }
             release(transfer)

@@ -1,4 +1,5 @@
 import FeedSyncDemoServer
+import FeedSyncFeed
 import FeedSyncStore
 import Foundation
 import Testing
@@ -296,6 +297,12 @@ import Testing
             if let says = hostile.says { #expect(result.stderr.contains(says), "\(result.stderr)") }
             try await hostile.then?(cli, url)
         }
+    }
+
+    /// The two modules keep one range each (neither may import the other): they must agree, or a
+    /// total the decoder accepts would be forgotten when the store reads it back.
+    @Test func theStoreAcceptsTheCountsTheDecodersAccept() {
+        #expect(FeedCursor.totals == FeedLimits.totals)
     }
 
     // MARK: Broken HTTP
