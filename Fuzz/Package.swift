@@ -6,7 +6,7 @@ let flags: [SwiftSetting] = [.unsafeFlags(["-parse-as-library", "-Xcc", "-I/usr/
 
 func target(_ name: String) -> Target {
     .executableTarget(
-        name: name, dependencies: [.product(name: "FeedSyncFeed", package: "main"), "FuzzDriver"], swiftSettings: flags,
+        name: name, dependencies: [.product(name: "FeedSyncFeed", package: "main"), "FuzzSupport"], swiftSettings: flags,
         linkerSettings: [.linkedLibrary("xml2")])
 }
 
@@ -14,6 +14,11 @@ let package = Package(
     name: "feedsync-fuzz",
     dependencies: [.package(path: "..")],
     targets: ["FuzzXML", "FuzzJSONFeed", "FuzzPagedJSON", "FuzzDates", "FuzzHTMLText"].map(target)
-        + [.target(name: "FuzzDriver")],
+        + [
+            .target(name: "FuzzDriver"),
+            .target(
+                name: "FuzzSupport", dependencies: [.product(name: "FeedSyncFeed", package: "main"), "FuzzDriver"],
+                swiftSettings: [.unsafeFlags(["-Xcc", "-I/usr/include/libxml2"])]),
+        ],
     swiftLanguageModes: [.v6]
 )
