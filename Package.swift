@@ -43,8 +43,6 @@ let package = Package(
             name: "FeedSyncStore",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // SQLite's C API, for the statements run once per item (Store+SQLite.swift).
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 "CSystem",
             ],
             plugins: ["EmbedMigrations"]),
@@ -60,13 +58,17 @@ let package = Package(
         // Images uses Transport and Store.
         .target(name: "FeedSyncImages", dependencies: ["FeedSyncStore", "FeedSyncTransport", "CSystem"]),
 
-        // Thin executable: parse arguments, format output, map errors to exit codes.
+        // The use cases behind one type, `FeedSync`: what the command line and the reading page call.
+        .target(
+            name: "FeedSyncKit",
+            dependencies: ["FeedSyncSync", "FeedSyncImages", "FeedSyncStore", "FeedSyncTransport", "FeedSyncFeed"],
+            swiftSettings: libxml2Headers),
+
+        // Thin executable: parse arguments, call FeedSyncKit, format output, map errors to exit codes.
         .executableTarget(
             name: "feedsync",
             dependencies: [
-                "FeedSyncSync",
-                "FeedSyncImages",
-                "FeedSyncFeed",
+                "FeedSyncKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: libxml2Headers,
@@ -89,7 +91,7 @@ let package = Package(
 
         .testTarget(
             name: "FeedSyncTests",
-            dependencies: ["FeedSyncSync", "FeedSyncImages", "FeedSyncDemoServer", "feedsync"],
+            dependencies: ["FeedSyncKit", "FeedSyncDemoServer", "feedsync"],
             resources: [.copy("Fixtures")],
             swiftSettings: libxml2Headers),
     ],

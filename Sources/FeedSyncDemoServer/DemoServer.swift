@@ -1,4 +1,4 @@
-// This file is the entirety of the public API of FeedSyncDemoServer: one generated feed on
+// FeedSyncDemoServer (with DemoServer+Formats.swift): one generated feed on
 // 127.0.0.1, served in every format feedsync reads (paged JSON, JSON Feed, RSS, Atom, WordPress),
 // with its pictures and switches for the faults a real server has. Tests, benchmarks and the
 // README's demo all use it.

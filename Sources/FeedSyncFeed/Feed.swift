@@ -1,5 +1,6 @@
-// This file is the entirety of the public API of FeedSyncFeed: the neutral shape every feed
-// format is decoded into, the formats, and the entry points of their decoders. It does no I/O.
+// FeedSyncFeed: the neutral shape every feed format is decoded into, the formats, and their
+// decoders (FeedDocument+Detect.swift is the entry point). It does no I/O but reading a file it is
+// given. Where it sits: docs/architecture.md.
 
 import Foundation
 

@@ -6,7 +6,10 @@ import FeedSyncStore
 /// and fetched again by every pull: once the room left is used up, only pictures in the window or
 /// nearer than `reach` are fetched.
 struct CacheRoom {
-    let budget: CacheBudget
+    /// The budget in bytes.
+    let budget: Int64
+    /// The window's pages past the reader, whose pictures are never evicted.
+    let pagesAhead: Int
     let mode: PrefetchMode
     /// From the store at the start, plus what was recorded, minus what was evicted.
     var totals: CacheTotals
@@ -19,8 +22,9 @@ struct CacheRoom {
     /// every cached picture with its row).
     var onlyTheWindowLeft = false
 
-    init(budget: CacheBudget, mode: PrefetchMode, totals: CacheTotals) {
+    init(budget: Int64, pagesAhead: Int, mode: PrefetchMode, totals: CacheTotals) {
         self.budget = budget
+        self.pagesAhead = pagesAhead
         self.mode = mode
         self.totals = totals
     }
@@ -34,10 +38,10 @@ struct CacheRoom {
     /// tried again at the next plan.
     mutating func evictIfOver(around position: ReadingPosition,
                               _ evict: (ReadingPosition) -> CacheBudget.Eviction?) {
-        guard totals.bytes > budget.bytes, !onlyTheWindowLeft, let evicted = evict(position) else { return }
+        guard totals.bytes > budget, !onlyTheWindowLeft, let evicted = evict(position) else { return }
         totals = evicted.left  // the store's count, which a record that matched no row cannot skew
         if let nearest = evicted.nearest { reach = min(reach ?? .max, nearest) }
-        if totals.bytes > budget.bytes {
+        if totals.bytes > budget {
             onlyTheWindowLeft = true
             reach = 0
         }
@@ -45,16 +49,18 @@ struct CacheRoom {
 
     /// `planned` (nearest first) without the pictures past the room left that eviction would not
     /// make room for. Each takes the room of a picture of the cache's average size, as the
-    /// `inFlight` pictures have; a plan holds at most `planSize`.
+    /// `inFlight` pictures have; a plan holds at most `planSize`. `reach` is asked (from the
+    /// store: `CacheBudget.reach`) once the cache comes within a plan's worth of its budget; nil
+    /// when it could not be found.
     mutating func admit(_ planned: [PictureJob], around position: ReadingPosition, inFlight: Int,
-                        planSize: Int) -> [PictureJob] {
+                        planSize: Int, reach findReach: (ReadingPosition) -> Int?) -> [PictureJob] {
         let average = totals.average
-        if mode == .all, reach == nil, totals.bytes + Int64(planSize) * average >= budget.bytes {
-            reach = (try? budget.reach(around: position)) ?? .max
+        if mode == .all, reach == nil, totals.bytes + Int64(planSize) * average >= budget {
+            reach = findReach(position) ?? .max
         }
         guard let reach else { return planned }
-        let window = PrefetchPlan.window(position, pagesAhead: budget.pagesAhead)
-        var room = budget.bytes - totals.bytes - Int64(inFlight) * average
+        let window = PrefetchPlan.window(position, pagesAhead: pagesAhead)
+        var room = budget - totals.bytes - Int64(inFlight) * average
         return planned.filter { job in
             defer { room -= average }
             return room >= max(average, 1) || window.contains(job.row)

@@ -33,7 +33,7 @@ public struct PrefetchOptions: Sendable {
 }
 
 /// What prefetch does, for `--verbose` and the progress line.
-public enum PictureEvent: Sendable {
+public enum PictureEvent: Sendable, Equatable {
     case planned(queued: Int, dropped: Int)
     case cached(url: String, bytes: Int)
     case failed(url: String, reason: String)

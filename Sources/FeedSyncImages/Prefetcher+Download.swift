@@ -2,34 +2,20 @@ import FeedSyncStore
 import FeedSyncTransport
 import Foundation
 
-/// How one picture's download ended.
-enum DownloadOutcome: Sendable {
-    case written(DownloadedPicture)
-    case failed(String, permanent: Bool)
-    /// Withdrawn before it started (the reader moved on), or cut off by shutdown: nothing to record.
-    case cancelled
-}
-
 extension PicturePrefetcher {
-    /// A missing or unusable picture is not asked for again for this long.
-    static let permanentRetry: TimeInterval = 3 * 86_400
-
-    /// Transient failures back off from a minute, doubling, up to a day.
-    static func transientRetry(afterAttempts attempts: Int) -> TimeInterval {
-        min(86_400, 60 * pow(2, Double(min(attempts, 20))))
-    }
-
-    /// Starts downloading one picture. When the transfer ends, on the client's thread, the body is
-    /// verified to be an image and written atomically, and the outcome is handed to `run`;
-    /// `record` makes written pictures durable and marks them cached. Returns the transfer, to
-    /// withdraw it while it waits.
+    /// Starts downloading one picture. When the transfer ends, the body is verified to be an image
+    /// and written atomically on the `disk` queue, and the outcome is handed to `run`; `record`
+    /// makes written pictures durable and marks them cached. Returns the transfer, to withdraw it
+    /// while it waits.
     func startDownload(_ job: PictureJob) -> HTTPTransferHandle? {
         guard HTTPRequest.isFetchable(job.url) else {
-            finished(job, .failed("not an http(s) URL", permanent: true))
+            ended(job, .failed("not an http(s) URL", permanent: true))
             return nil
         }
         let request = HTTPRequest(url: job.url, headers: [("Accept", "image/*")], maxBodyBytes: options.maxBytes)
-        return client.start(request, lane: lane) { [self] result in finished(job, keep(result, for: job)) }
+        return client.start(request, lane: lane) { [self] result in
+            disk.async { [self] in ended(job, keep(result, for: job)) }
+        }
     }
 
     /// What a finished transfer leaves: a written picture, or why there is none.
@@ -66,29 +52,28 @@ extension PicturePrefetcher {
     }
 
     /// Makes written pictures durable with one filesystem flush, then marks them cached in one
-    /// transaction. Returns what it cached.
-    func record(_ batch: [(job: PictureJob, picture: DownloadedPicture)]) -> CacheTotals {
+    /// transaction. Returns why it could not (its files are then removed), or nil.
+    func record(_ batch: [PrefetchMachine.WrittenPicture]) -> String? {
         do {
             try files.sync()
             try store.markPicturesCached(batch.map(\.picture))
+            return nil
         } catch {
             if error is PictureFiles.UnsafeFolder { onEvent(.localFault("\(error)")) }
-            for (job, picture) in batch {
-                files.remove(picture.file)
-                fail(job, "cannot write the picture: \(error)", permanent: false)
-            }
-            return CacheTotals()
+            for written in batch { files.remove(written.picture.file) }
+            return "cannot write the picture: \(error)"
         }
-        for (job, picture) in batch { onEvent(.cached(url: job.url, bytes: Int(picture.bytes))) }
-        return CacheTotals(bytes: batch.reduce(0) { $0 + $1.picture.bytes }, count: batch.count)
     }
 
-    /// Records the failure.
+    /// Records the failure; the picture is not tried again before `PrefetchMachine.retryDelay`.
     func fail(_ job: PictureJob, _ reason: String, permanent: Bool) {
-        let attempts = (try? store.pictureAttempts(id: job.id)) ?? 0
-        let delay = permanent ? Self.permanentRetry : Self.transientRetry(afterAttempts: attempts)
-        try? store.markPictureFailed(id: job.id, error: reason, permanent: permanent, retryAt: Date().addingTimeInterval(delay))
         onEvent(.failed(url: job.url, reason: reason))
+        storing("record a failed picture") {
+            let attempts = try store.pictureAttempts(id: job.id)
+            let delay = PrefetchMachine.retryDelay(permanent: permanent, attempts: attempts)
+            try store.markPictureFailed(
+                id: job.id, error: reason, permanent: permanent, retryAt: Date().addingTimeInterval(delay))
+        }
     }
 
     var budget: CacheBudget {
@@ -98,7 +83,7 @@ extension PicturePrefetcher {
     /// Evicts down to the budget around `position`, reporting what went; nil when the store failed.
     @discardableResult
     func evict(around position: ReadingPosition) -> CacheBudget.Eviction? {
-        guard let evicted = try? budget.enforce(around: position) else { return nil }
+        guard let evicted = storing("evict", { try budget.enforce(around: position) }) else { return nil }
         if evicted.count > 0 { onEvent(.evicted(count: evicted.count, bytes: evicted.bytes)) }
         return evicted
     }

@@ -58,7 +58,7 @@ extension Store {
         try read { db in
             let feeds = try Feed.fetchAll(db, sql: "SELECT * FROM feed ORDER BY id")
             return try feeds.map { feed in
-                var pictures: [String: (count: Int, bytes: Int64)] = [:]
+                var pictures: [PictureStatus: (count: Int, bytes: Int64)] = [:]
                 // Distinct pictures, however many items share one.
                 for row in try Row.fetchAll(
                     db,
@@ -68,9 +68,10 @@ extension Store {
                         """,
                     arguments: [feed.id])
                 {
-                    pictures[row.text("status") ?? "?"] = (row.integer("n") ?? 0, Int64(row.integer("bytes") ?? 0))
+                    guard let status = row.text("status").flatMap(PictureStatus.init(rawValue:)) else { continue }
+                    pictures[status] = (row.integer("n") ?? 0, Int64(row.integer("bytes") ?? 0))
                 }
-                pictures["none"] = (
+                pictures[.none] = (
                     try Int.fetchOne(
                         db, sql: "SELECT count(*) FROM item WHERE feed_id = ? AND picture_id IS NULL",
                         arguments: [feed.id]) ?? 0, 0)

@@ -10,10 +10,8 @@ extension Store {
             let statement = try db.cachedStatement(sql: "SELECT band FROM item WHERE feed_id = ? AND key = ?")
             var found: [String: Int] = [:]
             for key in keys {
-                try statement.forEachRow(db) { values in
-                    values.add(feedID)
-                    values.add(key)
-                } _: { row in found[key] = row.int(0) }
+                statement.setUncheckedArguments([feedID, key])
+                found[key] = try Int.fetchOne(statement)
             }
             return found
         }
@@ -50,33 +48,20 @@ extension Store {
             var inserted = 0
             for item in [page.newItems, page.updatedItems].joined() {
                 let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
-                try insert.run(db) { values in
-                    values.add(page.feedID)
-                    values.add(item.key)
-                    values.add(page.band)
-                    values.add(seq + 1)
-                    values.add(item.title)
-                    values.add(item.link)
-                    values.add(item.pictureURL)
-                    values.add(pictureID)
-                    values.add(item.published)
-                    values.add(item.summary)
-                    values.add(now)
-                }
+                insert.setUncheckedArguments([
+                    page.feedID, item.key, page.band, seq + 1, item.title, item.link, item.pictureURL, pictureID,
+                    item.published, item.summary, now,
+                ])
+                try insert.execute()
                 if db.changesCount == 1 {
                     seq += 1
                     inserted += 1
                 } else {
-                    try refresh.run(db) { values in
-                        values.add(item.title)
-                        values.add(item.link)
-                        values.add(item.published)
-                        values.add(item.summary)
-                        values.add(item.pictureURL)
-                        values.add(pictureID)
-                        values.add(page.feedID)
-                        values.add(item.key)
-                    }
+                    refresh.setUncheckedArguments([
+                        item.title, item.link, item.published, item.summary, item.pictureURL, pictureID, page.feedID,
+                        item.key,
+                    ])
+                    try refresh.execute()
                 }
             }
             if inserted > 0 {
@@ -101,10 +86,12 @@ extension Store {
 
     /// The picture row for `url`, created pending if new.
     static func pictureID(_ db: Database, url: String) throws -> Int64 {
-        var id: Int64?
-        try db.cachedStatement(sql: "SELECT id FROM picture WHERE url = ?").forEachRow(db) { $0.add(url) } _: { id = $0.int64(0) }
-        if let id { return id }
-        try db.cachedStatement(sql: "INSERT INTO picture (url) VALUES (?)").run(db) { $0.add(url) }
+        let select = try db.cachedStatement(sql: "SELECT id FROM picture WHERE url = ?")
+        select.setUncheckedArguments([url])
+        if let id = try Int64.fetchOne(select) { return id }
+        let insert = try db.cachedStatement(sql: "INSERT INTO picture (url) VALUES (?)")
+        insert.setUncheckedArguments([url])
+        try insert.execute()
         return db.lastInsertedRowID
     }
 }

@@ -17,7 +17,7 @@ extension Store {
             let items = rows.map { position, row in
                 StoredItem(
                     key: row.text("key") ?? "", title: row.text("title") ?? "", link: row.text("link"),
-                    pictureURL: row.text("pic_url"), imageStatus: row.text("status") ?? "none",
+                    pictureURL: row.text("pic_url"), imageStatus: row.text("status").flatMap(PictureStatus.init(rawValue:)) ?? .none,
                     imagePath: row.text("file"), published: row.text("published"),
                     position: position + 1)
             }

@@ -42,7 +42,7 @@ public struct CacheTotals: Sendable, Equatable {
 }
 
 /// A picture file written for the store's row `id`, not yet recorded.
-public struct DownloadedPicture: Sendable {
+public struct DownloadedPicture: Sendable, Equatable {
     public var id: Int64
     public var file: String
     public var bytes: Int64
@@ -164,13 +164,7 @@ extension Store {
                 """)
             let now = Date().timeIntervalSince1970
             for picture in pictures {
-                try update.run(db) { values in
-                    values.add(picture.file)
-                    values.add(picture.bytes)
-                    values.add(picture.mime)
-                    values.add(now)
-                    values.add(picture.id)
-                }
+                try update.execute(arguments: [picture.file, picture.bytes, picture.mime, now, picture.id])
             }
         }
     }

@@ -1,5 +1,5 @@
-// This file is the entirety of the public API of FeedSyncStore: the local SQLite store.
-// Only this module speaks SQL.
+// FeedSyncStore: the local SQLite store; the Store+*.swift files add its calls by subject. Only
+// this module speaks SQL. Where it sits: docs/architecture.md.
 
 import Foundation
 import GRDB
@@ -85,13 +85,24 @@ public struct Feed: Sendable, Equatable {
     public var malformed: String?
 }
 
+/// Where an item's picture is: what `list` and `status` show.
+public enum PictureStatus: String, Sendable, CaseIterable {
+    /// The item has no picture.
+    case none
+    /// Not downloaded yet (or failed for a reason that may pass; tried again later).
+    case pending
+    case cached
+    /// Missing or unusable at its server; tried again after days.
+    case failed
+}
+
 /// A stored item, as `list` shows it.
 public struct StoredItem: Sendable, Equatable {
     public var key: String
     public var title: String
     public var link: String?
     public var pictureURL: String?
-    public var imageStatus: String
+    public var imageStatus: PictureStatus
     public var imagePath: String?
     public var published: String?
     /// 1-based rank in the list being shown.
@@ -109,7 +120,8 @@ public struct ListedPage: Sendable {
 public struct FeedStatus: Sendable {
     public var feed: Feed
     public var itemCount: Int
-    public var pictures: [String: (count: Int, bytes: Int64)]
+    /// Distinct pictures by status, however many items share one; `.none` counts items.
+    public var pictures: [PictureStatus: (count: Int, bytes: Int64)]
 }
 
 /// A page's changes, written in one transaction together with the cursor that follows them.

@@ -246,11 +246,16 @@ public struct PagingMachine: Sendable {
     }
 
     /// Sorts items of the page being read into new ones (appended to the walk's band) and known
-    /// ones (refreshed in place), each key once per page.
+    /// ones (refreshed in place), each key once. A key repeated within `items` keeps its first
+    /// entry; one repeated in a later part of a long page is known by then (the earlier part is
+    /// committed) and refreshes it. Keys are compared whole: a page is never short of an item
+    /// because two keys looked alike.
     private mutating func place(_ items: [FeedItem], bands: [String: Int]) -> (new: [ItemContent], updated: [ItemContent]) {
         var newItems: [ItemContent] = []
         var updated: [ItemContent] = []
-        for item in items where reading.firstTime(item.key) {
+        var seen = Set<String>(minimumCapacity: items.count)
+        for item in items where seen.insert(item.key).inserted {
+            reading.add(item.key)
             let entry = ItemContent(
                 key: item.key, title: item.title, link: item.link, pictureURL: item.pictureURL,
                 published: item.published, summary: item.summary)
@@ -354,9 +359,6 @@ struct PageReading: Sendable {
     var count = 0
     var newCount = 0
     var refreshedCount = 0
-    /// Hashes of the keys seen, to keep each key once per page in little memory. Two keys of one
-    /// page sharing a 64-bit hash is as likely as a disk error; one item would be missed.
-    private var seen = Set<Int>()
     var digest = Digest()
 
     /// The page's keys in order, reduced to a hash: a page served twice has the same one.
@@ -368,11 +370,9 @@ struct PageReading: Sendable {
         }
     }
 
-    /// Records `key`; `false` when the page had it already.
-    mutating func firstTime(_ key: String) -> Bool {
-        guard seen.insert(key.hashValue).inserted else { return false }
+    /// Records a key that was not in the page (or the part of it) before.
+    mutating func add(_ key: String) {
         count += 1
         digest.add(key)
-        return true
     }
 }

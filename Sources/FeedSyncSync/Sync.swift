@@ -1,5 +1,5 @@
-// The public surface of FeedSyncSync: the engine that pulls feeds into the store, the data home,
-// and the error type the command line maps to exit codes. The paging rules live in PagingMachine.
+// FeedSyncSync: the engine that pulls one feed into the store (this file), the data home, and the
+// error type the command line maps to exit codes. The paging rules live in PagingMachine.
 
 import FeedSyncFeed
 import FeedSyncStore
@@ -57,12 +57,22 @@ public struct PullOptions: Sendable {
     /// Pages each feed may fetch in this run, `nil` for no limit.
     public var maxPages: Int?
     public var retry: RetryPolicy
+    /// What happens, for the user (`--verbose`, the progress line).
     public var onEvent: @Sendable (PullEvent) -> Void
+    /// Called after each transaction that stored items (a page, or a part of a long one), for the
+    /// work that follows the store (the picture prefetch); `refreshed`: it rewrote items stored
+    /// before.
+    public var onCommit: @Sendable (_ refreshed: Bool) -> Void
 
-    public init(maxPages: Int? = nil, retry: RetryPolicy = RetryPolicy(), onEvent: @escaping @Sendable (PullEvent) -> Void = { _ in }) {
+    public init(
+        maxPages: Int? = nil, retry: RetryPolicy = RetryPolicy(),
+        onEvent: @escaping @Sendable (PullEvent) -> Void = { _ in },
+        onCommit: @escaping @Sendable (_ refreshed: Bool) -> Void = { _ in }
+    ) {
         self.maxPages = maxPages
         self.retry = retry
         self.onEvent = onEvent
+        self.onCommit = onCommit
     }
 }
 
@@ -181,7 +191,9 @@ public final class SyncEngine: Sendable {
                     let expected = feed.formatChosen ? format : nil
                     do {
                         if let file = response.bodyFile {
-                            (found, page) = try read(file, format: expected, context: context, feedID: feed.id, machine: &machine)
+                            (found, page) = try await read(
+                                file, format: expected, context: context, feedID: feed.id, machine: &machine,
+                                onCommit: options.onCommit)
                         } else {
                             (found, page) = try FeedDocument.decode(response.body, format: expected, context: context)
                         }
@@ -227,6 +239,7 @@ public final class SyncEngine: Sendable {
             let step = machine.received(page, validators: validators, bands: bands)
             if let commit = step.commit {
                 try local { try store.commit(commit) }
+                options.onCommit(step.refreshedCount > 0)
                 report.newItems += step.newCount
                 options.onEvent(.page(url: feed.url, number: number, items: step.count, new: step.newCount,
                                       refreshed: step.refreshedCount, skipped: page.skipped))
@@ -236,42 +249,50 @@ public final class SyncEngine: Sendable {
     }
 
     /// Reads a long document from its file in parts, committing each part as it is read, so
-    /// memory holds a few parts however long the document. A thread of its own parses the next
-    /// part while this one commits the last. Returns the page without its items.
+    /// memory holds a few parts however long the document. Parsing blocks on the file, so it runs
+    /// on a thread of its own, at most two parts ahead of the commits. Returns the page without
+    /// its items.
     private func read(
-        _ file: String, format: FeedFormat?, context: DocumentContext, feedID: Int64, machine: inout PagingMachine
-    ) throws -> (FeedFormat, FeedPage) {
+        _ file: String, format: FeedFormat?, context: DocumentContext, feedID: Int64, machine: inout PagingMachine,
+        onCommit: @Sendable (Bool) -> Void
+    ) async throws -> (FeedFormat, FeedPage) {
         guard machine.canReadInParts else {
-            var items: [FeedItem] = []
-            var (found, page) = try FeedDocument.decode(
-                fileAt: file, format: format, context: context, batch: Self.partSize) { items += $0 }
-            page.items = items
-            return (found, page)
+            return try await onOwnThread {
+                var items: [FeedItem] = []
+                var (found, page) = try FeedDocument.decode(
+                    fileAt: file, format: format, context: context, batch: Self.partSize) { items += $0 }
+                page.items = items
+                return (found, page)
+            }
         }
         struct Stopped: Error {}
-        let handoff = PartHandoff<[FeedItem]>(capacity: 2)
-        let parsed = Mutex<Result<(format: FeedFormat, page: FeedPage), any Error>?>(nil)
-        Thread {
-            let result = Result {
-                try FeedDocument.decode(fileAt: file, format: format, context: context, batch: Self.partSize) { items in
-                    guard handoff.put(items) else { throw Stopped() }
-                }
+        let (parts, sink) = AsyncStream.makeStream(of: [FeedItem].self)
+        let room = DispatchSemaphore(value: 2)  // parts parsed and not yet taken
+        let stopped = Atomic(false)
+        async let parsed = onOwnThread {
+            defer { sink.finish() }
+            return try FeedDocument.decode(fileAt: file, format: format, context: context, batch: Self.partSize) { items in
+                room.wait()
+                if stopped.load(ordering: .acquiring) { throw Stopped() }
+                sink.yield(items)
             }
-            parsed.withLock { $0 = result }
-            handoff.finish()
-        }.start()
+        }
         do {
-            while let items = handoff.take() {
+            for await items in parts {
+                room.signal()
                 if Task.isCancelled { throw PullFailure.interrupted }
                 let bands = try local { try store.bands(feedID: feedID, keys: items.map(\.key)) }
                 let commit = machine.receivedPart(items, bands: bands)
                 try local { try store.commit(commit) }
+                onCommit(!commit.updatedItems.isEmpty)
             }
         } catch {
-            handoff.stop()
+            stopped.store(true, ordering: .releasing)
+            room.signal()  // a parser waiting for room wakes, sees `stopped` and ends
+            _ = try? await parsed
             throw error
         }
-        return try parsed.withLock { $0! }.get()
+        return try await parsed
     }
 
     /// One request with retries. Returns any response that is not a transient failure, whatever
@@ -327,6 +348,14 @@ public final class SyncEngine: Sendable {
         } catch {
             throw PullFailure(SyncError(.local, "\(error); check the disk and the data home's permissions"))
         }
+    }
+}
+
+/// Runs `body` on a thread of its own and returns what it returns: for work that blocks (reading
+/// and parsing a long file), which must not hold a thread of the cooperative pool.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
 

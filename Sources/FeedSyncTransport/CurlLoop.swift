@@ -30,8 +30,6 @@ final class CurlLoop: @unchecked Sendable {
     /// Loads libcurl once per process; what failed, or nil.
     private static let loadFailure: String? = fs_curl_load().map { String(cString: $0) }
 
-    static func load() { _ = loadFailure }
-
     init(configuration: TransportConfiguration) {
         self.configuration = configuration
         if let failure = Self.loadFailure {

@@ -1,5 +1,5 @@
-// This file is the entirety of the public API of FeedSyncTransport: an HTTP client over libcurl's
-// multi interface. Only this module speaks libcurl.
+// FeedSyncTransport's public types: an HTTP client over libcurl's multi interface (CurlLoop.swift
+// drives it). Only this module speaks libcurl.
 
 import Foundation
 
@@ -168,21 +168,6 @@ public final class HTTPClient: Sendable {
 
     public init(configuration: TransportConfiguration) {
         loop = CurlLoop(configuration: configuration)
-    }
-
-    /// Starts loading libcurl (with the TLS and other libraries it brings, and its global init: a
-    /// dozen milliseconds) on a thread of its own, so it overlaps whatever the caller does before
-    /// making a client, which then waits for it only if it is not done. A caller that may return
-    /// without making a client calls `waitForLoading` first.
-    public static func loadInBackground() {
-        Thread { CurlLoop.load() }.start()
-    }
-
-    /// Waits until the loading `loadInBackground` started is done. A process must not exit before:
-    /// its exit handlers (OpenSSL's cleanup) would run beside libcurl's global init on the loading
-    /// thread, and that crashed (a double free) in 13 of 300 early exits.
-    public static func waitForLoading() {
-        CurlLoop.load()
     }
 
     /// Performs a GET. Cancelling the calling task aborts the transfer.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FeedSyncKit
 import FeedSyncStore
 import FeedSyncSync
 import FeedSyncTransport
@@ -13,24 +14,9 @@ struct HomeOptions: ParsableArguments {
 
     var dataHome: DataHome { DataHome(override: home) }
 
-    /// Creates the data home if needed and opens its store with one connection, for commands
-    /// that read (and note the reading position) and exit.
-    func openStore() throws -> (DataHome, Store) {
-        let dataHome = dataHome
-        // A store that exists is read where it is, even from a read-only folder.
-        if !FileManager.default.fileExists(atPath: dataHome.databasePath) { try fail(on: { try dataHome.prepare() }) }
-        let store = try fail(on: { try Store(path: dataHome.databasePath, connections: .single) })
-        return (dataHome, store)
-    }
-
-    /// Like `openStore`, for commands that write the cache: first takes the pull lock (exit 75 if
-    /// a pull holds it). Keep the lock alive as long as the work.
-    func lockAndOpenStore() throws -> (DataHome, PullLock, Store) {
-        let dataHome = dataHome
-        try fail(on: { try dataHome.prepare() })
-        let lock = try fail(on: { try PullLock(path: dataHome.lockPath) })
-        let store = try fail(on: { try Store(path: dataHome.databasePath) })
-        return (dataHome, lock, store)
+    /// Opens the data home (see `FeedSync.Access`); a failure is its message and exit code.
+    func open(_ access: FeedSync.Access) throws -> FeedSync {
+        try fail(on: { try FeedSync(home: dataHome, access: access) })
     }
 }
 

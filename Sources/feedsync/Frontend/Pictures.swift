@@ -1,6 +1,6 @@
 import ArgumentParser
 import FeedSyncImages
-import FeedSyncStore
+import FeedSyncKit
 import FeedSyncSync
 import Foundation
 import Synchronization
@@ -14,25 +14,16 @@ struct PictureOptions: ParsableArguments {
         transform: ByteSize.parse)
     var cacheSize: Int64?
 
-    static let settingName = "cache_size"
-    static let defaultBudget: Int64 = 1 << 30
-    /// Sizes a cache may be given: up to a pebibyte, so sums of sizes cannot overflow.
-    static let cacheSizes: ClosedRange<Int64> = 0...(1 << 50)
     /// Pages past the reading position a window may reach (`--prefetch-pages`).
     static let prefetchPages = 0...1000
 
     func validate() throws {
-        if let cacheSize { try check(cacheSize, in: Self.cacheSizes, "--cache-size") }
+        if let cacheSize { try check(cacheSize, in: FeedSync.cacheSizes, "--cache-size") }
     }
 
-    /// The budget to use now: the option (then remembered), else the remembered one, else 1 GiB.
-    func budget(_ store: Store) throws -> Int64 {
-        if let cacheSize {
-            try fail(on: { try store.setSetting(Self.settingName, String(cacheSize)) })
-            return cacheSize
-        }
-        let remembered = try fail(on: { try store.setting(Self.settingName) }).flatMap { Int64($0) }
-        return remembered.map { $0.clamped(to: Self.cacheSizes) } ?? Self.defaultBudget
+    /// The budget to use now (see `FeedSync.cacheBudget`).
+    func budget(_ library: FeedSync) throws -> Int64 {
+        try fail(on: { try library.cacheBudget(given: cacheSize) })
     }
 }
 

@@ -1,6 +1,5 @@
 import ArgumentParser
-import FeedSyncImages
-import FeedSyncStore
+import FeedSyncKit
 import Foundation
 
 struct GC: AsyncParsableCommand {
@@ -24,35 +23,16 @@ struct GC: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // The cache is the pull's to write: tidy it only when no pull runs.
-        let (dataHome, lock, store) = try homeOptions.lockAndOpenStore()
-        defer { withExtendedLifetime(lock) {} }
-        let files = PictureFiles(directory: dataHome.cacheDirectory, folderMayBeLink: dataHome.cacheDirectoryMayBeLink)
-
-        let swept = files.sweepTemporaryFiles()
-        let unused = try fail(on: { try store.deleteUnusedPictures() })
-        unused.forEach(files.remove)
-        let known = try fail(on: { try store.cachedPictureFiles() })
-        let onDisk = Set(files.allFiles())
-        let unknown = onDisk.subtracting(known.values)
-        unknown.forEach(files.remove)
-        var gone = 0
-        for (id, file) in known where !onDisk.contains(file) {
-            try fail(on: { try store.uncachePicture(id: id) })
-            gone += 1
-        }
-
-        let budget = CacheBudget(
-            store: store, files: files, bytes: try pictureOptions.budget(store), pagesAhead: prefetchPages)
-        let position = try fail(on: { try store.latestReadingPosition() }) ?? .start
-        let evicted = try fail(on: { try budget.enforce(around: position) })
-
+        // The cache is the pull's to write: tidy it only when no pull runs (the lock).
+        let library = try homeOptions.open(.writing)
+        let budget = try pictureOptions.budget(library)
+        let done = try fail(on: { try library.collectGarbage(budget: budget, pagesAhead: prefetchPages) })
         if Terminal.isInteractive {
             try Output.line("""
-                removed \(swept) temp files, \(unknown.count) unknown files, \(unused.count) unused pictures; \
-                forgot \(gone) pictures whose file was gone; evicted \(evicted.count) (\(evicted.bytes) bytes)
+                removed \(done.temporaryFiles) temp files, \(done.unknownFiles) unknown files, \
+                \(done.unusedPictures) unused pictures; forgot \(done.forgotten) pictures whose file was gone; \
+                evicted \(done.evicted) (\(done.evictedBytes) bytes)
                 """)
         }
     }
 }
-

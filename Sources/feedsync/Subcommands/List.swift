@@ -1,6 +1,6 @@
 import ArgumentParser
+import FeedSyncKit
 import FeedSyncStore
-import FeedSyncSync
 import Foundation
 
 struct List: AsyncParsableCommand {
@@ -28,17 +28,17 @@ struct List: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (dataHome, store) = try homeOptions.openStore()
-        if let feed, try fail(on: { try store.feed(url: feed) }) == nil {
+        let library = try homeOptions.open(.reading)
+        if let feed, try fail(on: { try library.feed(url: feed) }) == nil {
             complain("no feed \(feed) is subscribed; add it with: feedsync pull --feed URL")
             throw ExitCode(Exit.usage)
         }
-        let listed = try fail(on: { try store.list(feedURL: feed, page: page, perPage: perPage) })
+        let listed = try fail(on: { try library.list(feedURL: feed, page: page, perPage: perPage) })
         // The reader's position steers picture prefetch; failing to record it must not hide the list.
-        try? store.setReadingPosition(ReadingPosition(feedURL: feed, page: page, perPage: perPage))
+        try? library.setReadingPosition(ReadingPosition(feedURL: feed, page: page, perPage: perPage))
 
         let paths = listed.items.map { item in
-            item.imageStatus == "cached" ? item.imagePath.map { dataHome.absolutePicturePath($0) } : nil
+            item.imageStatus == .cached ? item.imagePath.map(library.picturePath) : nil
         }
         try Output.line(json ? jsonPage(listed, paths: paths) : text(listed))
     }
@@ -48,7 +48,7 @@ struct List: AsyncParsableCommand {
             """
             {"id": \(JSON.string(item.key)), "title": \(JSON.string(item.title)), \
             "link": \(JSON.string(item.link)), "pic_url": \(JSON.string(item.pictureURL)), \
-            "image": {"status": \(JSON.string(item.imageStatus)), "path": \(JSON.string(path))}, \
+            "image": {"status": \(JSON.string(item.imageStatus.rawValue)), "path": \(JSON.string(path))}, \
             "published": \(JSON.string(item.published)), "position": \(item.position)}
             """
         }
@@ -75,16 +75,9 @@ struct List: AsyncParsableCommand {
             var title = Terminal.safe(item.title.isEmpty ? (item.link ?? item.key) : item.title)
             title = Terminal.truncate(title, toCells: titleWidth)
             let padding = String(repeating: " ", count: max(0, titleWidth - Terminal.displayWidth(title)))
-            let status = item.imageStatus == "none" ? "" : "[\(item.imageStatus)]"
+            let status = item.imageStatus == .none ? "" : "[\(item.imageStatus.rawValue)]"
             lines.append("\(number)  \(title)\(padding) \(status)")
         }
         return (lines + [footer]).joined(separator: "\n")
-    }
-}
-
-extension DataHome {
-    /// Picture paths are stored relative to the cache folder.
-    func absolutePicturePath(_ stored: String) -> String {
-        stored.hasPrefix("/") ? stored : cacheDirectory + "/" + stored
     }
 }

@@ -1,11 +1,10 @@
 import ArgumentParser
 import FeedSyncFeed
 import FeedSyncImages
+import FeedSyncKit
 import FeedSyncStore
 import FeedSyncSync
-import FeedSyncTransport
 import Foundation
-import Synchronization
 
 struct Pull: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -71,71 +70,44 @@ struct Pull: AsyncParsableCommand {
     }
 
     func run() async throws {
-        HTTPClient.loadInBackground()  // while the store opens (and, the first time, is created)
-        defer { HTTPClient.waitForLoading() }  // before any exit, even one that never makes a client
-        let (dataHome, lock, store) = try homeOptions.lockAndOpenStore()
-        defer { withExtendedLifetime(lock) {} }
-
+        let library = try homeOptions.open(.writing)
         let feeds: [Feed]
         if !feed.isEmpty {
-            feeds = try feed.map { url in try fail(on: { try store.subscribe(url: url, format: format?.rawValue) }) }
+            let setting: FeedSync.FormatSetting = switch format {
+            case nil: .keep
+            case .auto?: .found
+            case .format(let format)?: .chosen(format)
+            }
+            feeds = try feed.map { url in try fail(on: { try library.subscribe(url: url, format: setting) }) }
         } else {
-            feeds = try fail(on: { try store.feeds() })
+            feeds = try fail(on: { try library.feeds() })
             guard !feeds.isEmpty else {
                 complain("no feeds to pull yet; subscribe to one with: feedsync pull --feed URL")
                 throw ExitCode(Exit.usage)
             }
         }
 
-        let client = HTTPClient(configuration: TransportConfiguration(
-            userAgent: FeedSyncVersion.userAgent, connectTimeout: min(timeout, 10), lowSpeedSeconds: timeout,
-            maxConnections: imageConcurrency + feedConcurrency))
-        defer { client.shutdown() }
+        var settings = FeedSync.PullSettings()
+        settings.maxPages = maxPages
+        settings.retry = Self.retryPolicy()
+        settings.pictures = PrefetchOptions(
+            mode: images, pagesAhead: prefetchPages, concurrency: imageConcurrency, maxBytes: Int(maxImageBytes),
+            cacheBudget: try pictureOptions.budget(library))
+        settings.feedConcurrency = feedConcurrency
+        settings.timeout = timeout
         let talk = !quiet && Terminal.isInteractive
-        let progress = talk ? ProgressLine() : nil
-        let verbose = verbose
-        // A picture that cannot be written for a local reason is said once; the pull goes on.
-        let localFault = Mutex<String?>(nil)
+        let report = PullReporting(progress: talk ? ProgressLine() : nil, verbose: verbose)
 
-        let prefetcher = PicturePrefetcher(
-            store: store, client: client, directory: dataHome.cacheDirectory,
-            directoryMayBeLink: dataHome.cacheDirectoryMayBeLink,
-            options: PrefetchOptions(
-                mode: images, pagesAhead: prefetchPages, concurrency: imageConcurrency,
-                maxBytes: Int(maxImageBytes), cacheBudget: try pictureOptions.budget(store)),
-            onEvent: { event in
-                if case .localFault(let reason) = event, localFault.withLock({ fault in
-                    defer { fault = fault ?? reason }
-                    return fault == nil
-                }) {
-                    progress?.clear()
-                    complain(reason)
-                }
-                progress?.record(event)
-                if verbose { Self.log(event) }
-            })
-        let options = PullOptions(maxPages: maxPages, retry: Self.retryPolicy(), onEvent: { event in
-            if case .page(_, _, _, _, let refreshed, _) = event { prefetcher.pagesChanged(refreshing: refreshed > 0) }
-            progress?.record(event)
-            if verbose { Self.log(event) }
-        })
-
-        let work = Task {
-            try await pullAll(feeds, store: store, client: client, dataHome: dataHome, prefetcher: prefetcher,
-                              options: options, progress: progress)
-        }
-        let interruption = Interruption {
-            work.cancel()
-            client.shutdown()  // downloads are not tasks: cut them off (what was cut stays due)
-        }
-        let outcomes = try await work.value
+        let work = Task { await library.pull(feeds, settings: settings, onUpdate: report.update) }
+        let interruption = Interruption { work.cancel() }
+        let outcomes = await work.value
         interruption.stop()
-        progress?.clear()
+        report.progress?.clear()
         if interruption.happened {
-            complain("interrupted; \(Self.resumption(of: feeds, in: store))")
+            complain("interrupted; \(Self.resumption(of: feeds, in: library))")
             throw ExitCode(Exit.tempFail)
         }
-        var worst: SyncError.Kind? = localFault.withLock { $0 } == nil ? nil : .local
+        var worst: SyncError.Kind? = report.hadLocalFault ? .local : nil
         for outcome in outcomes {
             switch outcome {
             case .success(let report)?: if talk { try Output.line(Self.summary(report)) }
@@ -146,52 +118,9 @@ struct Pull: AsyncParsableCommand {
         if let worst { throw ExitCode(Exit.code(for: worst)) }
     }
 
-    /// Pulls `feeds` while their pictures download; the outcome of each, in order. Cancelling it
-    /// stops every feed between two transactions and the pictures with them.
-    func pullAll(
-        _ feeds: [Feed], store: Store, client: HTTPClient, dataHome: DataHome, prefetcher: PicturePrefetcher,
-        options: PullOptions, progress: ProgressLine?
-    ) async throws -> [Result<PullReport, SyncError>?] {
-        // Pictures download while pages keep flowing; the exit code reflects paging only.
-        async let pictures: Void = prefetcher.run()
-        // `feedConcurrency` workers take the feeds in order, each with its own engine and
-        // download file; a failed feed is reported at once and does not stop the others.
-        let next = Mutex(0)
-        let claim = { @Sendable () -> Int? in
-            next.withLock { index in
-                defer { index += 1 }
-                return index < feeds.count ? index : nil
-            }
-        }
-        let outcomes = Mutex([Result<PullReport, SyncError>?](repeating: nil, count: feeds.count))
-        let record = { @Sendable (index: Int, outcome: Result<PullReport, SyncError>) in
-            outcomes.withLock { $0[index] = outcome }
-        }
-        await withTaskGroup(of: Void.self) { group in
-            for slot in 0..<min(feedConcurrency, feeds.count) {
-                let engine = SyncEngine(store: store, client: client, downloadPath: dataHome.downloadPath(slot: slot))
-                group.addTask {
-                    while !Task.isCancelled, let index = claim() {
-                        do throws(SyncError) {
-                            record(index, .success(try await engine.pull(feeds[index], options: options)))
-                        } catch {
-                            record(index, .failure(error))
-                            guard !Task.isCancelled else { continue }  // interrupted: said once, after
-                            progress?.clear()
-                            complain(error.message)
-                        }
-                    }
-                }
-            }
-        }
-        prefetcher.pagingFinished()
-        await pictures
-        return outcomes.withLock { $0 }
-    }
-
     /// Where the next pull of `feeds` continues, in words.
-    static func resumption(of feeds: [Feed], in store: Store) -> String {
-        guard feeds.count == 1, let feed = try? store.feed(url: feeds[0].url) else {
+    static func resumption(of feeds: [Feed], in library: FeedSync) -> String {
+        guard feeds.count == 1, let feed = try? library.feed(url: feeds[0].url) else {
             return "the next pull continues each feed from where this one stopped"
         }
         let cursor = feed.cursor
@@ -254,13 +183,18 @@ struct Pull: AsyncParsableCommand {
 }
 
 /// `--format`: one of the formats, or `auto` to have the documents say again.
-struct FormatChoice: ExpressibleByArgument, Equatable {
-    /// A FeedFormat raw value, or "auto".
-    var rawValue: String
+enum FormatChoice: ExpressibleByArgument, Equatable {
+    case format(FeedFormat)
+    case auto
 
     init?(argument: String) {
-        guard argument == "auto" || FeedFormat(rawValue: argument) != nil else { return nil }
-        rawValue = argument
+        if argument == "auto" {
+            self = .auto
+        } else if let format = FeedFormat(rawValue: argument) {
+            self = .format(format)
+        } else {
+            return nil
+        }
     }
 
     static var allValueStrings: [String] { FeedFormat.allCases.map(\.rawValue) + ["auto"] }

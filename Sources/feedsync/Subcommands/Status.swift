@@ -1,6 +1,6 @@
 import ArgumentParser
+import FeedSyncKit
 import FeedSyncStore
-import FeedSyncSync
 import Foundation
 
 struct Status: AsyncParsableCommand {
@@ -13,11 +13,9 @@ struct Status: AsyncParsableCommand {
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
-    static let pictureStatuses = ["none", "pending", "cached", "failed"]
-
     func run() async throws {
-        let (_, store) = try homeOptions.openStore()
-        let feeds = try fail(on: { try store.status() })
+        let library = try homeOptions.open(.reading)
+        let feeds = try fail(on: { try library.status() })
         if json {
             try Output.line("{\"feeds\": [\(feeds.map(jsonFeed).joined(separator: ", "))]}")
         } else if feeds.isEmpty {
@@ -56,17 +54,17 @@ struct Status: AsyncParsableCommand {
         if let malformed = feed.malformed {
             lines.append("  malformed:     \(Terminal.safe(malformed)); its items were read past the damage")
         }
-        let pictures = ["cached", "pending", "failed"].map { "\($0) \(status.pictures[$0]?.count ?? 0)" }
-        let bytes = status.pictures["cached"]?.bytes ?? 0
+        let pictures = [PictureStatus.cached, .pending, .failed].map { "\($0.rawValue) \(status.pictures[$0]?.count ?? 0)" }
+        let bytes = status.pictures[.cached]?.bytes ?? 0
         lines.append("  pictures:      \(pictures.joined(separator: ", ")) (\(bytes) bytes cached)")
-        lines.append("  no picture:    \(status.pictures["none"]?.count ?? 0) items")
+        lines.append("  no picture:    \(status.pictures[.none]?.count ?? 0) items")
         return lines.joined(separator: "\n")
     }
 
     func jsonFeed(_ status: FeedStatus) -> String {
         let feed = status.feed
         let cursor = feed.cursor
-        let pictures = Self.pictureStatuses.map { "\(JSON.string($0)): \(status.pictures[$0]?.count ?? 0)" }
+        let pictures = PictureStatus.allCases.map { "\(JSON.string($0.rawValue)): \(status.pictures[$0]?.count ?? 0)" }
         return """
             {"url": \(JSON.string(feed.url)), "format": \(JSON.string(feed.format)), "format_chosen": \(feed.formatChosen), \
             "items": \(status.itemCount), \
@@ -78,7 +76,7 @@ struct Status: AsyncParsableCommand {
             "last_error": \(JSON.string(feed.lastError)), \
             "next_retry_at": \(JSON.string(feed.nextRetryAt.map(iso))), \
             "malformed": \(JSON.string(feed.malformed)), \
-            "pictures": {\(pictures.joined(separator: ", ")), "cached_bytes": \(status.pictures["cached"]?.bytes ?? 0)}}
+            "pictures": {\(pictures.joined(separator: ", ")), "cached_bytes": \(status.pictures[.cached]?.bytes ?? 0)}}
             """
     }
 }

@@ -1,0 +1,228 @@
+// FeedSyncKit: feedsync's use cases behind one type. The command line (and, later, the reading
+// page's server) open a `FeedSync` on a data home and call it; everything below it (store,
+// transport, decoders, paging, prefetch) is reached through here. docs/architecture.md shows the
+// modules and how work runs concurrently.
+
+import FeedSyncFeed
+import FeedSyncImages
+import FeedSyncStore
+import FeedSyncSync
+import FeedSyncTransport
+import Foundation
+
+/// A data home opened for use: its store, and the pull lock when opened for writing.
+public final class FeedSync: Sendable {
+    public enum Access: Sendable {
+        /// Read and note the reading position (list, status): one connection, no lock; a store
+        /// that exists is read where it is, even from a read-only folder.
+        case reading
+        /// Pull and tidy the cache: takes the data home's pull lock first (one such process at a
+        /// time) and opens the store for writing.
+        case writing
+    }
+
+    public let home: DataHome
+    public let store: Store
+    private let lock: PullLock?
+
+    /// Opens `home` (created if needed). Throws `SyncError` (the folder, the lock) or `StoreError`.
+    public init(home: DataHome, access: Access) throws {
+        self.home = home
+        switch access {
+        case .reading:
+            if !FileManager.default.fileExists(atPath: home.databasePath) { try home.prepare() }
+            lock = nil
+            store = try Store(path: home.databasePath, connections: .single)
+        case .writing:
+            try home.prepare()
+            lock = try PullLock(path: home.lockPath)
+            store = try Store(path: home.databasePath)
+        }
+    }
+
+    // MARK: Feeds and the list
+
+    /// How a feed's format is known.
+    public enum FormatSetting: Sendable, Equatable {
+        /// As before (found in its documents, unless one was chosen).
+        case keep
+        /// Found in its documents again, forgetting a chosen one.
+        case found
+        /// This one, whatever the documents say.
+        case chosen(FeedFormat)
+    }
+
+    /// Subscribes to `url` if new.
+    public func subscribe(url: String, format: FormatSetting = .keep) throws(StoreError) -> Feed {
+        switch format {
+        case .keep: try store.subscribe(url: url)
+        case .found: try store.subscribe(url: url, format: "auto")
+        case .chosen(let format): try store.subscribe(url: url, format: format.rawValue)
+        }
+    }
+
+    public func feeds() throws(StoreError) -> [Feed] { try store.feeds() }
+
+    public func feed(url: String) throws(StoreError) -> Feed? { try store.feed(url: url) }
+
+    public func status() throws(StoreError) -> [FeedStatus] { try store.status() }
+
+    /// A page of the list of one feed (`feedURL`) or of all; rows with a cached picture carry its
+    /// absolute path.
+    public func list(feedURL: String?, page: Int, perPage: Int) throws(StoreError) -> ListedPage {
+        try store.list(feedURL: feedURL, page: page, perPage: perPage)
+    }
+
+    /// Where a picture stored as `file` is (stored paths are relative to the cache folder).
+    public func picturePath(_ file: String) -> String {
+        file.hasPrefix("/") ? file : home.cacheDirectory + "/" + file
+    }
+
+    /// The page the reader was shown last, which steers the picture prefetch of a running pull.
+    public func readingPosition() throws(StoreError) -> ReadingPosition {
+        try store.latestReadingPosition() ?? .start
+    }
+
+    public func setReadingPosition(_ position: ReadingPosition) throws(StoreError) {
+        try store.setReadingPosition(position)
+    }
+
+    // MARK: The picture cache
+
+    static let cacheSizeSetting = "cache_size"
+    public static let defaultCacheSize: Int64 = 1 << 30
+    /// Sizes a cache may be given: up to a pebibyte, so sums of sizes cannot overflow.
+    public static let cacheSizes: ClosedRange<Int64> = 0...(1 << 50)
+
+    /// The cache budget to use now: `given` (then remembered for later runs), else the remembered
+    /// one, else 1 GiB.
+    public func cacheBudget(given: Int64?) throws(StoreError) -> Int64 {
+        if let given {
+            try store.setSetting(Self.cacheSizeSetting, String(given))
+            return given
+        }
+        let remembered = try store.setting(Self.cacheSizeSetting).flatMap { Int64($0) }
+        return remembered.map { $0.clamped(to: Self.cacheSizes) } ?? Self.defaultCacheSize
+    }
+
+    /// What `collectGarbage` did.
+    public struct GarbageReport: Sendable {
+        public var temporaryFiles = 0
+        public var unknownFiles = 0
+        public var unusedPictures = 0
+        /// Pictures whose file was gone, now due again.
+        public var forgotten = 0
+        public var evicted = 0
+        public var evictedBytes: Int64 = 0
+    }
+
+    /// Tidies the picture cache (open for `.writing`: a pull must not run beside it): removes
+    /// leftover temp files and files the store does not know, forgets pictures whose file is gone
+    /// and pictures no item uses, then evicts the pictures farthest from the reading position until
+    /// the cache fits `budget`, keeping the window (`pagesAhead` pages past the reader).
+    public func collectGarbage(budget: Int64, pagesAhead: Int) throws(StoreError) -> GarbageReport {
+        precondition(lock != nil, "the cache is the pull's to write: open for .writing")
+        let files = PictureFiles(directory: home.cacheDirectory, folderMayBeLink: home.cacheDirectoryMayBeLink)
+        var report = GarbageReport()
+        report.temporaryFiles = files.sweepTemporaryFiles()
+        let unused = try store.deleteUnusedPictures()
+        unused.forEach(files.remove)
+        report.unusedPictures = unused.count
+        let known = try store.cachedPictureFiles()
+        let onDisk = Set(files.allFiles())
+        let unknown = onDisk.subtracting(known.values)
+        unknown.forEach(files.remove)
+        report.unknownFiles = unknown.count
+        for (id, file) in known where !onDisk.contains(file) {
+            try store.uncachePicture(id: id)
+            report.forgotten += 1
+        }
+        let evicted = try CacheBudget(store: store, files: files, bytes: budget, pagesAhead: pagesAhead)
+            .enforce(around: try readingPosition())
+        report.evicted = evicted.count
+        report.evictedBytes = evicted.bytes
+        return report
+    }
+
+    // MARK: Pull
+
+    /// What a pull is told to do beside the feeds themselves.
+    public struct PullSettings: Sendable {
+        /// Pages each feed may fetch in this run, nil for no limit.
+        public var maxPages: Int?
+        public var retry = RetryPolicy()
+        public var pictures = PrefetchOptions()
+        /// Feeds pulled at once.
+        public var feedConcurrency = 4
+        /// Seconds a transfer may make no progress.
+        public var timeout = 20
+        public var userAgent = FeedSyncVersion.userAgent
+
+        public init() {}
+    }
+
+    /// What a pull reports while it runs, in the order it happens.
+    public enum PullUpdate: Sendable {
+        case feed(PullEvent)
+        case picture(PictureEvent)
+        /// The pull of `feeds[index]` ended so.
+        case finished(index: Int, Result<PullReport, SyncError>)
+    }
+
+    /// Pulls `feeds` (subscribed ones) while the pictures nearest the reading position download,
+    /// `settings.feedConcurrency` feeds at a time; returns each feed's outcome, in order (nil for a
+    /// feed not started because the pull was cancelled). `onUpdate` hears what happens as it
+    /// happens, from the tasks doing it: it must return quickly. Cancelling the calling task stops
+    /// every feed between two transactions and cuts the downloads off (what was cut off stays due).
+    /// A change of the reading position while it runs re-targets the pictures within a second.
+    public func pull(
+        _ feeds: [Feed], settings: PullSettings, onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
+    ) async -> [Result<PullReport, SyncError>?] {
+        precondition(lock != nil, "a pull needs the data home's lock: open for .writing")
+        let client = HTTPClient(configuration: TransportConfiguration(
+            userAgent: settings.userAgent, connectTimeout: min(settings.timeout, 10),
+            lowSpeedSeconds: settings.timeout,
+            maxConnections: settings.pictures.concurrency + settings.feedConcurrency))
+        defer { client.shutdown() }
+        let prefetcher = PicturePrefetcher(
+            store: store, client: client, directory: home.cacheDirectory,
+            directoryMayBeLink: home.cacheDirectoryMayBeLink, options: settings.pictures,
+            onEvent: { onUpdate(.picture($0)) })
+        let options = PullOptions(
+            maxPages: settings.maxPages, retry: settings.retry, onEvent: { onUpdate(.feed($0)) },
+            onCommit: { prefetcher.pagesChanged(refreshing: $0) })
+        return await withTaskCancellationHandler {
+            // Pictures download while pages keep flowing.
+            async let pictures: Void = prefetcher.run()
+            var outcomes = [Result<PullReport, SyncError>?](repeating: nil, count: feeds.count)
+            await withTaskGroup(of: (index: Int, slot: Int, outcome: Result<PullReport, SyncError>).self) { group in
+                // Each feed pulled at once has its own engine, with its own download file (slot).
+                var next = 0
+                func start(slot: Int) {
+                    guard next < feeds.count, !Task.isCancelled else { return }
+                    let index = next
+                    next += 1
+                    let engine = SyncEngine(store: store, client: client, downloadPath: home.downloadPath(slot: slot))
+                    group.addTask {
+                        do throws(SyncError) {
+                            return (index, slot, .success(try await engine.pull(feeds[index], options: options)))
+                        } catch {
+                            return (index, slot, .failure(error))
+                        }
+                    }
+                }
+                for slot in 0..<settings.feedConcurrency { start(slot: slot) }
+                for await (index, slot, outcome) in group {
+                    outcomes[index] = outcome
+                    onUpdate(.finished(index: index, outcome))
+                    start(slot: slot)
+                }
+            }
+            prefetcher.pagingFinished()
+            await pictures
+            return outcomes
+        } onCancel: {
+            client.shutdown()  // downloads are not tasks: cut them off
+        }
+    }
+}
