@@ -43,6 +43,8 @@ let package = Package(
             name: "FeedSyncStore",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the one statement that needs it (Store+SQLite.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 "CSystem",
             ],
             plugins: ["EmbedMigrations"]),

@@ -14,7 +14,8 @@ var source = """
     let embeddedMigrations: [(name: String, sql: String)] = [
 
     """
-for path in arguments.dropFirst().sorted(by: { ($0 as NSString).lastPathComponent < ($1 as NSString).lastPathComponent }) {
+for path in arguments.dropFirst().sorted(by: { ($0 as NSString).lastPathComponent < ($1 as NSString).lastPathComponent }
+) {
     let name = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
     let sql = try String(contentsOfFile: path, encoding: .utf8)
     // A raw string with enough #s that the SQL can never close it early.

@@ -34,31 +34,41 @@ extension DemoServer {
                 title: state.faults.hostileTitles && format == .pagedJSON
                     ? "\\u001b[31mItem \(n)\\u001b]0;pwned\\u0007\\u202eevil\\r\\nnext" : "Item \(n)",
                 link: "\(baseURL)/items/\(n)",
-                picture: state.faults.pictureURLs[n] ?? "\(baseURL)/pictures/\((n - 1) % state.distinctPictures + 1).png",
+                picture: state.faults.pictureURLs[n]
+                    ?? "\(baseURL)/pictures/\((n - 1) % state.distinctPictures + 1).png",
                 published: Date(timeIntervalSince1970: 1_700_000_000 + Double(n) * 60))
         }
         let next = hasMore ? "\(format.path)?page=\(page + 1)" : nil
         switch format {
         case .pagedJSON:
-            return Document(body: pagedJSON(items, page: page, total: total, hasMore: hasMore), contentType: "application/json")
+            return Document(
+                body: pagedJSON(items, page: page, total: total, hasMore: hasMore), contentType: "application/json")
         case .jsonFeed:
             return Document(body: jsonFeed(items, next: next), contentType: "application/feed+json")
         case .rss:
             return Document(
-                body: rss(items, next: next.map { baseURL + $0 }, baseURL: baseURL), contentType: "application/rss+xml; charset=utf-8")
+                body: rss(items, next: next.map { baseURL + $0 }, baseURL: baseURL),
+                contentType: "application/rss+xml; charset=utf-8")
         case .atom:
             return Document(body: atom(items, next: next), contentType: "application/atom+xml")
         case .wordpress:
             guard page <= lastPage || state.faults.endless else {
                 return Document(
                     status: 400,
-                    body: Data(#"{"code":"rest_post_invalid_page_number","message":"The page number requested is larger than the number of pages available.","data":{"status":400}}"#.utf8),
+                    body: Data(
+                        #"""
+                        {"code":"rest_post_invalid_page_number",\#
+                        "message":"The page number requested is larger than the number of pages available.",\#
+                        "data":{"status":400}}
+                        """#.utf8),
                     contentType: "application/json")
             }
             let claimed = total + state.faults.staleWordPressTotals
             let claimedPages = max(1, (claimed + perPage - 1) / perPage)
             var headers = [("X-WP-Total", String(claimed)), ("X-WP-TotalPages", String(claimedPages))]
-            if page < claimedPages { headers.append(("Link", "<\(baseURL)\(format.path)?page=\(page + 1)>; rel=\"next\"")) }
+            if page < claimedPages {
+                headers.append(("Link", "<\(baseURL)\(format.path)?page=\(page + 1)>; rel=\"next\""))
+            }
             return Document(body: wordpress(items), contentType: "application/json; charset=UTF-8", headers: headers)
         }
     }
@@ -71,7 +81,8 @@ extension DemoServer {
             "summary": "Summary of item \(item.number)."}
             """
         }
-        return Data("""
+        return Data(
+            """
             {"page": \(page), "total": \(total), "has_more": \(hasMore), "items": [\(entries.joined(separator: ", "))]}
             """.utf8)
     }
@@ -84,7 +95,8 @@ extension DemoServer {
             "content_text": "Summary of item \(item.number)."}
             """
         }
-        return Data("""
+        return Data(
+            """
             {"version": "https://jsonfeed.org/version/1.1", "title": "feedsync demo", \
             \(next.map { "\"next_url\": \(jsonString($0)), " } ?? "")"items": [\(entries.joined(separator: ", "))]}
             """.utf8)
@@ -95,18 +107,24 @@ extension DemoServer {
     static func rss(_ items: [DemoItem], next: String?, baseURL: String) -> Data {
         let entries = items.map { item in
             let picture = xml(item.picture)
-            let relative = item.picture.hasPrefix(baseURL + "/") ? String(item.picture.dropFirst(baseURL.count)) : item.picture
-            let carrier = switch item.number % 3 {
-            case 0: "<enclosure url=\"\(xml(relative))\" length=\"300\" type=\"image/png\"/>"
-            case 1: "<media:content url=\"\(picture)\" medium=\"image\"/>"
-            default: "<description>\(xml("<p><img src=\"\(item.picture)\"> Summary of item \(item.number).</p>"))</description>"
-            }
+            let relative =
+                item.picture.hasPrefix(baseURL + "/") ? String(item.picture.dropFirst(baseURL.count)) : item.picture
+            let carrier =
+                switch item.number % 3 {
+                case 0: "<enclosure url=\"\(xml(relative))\" length=\"300\" type=\"image/png\"/>"
+                case 1: "<media:content url=\"\(picture)\" medium=\"image\"/>"
+                default:
+                    "<description>\(xml("<p><img src=\"\(item.picture)\"> Summary of item \(item.number).</p>"))"
+                        + "</description>"
+                }
             return """
                 <item><title>\(xml(item.title))</title><link>\(xml(item.link))</link>\
-                <guid isPermaLink="false">item-\(item.number)</guid><pubDate>\(rfc822(item.published))</pubDate>\(carrier)</item>
+                <guid isPermaLink="false">item-\(item.number)</guid>\
+                <pubDate>\(rfc822(item.published))</pubDate>\(carrier)</item>
                 """
         }
-        return Data("""
+        return Data(
+            """
             <?xml version="1.0" encoding="UTF-8"?>
             <rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom" xmlns:media="http://search.yahoo.com/mrss/">
             <channel><title>feedsync demo</title><link>http://127.0.0.1/</link>\
@@ -120,11 +138,13 @@ extension DemoServer {
         let entries = items.map { item in
             """
             <entry><id>item-\(item.number)</id><title type="html">\(xml(item.title))</title>\
-            <link rel="alternate" href="\(xml(item.link))"/><link rel="enclosure" type="image/png" href="\(xml(item.picture))"/>\
+            <link rel="alternate" href="\(xml(item.link))"/>\
+            <link rel="enclosure" type="image/png" href="\(xml(item.picture))"/>\
             <updated>\(iso(item.published))</updated></entry>
             """
         }
-        return Data("""
+        return Data(
+            """
             <?xml version="1.0" encoding="utf-8"?>
             <feed xmlns="http://www.w3.org/2005/Atom"><title>feedsync demo</title><id>urn:feedsync:demo</id>\
             \(next.map { "<link rel=\"prev-archive\" href=\"\(xml($0))\"/>" } ?? "")

@@ -149,11 +149,14 @@ public final class DemoServer: Sendable {
     ///   - perPage: items per page.
     ///   - distinctPictures: items use pictures `1...distinctPictures` in turn.
     ///   - pictureBytes: the size of each picture (at least a PNG header's).
-    public init(items: Int = 200, perPage: Int = 20, distinctPictures: Int? = nil, pictureBytes: Int = 289,
-                port: UInt16 = 0) {
-        state = Mutex(State(
-            itemCount: items, perPage: perPage, distinctPictures: distinctPictures ?? max(items, 1),
-            pictureBytes: pictureBytes))
+    public init(
+        items: Int = 200, perPage: Int = 20, distinctPictures: Int? = nil, pictureBytes: Int = 289,
+        port: UInt16 = 0
+    ) {
+        state = Mutex(
+            State(
+                itemCount: items, perPage: perPage, distinctPictures: distinctPictures ?? max(items, 1),
+                pictureBytes: pictureBytes))
         server = HTTPServer(address: try! .inet(ip4: "127.0.0.1", port: port), timeout: 120, logger: .disabled)
     }
 
@@ -189,7 +192,7 @@ public final class DemoServer: Sendable {
             var listening: Int32 = 0
             var size = socklen_t(MemoryLayout<Int32>.size)
             guard found == 0, address.sin_family == sa_family_t(AF_INET), UInt16(bigEndian: address.sin_port) == port,
-                  getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0, listening == 1
+                getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0, listening == 1
             else { continue }
             var on: Int32 = 1
             setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
@@ -220,7 +223,7 @@ public final class DemoServer: Sendable {
     }
 
     public var faults: Faults {
-        get { state.withLock { $0.faults } }
+        state.withLock { $0.faults }
     }
 
     public func setFaults(_ faults: Faults) {
@@ -285,7 +288,8 @@ public final class DemoServer: Sendable {
         case .truncate?:
             let half = body.prefix(body.count / 2)
             response = HTTPResponse(
-                statusCode: .ok, headers: [.contentType: contentType, .contentLength: String(body.count)] as HTTPHeaders,
+                statusCode: .ok,
+                headers: [.contentType: contentType, .contentLength: String(body.count)] as HTTPHeaders,
                 body: HTTPBodySequence(from: StreamedBytes(half, thenFail: true), count: body.count))
         case .reset?:
             response = HTTPResponse(
@@ -293,7 +297,8 @@ public final class DemoServer: Sendable {
                 body: HTTPBodySequence(from: StreamedBytes(body.prefix(body.count / 2), thenFail: true)))
         case .malformed?:
             bytes = body.count / 3
-            response = HTTPResponse(statusCode: .ok, headers: [.contentType: contentType] as HTTPHeaders, body: Data(body.prefix(bytes!)))
+            response = HTTPResponse(
+                statusCode: .ok, headers: [.contentType: contentType] as HTTPHeaders, body: Data(body.prefix(bytes!)))
         case .stall(let seconds)?:
             try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
             bytes = body.count
@@ -305,7 +310,8 @@ public final class DemoServer: Sendable {
                 var headers: HTTPHeaders = [.contentType: contentType, HTTPHeader("ETag"): etag]
                 for (name, value) in document.headers { headers[HTTPHeader(name)] = value }
                 bytes = body.count
-                response = HTTPResponse(statusCode: HTTPStatusCode(document.status, phrase: "Feed"), headers: headers, body: body)
+                response = HTTPResponse(
+                    statusCode: HTTPStatusCode(document.status, phrase: "Feed"), headers: headers, body: body)
             }
         }
         let logged = LoggedRequest(
@@ -331,7 +337,9 @@ public final class DemoServer: Sendable {
         case nil:
             return HTTPResponse(statusCode: .ok, headers: headers, body: png)
         case .html?:
-            return HTTPResponse(statusCode: .ok, headers: headers, body: Data("<!doctype html><html><body>Not found</body></html>".utf8))
+            return HTTPResponse(
+                statusCode: .ok, headers: headers, body: Data("<!doctype html><html><body>Not found</body></html>".utf8)
+            )
         case .status(let code)?:
             return HTTPResponse(statusCode: HTTPStatusCode(code, phrase: "Injected"), headers: headers)
         case .oversize(let count, let contentLength)?:
@@ -345,7 +353,8 @@ public final class DemoServer: Sendable {
         case .reset?:
             return HTTPResponse(
                 statusCode: .ok, headers: headers,
-                body: HTTPBodySequence(from: StreamedBytes(png.prefix(png.count / 2), thenFail: true), count: png.count))
+                body: HTTPBodySequence(from: StreamedBytes(png.prefix(png.count / 2), thenFail: true), count: png.count)
+            )
         case .redirect(let target)?:
             return HTTPResponse(statusCode: .found, headers: [.location: target] as HTTPHeaders)
         case .redirectLoop?:
@@ -365,7 +374,8 @@ public final class DemoServer: Sendable {
         guard let found else { return HTTPResponse(statusCode: .notFound) }
         var headers: HTTPHeaders = [:]
         for (name, value) in found.headers { headers[HTTPHeader(name)] = value }
-        return HTTPResponse(statusCode: HTTPStatusCode(found.status, phrase: "Document"), headers: headers, body: found.body)
+        return HTTPResponse(
+            statusCode: HTTPStatusCode(found.status, phrase: "Document"), headers: headers, body: found.body)
     }
 
     /// `/redirect?to=URL` answers 302 to URL; `/redirect?loop=1` redirects to itself forever.

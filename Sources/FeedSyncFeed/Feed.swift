@@ -83,7 +83,10 @@ public enum FeedLimits {
     static func count(_ text: String?, field: String, in range: ClosedRange<Int>) throws(FeedError) -> Int? {
         guard let text = text?.trimmed, !text.isEmpty else { return nil }
         guard let value = Int(text), range.contains(value) else {
-            throw FeedError("its \(field) \(String(reflecting: String(text.prefix(40)))) is not a count from \(range.lowerBound) to \(range.upperBound)")
+            throw FeedError(
+                "its \(field) \(String(reflecting: String(text.prefix(40)))) is not a count "
+                    + "from \(range.lowerBound) to \(range.upperBound)"
+            )
         }
         return value
     }

@@ -46,8 +46,13 @@ enum FeedDate {
 
     private static func iso(_ b: [UInt8]) -> Int64? {
         var r = Reader(bytes: b)
-        guard let year = r.number(4), r.skip("-"), let month = r.number(2), r.skip("-"), let day = r.number(2) else { return nil }
-        var hour = 0, minute = 0, second = 0, offset = 0
+        guard let year = r.number(4), r.skip("-"), let month = r.number(2), r.skip("-"), let day = r.number(2) else {
+            return nil
+        }
+        var hour = 0
+        var minute = 0
+        var second = 0
+        var offset = 0
         if r.skip("T") || r.skip("t") || r.skip(" ") {
             guard let h = r.number(2), r.skip(":"), let m = r.number(2) else { return nil }
             (hour, minute) = (h, m)
@@ -102,7 +107,9 @@ enum FeedDate {
 
     private static func rfc822(_ bytes: [UInt8]) -> Int64? {
         if let date = canonicalRFC822(bytes) { return date }
-        var day: Int?, month: Int?, year: Int?
+        var day: Int?
+        var month: Int?
+        var year: Int?
         var time: (Int, Int, Int)?
         var offset = 0
         var meridiem: UInt8?  // `a` or `p`: a 12-hour clock
@@ -112,9 +119,12 @@ enum FeedDate {
             if let half = Self.meridiem(token) {
                 meridiem = half
             } else if time == nil, token.contains(UInt8(ascii: ":")),
-                      case let digits = token.prefix(while: { isDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }),
-                      let parsed = clock(digits),
-                      digits.count == token.count || Self.meridiem(token[digits.endIndex...]) != nil {
+                case let digits = token.prefix(while: {
+                    isDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".")
+                }),
+                let parsed = clock(digits),
+                digits.count == token.count || Self.meridiem(token[digits.endIndex...]) != nil
+            {
                 time = parsed
                 if digits.count < token.count { meridiem = Self.meridiem(token[digits.endIndex...]) }  // 8:56am
             } else if day == nil, month == nil, year == nil, let (y, m, d) = yearMonthDay(token) {
@@ -152,10 +162,10 @@ enum FeedDate {
     /// position; anything else is left to the general reader.
     private static func canonicalRFC822(_ b: [UInt8]) -> Int64? {
         guard b.count >= 27, b[3] == UInt8(ascii: ","), b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
-              b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20,
-              weekday(b[0..<3]), let month = monthNumber(b[8..<11]),
-              let day = number(b[5..<7]), let year = number(b[12..<16]), let hour = number(b[17..<19]),
-              let minute = number(b[20..<22]), let second = number(b[23..<25]), let offset = zoneOffset(b[26...])
+            b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20,
+            weekday(b[0..<3]), let month = monthNumber(b[8..<11]),
+            let day = number(b[5..<7]), let year = number(b[12..<16]), let hour = number(b[17..<19]),
+            let minute = number(b[20..<22]), let second = number(b[23..<25]), let offset = zoneOffset(b[26...])
         else { return nil }
         return seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second, offset: offset)
     }
@@ -163,7 +173,8 @@ enum FeedDate {
     /// `am`, `pm`, `a.m.` or `p.m.` (any case): `a` or `p`.
     private static func meridiem(_ token: Token) -> UInt8? {
         let letters = token.filter { $0 != UInt8(ascii: ".") }.map { $0 | 0x20 }
-        guard letters.count == 2, letters[1] == UInt8(ascii: "m"), letters[0] == UInt8(ascii: "a") || letters[0] == UInt8(ascii: "p")
+        guard letters.count == 2, letters[1] == UInt8(ascii: "m"),
+            letters[0] == UInt8(ascii: "a") || letters[0] == UInt8(ascii: "p")
         else { return nil }
         return letters[0]
     }
@@ -172,8 +183,8 @@ enum FeedDate {
     private static func yearMonthDay(_ token: Token) -> (Int, Int, Int)? {
         let parts = token.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, let year = number(parts[0]),
-              (1...2).contains(parts[1].count), let month = number(parts[1]),
-              (1...2).contains(parts[2].count), let day = number(parts[2])
+            (1...2).contains(parts[1].count), let month = number(parts[1]),
+            (1...2).contains(parts[2].count), let day = number(parts[2])
         else { return nil }
         return (year, month, day)
     }
@@ -206,8 +217,10 @@ enum FeedDate {
         return token.map { $0 | 0x20 }
     }
 
-    private static let months = ["january", "february", "march", "april", "may", "june", "july", "august",
-                                 "september", "october", "november", "december"].map { Array($0.utf8) }
+    private static let months = [
+        "january", "february", "march", "april", "may", "june", "july", "august",
+        "september", "october", "november", "december",
+    ].map { Array($0.utf8) }
 
     /// "May", "Sept", "September": a full or shortened name of at least three letters, never another word.
     private static func monthNumber(_ token: Token) -> Int? {
@@ -257,9 +270,11 @@ enum FeedDate {
 
     // MARK: Arithmetic
 
-    private static func seconds(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, offset: Int) -> Int64? {
+    private static func seconds(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, offset: Int)
+        -> Int64?
+    {
         guard (1...12).contains(month), (1...daysIn(month, year)).contains(day), (0...23).contains(hour),
-              (0...59).contains(minute), (0...60).contains(second), (1000...9999).contains(year)
+            (0...59).contains(minute), (0...60).contains(second), (1000...9999).contains(year)
         else { return nil }
         let days = daysFromCivil(year, month, day)
         let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + min(second, 59) - offset)
@@ -304,7 +319,9 @@ enum FeedDate {
         let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
         guard (0...9999).contains(year) else {
-            return "\(year)-\(two(month))-\(two(day))T\(two(Int64(rest / 3600))):\(two(Int64(rest / 60 % 60))):\(two(Int64(rest % 60)))Z"
+            return
+                "\(year)-\(two(month))-\(two(day))T"
+                + "\(two(Int64(rest / 3600))):\(two(Int64(rest / 60 % 60))):\(two(Int64(rest % 60)))Z"
         }
         // Every stored item goes through here: bytes, not six interpolations.
         return String(unsafeUninitializedCapacity: 20) { text in

@@ -31,7 +31,8 @@ extension FeedDocument {
                 throw FeedError("the document is XML, not \(format!.rawValue) as chosen with --format")
             }
             if rootElement(of: start)?.lowercased() == "html" {
-                throw FeedError("the document is a web page, not a feed; use the address of the site's RSS or Atom feed")
+                throw FeedError(
+                    "the document is a web page, not a feed; use the address of the site's RSS or Atom feed")
             }
             switch source {
             case .file(let path, let parts):
@@ -39,7 +40,8 @@ extension FeedDocument {
                     file: path, base: context.url, contentType: context.headers["content-type"], batch: parts.batch,
                     onItems: parts.onItems)
             case .data(let data):
-                (found, page) = try XMLFeed.decode(data, base: context.url, contentType: context.headers["content-type"])
+                (found, page) = try XMLFeed.decode(
+                    data, base: context.url, contentType: context.headers["content-type"])
             }
         case .json?:
             if format == .rss || format == .atom {
@@ -73,7 +75,8 @@ extension FeedDocument {
             let preview = String(decoding: start.prefix(40), as: UTF8.self)
             throw FeedError("the document is neither JSON nor XML (it starts with \(String(reflecting: preview)))")
         }
-        if page.next == nil, found.followsLinks, let link = LinkHeader.next(context.headers["link"], base: context.url) {
+        if page.next == nil, found.followsLinks, let link = LinkHeader.next(context.headers["link"], base: context.url)
+        {
             page.next = link
             page.hasMore = true
         }
@@ -113,11 +116,12 @@ extension FeedDocument {
         var skipped = 0
         var readAs: FeedFormat? = nil
         let root = try JSONValue.parse(mappedFile: bytes) { root, complete -> ((JSONValue) throws -> Void)? in
-            let known: Bool = switch root {
-            case .array: true
-            case .object(let object): object["version"] != nil
-            default: false
-            }
+            let known: Bool =
+                switch root {
+                case .array: true
+                case .object(let object): object["version"] != nil
+                default: false
+                }
             guard complete || format != nil || known else { return nil }
             let item: (JSONValue) -> FeedItem?
             let found = format ?? jsonFormat(of: root, headers: context.headers)
@@ -169,7 +173,8 @@ extension FeedDocument {
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
         // A UTF-16 or UTF-32 byte order mark, or the first `<` in either: XML (JSON is UTF-8).
         if XMLInput.encodingName(Array(bytes.prefix(4)), contentType: nil)?.hasPrefix("utf-") == true
-            && !bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            && !bytes.starts(with: [0xEF, 0xBB, 0xBF])
+        {
             return .xml
         }
         switch bytes.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
@@ -193,7 +198,10 @@ extension FeedDocument {
         }
         // A `version` that names no jsonfeed.org URL, on items with JSON Feed's own fields.
         if case .object(let object) = root, object["version"] != nil, case .array(let items)? = object["items"],
-           items.prefix(10).contains(where: { $0["content_html"] != nil || $0["content_text"] != nil || $0["date_published"] != nil }) {
+            items.prefix(10).contains(where: {
+                $0["content_html"] != nil || $0["content_text"] != nil || $0["date_published"] != nil
+            })
+        {
             return .jsonFeed
         }
         if case .array = root { return .wordpress }
@@ -234,8 +242,11 @@ enum LinkHeader {
             rest = rest[close...].dropFirst()
             let relations = parameters.split(separator: ";").compactMap { parameter -> [Substring]? in
                 let pair = parameter.split(separator: "=", maxSplits: 1)
-                guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "rel" else { return nil }
-                return pair[1].trimmingCharacters(in: .whitespacesAndNewlines).trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
+                guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "rel"
+                else { return nil }
+                return pair[1].trimmingCharacters(in: .whitespacesAndNewlines).trimmingCharacters(
+                    in: CharacterSet(charactersIn: "\"")
+                ).lowercased()
                     .split(separator: " ")
             }.joined()
             if relations.contains("next") { return DocumentURL.resolve(String(target), against: base) }

@@ -42,7 +42,8 @@ enum HTMLText {
         while index < bytes.count, !text.holds(limit) {
             let byte = bytes[index]
             if byte == UInt8(ascii: "<"), index + 1 < bytes.count, Self.opensTag(bytes[index + 1]),
-               let close = bytes[index...].firstIndex(of: UInt8(ascii: ">")) {
+                let close = bytes[index...].firstIndex(of: UInt8(ascii: ">"))
+            {
                 let name = bytes[(index + 1)...].prefix { Self.isASCIILetter($0) }.map { $0 | 0x20 }
                 index = close + 1
                 if name == Array("script".utf8) || name == Array("style".utf8) {
@@ -53,7 +54,11 @@ enum HTMLText {
                 text.space()
             } else if byte == UInt8(ascii: "&"), let (decoded, end) = Self.entity(in: bytes, at: index) {
                 index = end
-                if Self.whitespaceWidth(decoded, at: 0) != nil { text.space() } else { decoded.forEach { text.append($0) } }
+                if Self.whitespaceWidth(decoded, at: 0) != nil {
+                    text.space()
+                } else {
+                    for byte in decoded { text.append(byte) }
+                }
             } else if let width = Self.whitespaceWidth(bytes, at: index) {
                 index += width
                 text.space()
@@ -145,7 +150,9 @@ enum HTMLText {
         var index = start
         while let candidate = bytes[index...].firstIndex(of: needle[0]) {
             guard candidate + needle.count <= bytes.count else { return nil }
-            if needle.indices.dropFirst().allSatisfy({ bytes[candidate + $0] | (isASCIILetter(bytes[candidate + $0]) ? 0x20 : 0) == needle[$0] }) {
+            if needle.indices.dropFirst().allSatisfy({
+                bytes[candidate + $0] | (isASCIILetter(bytes[candidate + $0]) ? 0x20 : 0) == needle[$0]
+            }) {
                 return candidate
             }
             index = candidate + 1
@@ -161,7 +168,8 @@ enum HTMLText {
             // ASCII without CR (the text of nearly every feed): each byte is one character, and
             // the last space is found without walking Characters backwards.
             let head = utf8.prefix(limit)
-            let end = head.lastIndex(of: UInt8(ascii: " ")).flatMap { $0 == utf8.startIndex ? nil : $0 } ?? head.endIndex
+            let end =
+                head.lastIndex(of: UInt8(ascii: " ")).flatMap { $0 == utf8.startIndex ? nil : $0 } ?? head.endIndex
             return String(text[..<end]) + "…"
         }
         guard let end = text.index(text.startIndex, offsetBy: limit, limitedBy: text.endIndex), end < text.endIndex
@@ -248,7 +256,7 @@ enum HTMLText {
         }
         let end = start + body.count
         guard end < bytes.count, bytes[end] == UInt8(ascii: ";"),
-              let decoded = entity(Substring(decoding: body, as: UTF8.self))
+            let decoded = entity(Substring(decoding: body, as: UTF8.self))
         else { return nil }
         return (decoded, end + 1)
     }
@@ -256,7 +264,8 @@ enum HTMLText {
     private static func entity(_ body: Substring) -> [UInt8]? {
         if body.first == "#" {
             let digits = body.dropFirst()
-            let value = digits.first == "x" || digits.first == "X"
+            let value =
+                digits.first == "x" || digits.first == "X"
                 ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits, radix: 10)
             guard let value else { return nil }
             return Array(String(HTMLEntities.character(value)).utf8)

@@ -17,9 +17,12 @@ enum JSONFeed {
         guard case .object(let fields) = entry else { return nil }
         let link = DocumentURL.resolve(fields["url"]?.text ?? fields["external_url"]?.text, against: base)
         let html = fields["content_html"]?.text
-        let text = fields["content_text"]?.text.map(HTMLText.collapsingWhitespace) ?? html.map { HTMLText.plain($0, limit: HTMLText.summaryLength) }
+        let text =
+            fields["content_text"]?.text.map(HTMLText.collapsingWhitespace)
+            ?? html.map { HTMLText.plain($0, limit: HTMLText.summaryLength) }
         // A title is optional in JSON Feed (microblog posts have none): the start of the text stands in.
-        let title = fields["title"]?.text.map(HTMLText.collapsingWhitespace) ?? text.map { HTMLText.cut($0, to: 80) } ?? ""
+        let title =
+            fields["title"]?.text.map(HTMLText.collapsingWhitespace) ?? text.map { HTMLText.cut($0, to: 80) } ?? ""
         let picture = DocumentURL.resolve(
             fields["image"]?.text ?? fields["banner_image"]?.text ?? imageAttachment(fields["attachments"])
                 ?? html.flatMap(HTMLText.firstImageSource),

@@ -7,10 +7,11 @@ import Foundation
 struct LibXML2: Sendable {
     typealias Context = UnsafeMutablePointer<xmlParserCtxt>
     let saxVersion: @convention(c) (UnsafeMutablePointer<xmlSAXHandler>?, Int32) -> Int32
-    let createPushParser: @convention(c) (
-        UnsafeMutablePointer<xmlSAXHandler>?, UnsafeMutableRawPointer?, UnsafePointer<CChar>?, Int32,
-        UnsafePointer<CChar>?
-    ) -> Context?
+    let createPushParser:
+        @convention(c) (
+            UnsafeMutablePointer<xmlSAXHandler>?, UnsafeMutableRawPointer?, UnsafePointer<CChar>?, Int32,
+            UnsafePointer<CChar>?
+        ) -> Context?
     let useOptions: @convention(c) (Context?, Int32) -> Int32
     let parseChunk: @convention(c) (Context?, UnsafePointer<CChar>?, Int32, Int32) -> Int32
     let stopParser: @convention(c) (Context?) -> Void
@@ -32,14 +33,15 @@ struct LibXML2: Sendable {
         do {
             let initialise: @convention(c) () -> Void = try find("xmlInitParser")
             initialise()
-            return .success(LibXML2(
-                saxVersion: try find("xmlSAXVersion"),
-                createPushParser: try find("xmlCreatePushParserCtxt"),
-                useOptions: try find("xmlCtxtUseOptions"),
-                parseChunk: try find("xmlParseChunk"),
-                stopParser: try find("xmlStopParser"),
-                freeParser: try find("xmlFreeParserCtxt"),
-                freeDocument: try find("xmlFreeDoc")))
+            return .success(
+                LibXML2(
+                    saxVersion: try find("xmlSAXVersion"),
+                    createPushParser: try find("xmlCreatePushParserCtxt"),
+                    useOptions: try find("xmlCtxtUseOptions"),
+                    parseChunk: try find("xmlParseChunk"),
+                    stopParser: try find("xmlStopParser"),
+                    freeParser: try find("xmlFreeParserCtxt"),
+                    freeDocument: try find("xmlFreeDoc")))
         } catch {
             return .failure(error)
         }

@@ -72,7 +72,12 @@ public enum PagedJSON {
 
 /// Any JSON value, decoded without guessing: a boolean is never a number, a number never a string.
 enum JSONValue: Sendable {
-    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object(JSONObject)
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
 
     /// Each entry made an item, in order; those that cannot be (not objects, nothing usable) are
     /// skipped and counted.

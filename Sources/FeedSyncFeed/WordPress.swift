@@ -25,14 +25,16 @@ enum WordPress {
         }
         let (items, skipped) = JSONValue.items(of: posts) { item(from: $0, base: context.url) }
         let total = try FeedLimits.count(context.headers["x-wp-total"], field: "X-WP-Total", in: FeedLimits.totals)
-        let pages = try FeedLimits.count(context.headers["x-wp-totalpages"], field: "X-WP-TotalPages", in: FeedLimits.pages)
-        let hasMore: Bool? = if let pages {
-            context.page < pages
-        } else if LinkHeader.next(context.headers["link"], base: context.url) != nil {
-            true
-        } else {
-            nil
-        }
+        let pages = try FeedLimits.count(
+            context.headers["x-wp-totalpages"], field: "X-WP-TotalPages", in: FeedLimits.pages)
+        let hasMore: Bool? =
+            if let pages {
+                context.page < pages
+            } else if LinkHeader.next(context.headers["link"], base: context.url) != nil {
+                true
+            } else {
+                nil
+            }
         return FeedPage(items: items, page: context.page, total: total, hasMore: hasMore, skipped: skipped)
     }
 
@@ -42,14 +44,16 @@ enum WordPress {
         func rendered(_ name: String) -> String? { post[name]?["rendered"]?.text ?? post[name]?.text }
         let title = rendered("title").map { HTMLText.plain($0) } ?? ""
         let link = DocumentURL.resolve(post["link"]?.text, against: base)
-        let media = if case .array(let list)? = post["_embedded"]?["wp:featuredmedia"] { list.first } else { JSONValue?.none }
+        let media =
+            if case .array(let list)? = post["_embedded"]?["wp:featuredmedia"] { list.first } else { JSONValue?.none }
         let picture = DocumentURL.resolve(
             media?["source_url"]?.text ?? post["jetpack_featured_media_url"]?.text
                 ?? rendered("content").flatMap(HTMLText.firstImageSource),
             against: base)
         // The guid (`https://site/?p=123`) is also what the site's RSS uses, so the key stays the same
         // when a feed moves between the two.
-        let key = rendered("guid").map(HTMLText.decodeEntities) ?? post["id"]?.text ?? link
+        let key =
+            rendered("guid").map(HTMLText.decodeEntities) ?? post["id"]?.text ?? link
             ?? ItemKey.hash(title: title, pictureURL: picture)
         guard let key else { return nil }
         return FeedItem(

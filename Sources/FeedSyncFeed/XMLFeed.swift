@@ -28,7 +28,8 @@ final class XMLFeed {
     /// Reads a document from a file, in chunks. `onItems` receives the items in order, `batch`
     /// at a time; the page returned then carries no items.
     static func decode(
-        file path: String, base: String, contentType: String?, batch: Int, onItems: @escaping ([FeedItem]) throws -> Void
+        file path: String, base: String, contentType: String?, batch: Int,
+        onItems: @escaping ([FeedItem]) throws -> Void
     ) throws -> (FeedFormat, FeedPage) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FeedError("cannot read the downloaded document at \(path)") }
@@ -117,7 +118,9 @@ final class XMLFeed {
             input.next(chunk, last: false) { if !stopped { stopped = parse($0, last: false) } }
             return !stopped
         }
-        if !stopped { input.next(UnsafeRawBufferPointer(start: nil, count: 0), last: true) { _ = parse($0, last: true) } }
+        if !stopped {
+            input.next(UnsafeRawBufferPointer(start: nil, count: 0), last: true) { _ = parse($0, last: true) }
+        }
         flush()
         if let error { return .failure(error) }
         if made == 0, let malformed, entriesSeen > 0 || format == nil {
@@ -127,9 +130,12 @@ final class XMLFeed {
         guard let format = format else { return .failure(FeedError("the XML document is empty")) }
         // Nothing stored in silence: entries that were there and made no item make the document unusable.
         if made == 0, unusable + unrecognized > 0 {
-            return .failure(FeedError(unrecognized > 0
-                ? "its \(unrecognized) <item> or <entry> elements are in a namespace no RSS or Atom dialect uses"
-                : "none of its \(unusable) entries could be kept (an id or a link over its limit)"))
+            return .failure(
+                FeedError(
+                    unrecognized > 0
+                        ? "its \(unrecognized) <item> or <entry> elements are in a namespace "
+                            + "no RSS or Atom dialect uses"
+                        : "none of its \(unusable) entries could be kept (an id or a link over its limit)"))
         }
         let next = next ?? previousArchive
         var page = FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)
@@ -158,11 +164,14 @@ final class XMLFeed {
             guard let values else { return nil }
             for index in stride(from: 0, to: count * 5, by: 5) {
                 guard let local = values[index], Self.equal(local, name),
-                      let start = values[index + 3], let end = values[index + 4] else { continue }
+                    let start = values[index + 3], let end = values[index + 4]
+                else { continue }
                 let value = String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
                 // libxml2 hands `&amp;` in an attribute over as `&#38;` (it keeps `&` escaped when
                 // it does not substitute entities): decoded here, exactly once.
-                guard UnsafeBufferPointer(start: start, count: end - start).contains(UInt8(ascii: "&")) else { return value }
+                guard UnsafeBufferPointer(start: start, count: end - start).contains(UInt8(ascii: "&")) else {
+                    return value
+                }
                 return value.replacingOccurrences(of: "&#38;", with: "&")
             }
             return nil
@@ -231,8 +240,9 @@ final class XMLFeed {
 
     /// Text fields of an entry, captured whole (nested markup's text included).
     enum Field: Int, CaseIterable {
-        case title, dcTitle, mediaTitle, link, guid, id, description, encoded, summary, content, pubDate, dcDate, published,
-             updated, issued, modified, created
+        case title, dcTitle, mediaTitle, link, guid, id, description, encoded, summary, content, pubDate, dcDate,
+            published,
+            updated, issued, modified, created
     }
 
     private struct Capture {
@@ -310,7 +320,8 @@ final class XMLFeed {
                 format = .atom
                 atomNamespace = namespace
             case (_, "html"), (_, "HTML"):
-                error = FeedError("the document is a web page, not a feed; use the address of the site's RSS or Atom feed")
+                error = FeedError(
+                    "the document is a web page, not a feed; use the address of the site's RSS or Atom feed")
                 stop()
             default:
                 error = FeedError("the XML is neither RSS nor Atom (its root element is <\(name)>)")
@@ -320,10 +331,13 @@ final class XMLFeed {
         }
         // Atom 1.0 and 0.3 are read alike, and an Atom root without a namespace makes its
         // unqualified children Atom; RSS's are unqualified, or in RSS 0.90's, 1.0's or the root's.
-        let atom = namespace == Namespace.atom || namespace == Namespace.atom03 || format == .atom && namespace.isEmpty
+        let atom =
+            namespace == Namespace.atom || namespace == Namespace.atom03 || format == .atom && namespace.isEmpty
             || namespace == atomNamespace
-        let plain = !atom && (namespace.isEmpty || namespace == Namespace.rss1 || namespace == Namespace.rss090
-            || namespace == rssNamespace)
+        let plain =
+            !atom
+            && (namespace.isEmpty || namespace == Namespace.rss1 || namespace == Namespace.rss090
+                || namespace == rssNamespace)
 
         if capture != nil {
             if namespace == Namespace.xhtml, name == "img", entry?.xhtmlImage == nil { entry?.xhtmlImage = url("src") }
@@ -373,7 +387,8 @@ final class XMLFeed {
         let type = attributes["type"]?.lowercased()
         func begin(_ field: Field) {
             guard current[field] == nil else { return }
-            capture = Capture(field: field, depth: depth, type: type, mode: attributes["mode"]?.lowercased(), base: base)
+            capture = Capture(
+                field: field, depth: depth, type: type, mode: attributes["mode"]?.lowercased(), base: base)
         }
         let isImageType = type?.hasPrefix("image/") == true
         switch (atom ? Namespace.atom : plain ? "" : namespace, name) {
@@ -414,7 +429,9 @@ final class XMLFeed {
         case (Namespace.media, "content"):
             // medium="image" whatever the URL ends in; untyped, an image by its extension.
             let medium = attributes["medium"]?.lowercased()
-            if medium == "image" || isImageType || medium == nil && type == nil && Self.looksLikeImage(attributes["url"]) {
+            if medium == "image" || isImageType
+                || medium == nil && type == nil && Self.looksLikeImage(attributes["url"])
+            {
                 current.mediaContent = current.mediaContent ?? url("url")
             }
         case (Namespace.media, "thumbnail"): current.mediaThumbnail = current.mediaThumbnail ?? url("url")
@@ -434,7 +451,9 @@ final class XMLFeed {
         expanded += count
         if expanded - pushed > FeedLimits.expansionBytes, error == nil {
             error = FeedError(
-                "its entities expand to more than \(FeedLimits.expansionBytes >> 20) MB of text beyond the document's own length")
+                "its entities expand to more than \(FeedLimits.expansionBytes >> 20) MB of text "
+                    + "beyond the document's own length"
+            )
             stop()
             return
         }
@@ -527,7 +546,8 @@ final class XMLFeed {
             }
             let key = items[index].key + "#" + suffix
             // Within the key's limit: a long suffix is replaced by its hash.
-            items[index].key = key.utf8.count <= FeedLimits.keyBytes
+            items[index].key =
+                key.utf8.count <= FeedLimits.keyBytes
                 ? key : items[index].key + "#" + (ItemKey.hash(title: suffix, pictureURL: nil) ?? "")
         }
     }
@@ -555,7 +575,8 @@ final class XMLFeed {
         func summary(_ field: Field) -> String? {
             guard let captured = entry[field] else { return nil }
             return isText(captured)
-                ? HTMLText.cut(HTMLText.collapsingWhitespace(String(decoding: captured.text, as: UTF8.self)), to: limit).nilIfEmpty
+                ? HTMLText.cut(HTMLText.collapsingWhitespace(String(decoding: captured.text, as: UTF8.self)), to: limit)
+                    .nilIfEmpty
                 : HTMLText.summary(captured.text, limit: limit).nilIfEmpty
         }
 
@@ -571,14 +592,18 @@ final class XMLFeed {
                 break
             }
         }
-        let title = plain(.title) ?? plain(.dcTitle) ?? plain(.mediaTitle)
+        let title =
+            plain(.title) ?? plain(.dcTitle) ?? plain(.mediaTitle)
             ?? body.flatMap { plain($0.field, limit: limit) }.map { HTMLText.cut($0, to: 80) } ?? ""
 
-        var picture = entry.enclosure ?? entry.mediaContent ?? entry.mediaThumbnail ?? entry.itunesImage
+        var picture =
+            entry.enclosure ?? entry.mediaContent ?? entry.mediaThumbnail ?? entry.itunesImage
             ?? entry.xhtmlImage
         if picture == nil {
             for field in [Field.encoded, .content, .description, .summary] {
-                if let captured = entry[field], captured.type != "text", let source = HTMLText.firstImageSource(captured.text) {
+                if let captured = entry[field], captured.type != "text",
+                    let source = HTMLText.firstImageSource(captured.text)
+                {
                     picture = DocumentURL.resolve(source, against: captured.base)
                     break
                 }
@@ -595,7 +620,8 @@ final class XMLFeed {
         guard let key = id ?? guid ?? entry.about ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else {
             return nil
         }
-        return FeedItem(key: key, title: title, link: link, pictureURL: picture, published: date, summary: body?.summary)
+        return FeedItem(
+            key: key, title: title, link: link, pictureURL: picture, published: date, summary: body?.summary)
     }
 
     /// The entry with base64 fields decoded: Atom 0.3's `mode="base64"`, and Atom 1.0 text whose
@@ -604,14 +630,17 @@ final class XMLFeed {
     private static func decodingBase64(_ entry: Entry) -> Entry {
         var decoded = entry
         for field in Field.allCases {
-            guard let captured = entry[field], let type = captured.type ?? (captured.mode == "base64" ? "text/html" : nil)
+            guard let captured = entry[field],
+                let type = captured.type ?? (captured.mode == "base64" ? "text/html" : nil)
             else { continue }
             let isMediaType = type.contains("/")
             let binary = isMediaType && !type.hasPrefix("text/") && !type.contains("xml")
             guard captured.mode == "base64" || binary,
-                  let bytes = Data(base64Encoded: Data(captured.text), options: .ignoreUnknownCharacters) else { continue }
+                let bytes = Data(base64Encoded: Data(captured.text), options: .ignoreUnknownCharacters)
+            else { continue }
             decoded[field] = Captured(
-                text: [UInt8](bytes), type: type.hasPrefix("text/html") ? "html" : "text", mode: nil, base: captured.base)
+                text: [UInt8](bytes), type: type.hasPrefix("text/html") ? "html" : "text", mode: nil,
+                base: captured.base)
         }
         return decoded
     }

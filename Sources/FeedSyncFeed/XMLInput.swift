@@ -53,7 +53,9 @@ struct XMLInput {
         if !decided {
             decided = true
             converter = Self.converter(for: [UInt8](chunk), contentType: contentType)  // the first chunk judges UTF-8
-            if converter == nil, chunk.starts(with: [0xEF, 0xBB, 0xBF]) { chunk = UnsafeRawBufferPointer(rebasing: chunk[3...]) }
+            if converter == nil, chunk.starts(with: [0xEF, 0xBB, 0xBF]) {
+                chunk = UnsafeRawBufferPointer(rebasing: chunk[3...])
+            }
         }
         if converter == nil, !carry.isEmpty, chunk.count > Self.joint {
             // What was held back, with the chunk's first bytes; then the rest of the chunk where
@@ -80,7 +82,8 @@ struct XMLInput {
 
     /// Repairs `bytes` and hands `body` the result: a prefix of `bytes` itself when nothing
     /// changed, else the changed copy.
-    private mutating func repair(_ bytes: UnsafeRawBufferPointer, last: Bool, _ body: (UnsafeRawBufferPointer) -> Void) {
+    private mutating func repair(_ bytes: UnsafeRawBufferPointer, last: Bool, _ body: (UnsafeRawBufferPointer) -> Void)
+    {
         switch repaired(bytes.assumingMemoryBound(to: UInt8.self), last: last) {
         case .unchanged(let count): body(UnsafeRawBufferPointer(rebasing: bytes[..<count]))
         case .changed(let changed): changed.withUnsafeBytes(body)
@@ -106,8 +109,9 @@ struct XMLInput {
             if name == nil, !isUTF8(start) { return Converter(from: "WINDOWS-1252") }
             return nil
         }
-        let browserName = ["iso-8859-1", "latin1", "l1", "us-ascii", "ascii", "iso8859-1", "iso_8859-1"]
-            .contains(name) ? "WINDOWS-1252" : name.uppercased()
+        let browserName =
+            ["iso-8859-1", "latin1", "l1", "us-ascii", "ascii", "iso8859-1", "iso_8859-1"]
+                .contains(name) ? "WINDOWS-1252" : name.uppercased()
         if let converter = Converter(from: browserName) { return converter }
         // A name iconv does not know: as if undeclared.
         return isUTF8(start) ? nil : Converter(from: "WINDOWS-1252")
@@ -117,7 +121,8 @@ struct XMLInput {
     /// bytes), the HTTP charset, or its XML declaration, lower-cased; nil when nothing names one.
     static func encodingName(_ start: [UInt8], contentType: String?) -> String? {
         let boms: [([UInt8], String)] = [
-            ([0xEF, 0xBB, 0xBF], "utf-8"), ([0x00, 0x00, 0xFE, 0xFF], "utf-32be"), ([0xFF, 0xFE, 0x00, 0x00], "utf-32le"),
+            ([0xEF, 0xBB, 0xBF], "utf-8"), ([0x00, 0x00, 0xFE, 0xFF], "utf-32be"),
+            ([0xFF, 0xFE, 0x00, 0x00], "utf-32le"),
             ([0xFE, 0xFF], "utf-16be"), ([0xFF, 0xFE], "utf-16le"),
             ([0x00, 0x00, 0x00, 0x3C], "utf-32be"), ([0x3C, 0x00, 0x00, 0x00], "utf-32le"),
             ([0x00, 0x3C, 0x00, 0x3F], "utf-16be"), ([0x3C, 0x00, 0x3F, 0x00], "utf-16le"),
@@ -126,7 +131,8 @@ struct XMLInput {
         if let contentType, let charset = parameter("charset", in: contentType) { return charset }
         // The declaration, in an ASCII-compatible encoding: `<?xml version="1.0" encoding="…"?>`.
         let head = String(decoding: start.prefix(512), as: UTF8.self)
-        guard let open = head.range(of: "<?xml"), let close = head.range(of: "?>", range: open.upperBound..<head.endIndex)
+        guard let open = head.range(of: "<?xml"),
+            let close = head.range(of: "?>", range: open.upperBound..<head.endIndex)
         else { return nil }
         return parameter("encoding", in: String(head[open.upperBound..<close.lowerBound]))
     }
@@ -149,7 +155,8 @@ struct XMLInput {
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
-            let length = byte < 0x80 ? 1 : byte >> 5 == 0b110 ? 2 : byte >> 4 == 0b1110 ? 3 : byte >> 3 == 0b11110 ? 4 : 0
+            let length =
+                byte < 0x80 ? 1 : byte >> 5 == 0b110 ? 2 : byte >> 4 == 0b1110 ? 3 : byte >> 3 == 0b11110 ? 4 : 0
             guard length > 0, byte < 0xF5 else { return false }
             if index + length > bytes.count { return index + 4 > bytes.count }
             for offset in 1..<length where bytes[index + offset] & 0xC0 != 0x80 { return false }
@@ -194,10 +201,14 @@ struct XMLInput {
                 var outLeft = output.count - produced
                 let result = input.withUnsafeMutableBufferPointer { inBuffer in
                     output.withUnsafeMutableBufferPointer { outBuffer in
-                        var inPointer: UnsafeMutablePointer<CChar>? = UnsafeMutableRawPointer(inBuffer.baseAddress! + consumed)
-                            .assumingMemoryBound(to: CChar.self)
-                        var outPointer: UnsafeMutablePointer<CChar>? = UnsafeMutableRawPointer(outBuffer.baseAddress! + produced)
-                            .assumingMemoryBound(to: CChar.self)
+                        var inPointer: UnsafeMutablePointer<CChar>? = UnsafeMutableRawPointer(
+                            inBuffer.baseAddress! + consumed
+                        )
+                        .assumingMemoryBound(to: CChar.self)
+                        var outPointer: UnsafeMutablePointer<CChar>? = UnsafeMutableRawPointer(
+                            outBuffer.baseAddress! + produced
+                        )
+                        .assumingMemoryBound(to: CChar.self)
                         return iconv(descriptor, &inPointer, &inLeft, &outPointer, &outLeft)
                     }
                 }
@@ -236,7 +247,10 @@ struct XMLInput {
         let count = bytes.count
         /// Replaces `bytes[range]` with `replacement`.
         func change(_ range: Range<Int>, to replacement: [UInt8]) {
-            if out == nil { out = []; out!.reserveCapacity(count + 64) }
+            if out == nil {
+                out = []
+                out!.reserveCapacity(count + 64)
+            }
             out! += bytes[passed..<range.lowerBound]
             out! += replacement
             passed = range.upperBound
@@ -251,13 +265,14 @@ struct XMLInput {
         scan: while index < count {
             // Runs of bytes that need no look are found by a table: this pass sees every byte of
             // every XML document.
-            let stops = switch state {
-            case .text: Self.textStops
-            case .cdata: Self.cdataStops
-            case .comment: Self.commentStops
-            case .instruction, .declaration: Self.instructionStops
-            case .doctype: Self.everyByte
-            }
+            let stops =
+                switch state {
+                case .text: Self.textStops
+                case .cdata: Self.cdataStops
+                case .comment: Self.commentStops
+                case .instruction, .declaration: Self.instructionStops
+                case .doctype: Self.everyByte
+                }
             let inText = state == .text
             let runStart = index
             stops.withUnsafeBufferPointer { stops in
@@ -265,7 +280,8 @@ struct XMLInput {
                     let byte = bytes[index]
                     if !stops[Int(byte)] {
                         index += 1
-                    } else if inText, byte == UInt8(ascii: "&"), let length = Self.wellFormedReference(bytes, at: index) {
+                    } else if inText, byte == UInt8(ascii: "&"), let length = Self.wellFormedReference(bytes, at: index)
+                    {
                         index += length  // `&amp;`, `&#8217;`: as XML reads them, and the most frequent
                     } else if inText, byte == UInt8(ascii: "<"), index + 1 < count, Self.opensTag(bytes[index + 1]) {
                         index += 2  // `<item`, `</item`: an ordinary tag, the most frequent of all
@@ -347,11 +363,12 @@ struct XMLInput {
                     }
                 }
             case .cdata, .comment, .instruction, .declaration:
-                let closing: StaticString = switch state {
-                case .cdata: "]]>"
-                case .comment: "-->"
-                default: "?>"
-                }
+                let closing: StaticString =
+                    switch state {
+                    case .cdata: "]]>"
+                    case .comment: "-->"
+                    default: "?>"
+                    }
                 if byte == closing.utf8Start[0] {
                     switch starts(closing, at: index) {
                     case nil:
@@ -382,8 +399,10 @@ struct XMLInput {
                     // A comment in the DTD may hold a quote: stepped over whole.
                     if starts("<!--", at: index) == true {
                         var close = index + 4
-                        while close + 2 < count, !(bytes[close] == UInt8(ascii: "-") && bytes[close + 1] == UInt8(ascii: "-")
-                                                   && bytes[close + 2] == UInt8(ascii: ">")) { close += 1 }
+                        while close + 2 < count,
+                            !(bytes[close] == UInt8(ascii: "-") && bytes[close + 1] == UInt8(ascii: "-")
+                                && bytes[close + 2] == UInt8(ascii: ">"))
+                        { close += 1 }
                         if close + 2 >= count, !last {
                             end = index
                             break scan
@@ -399,12 +418,16 @@ struct XMLInput {
                         // The name after it (a parameter entity's `%` is no general entity).
                         var at = index + 8
                         while at < count, bytes[at] <= 0x20 { at += 1 }
-                        let name = bytes[at...].prefix { $0 > 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "'") }
+                        let name = bytes[at...].prefix {
+                            $0 > 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "'")
+                        }
                         if at + name.count >= count, !last {  // the name may go on in the next chunk
                             end = index
                             break scan
                         }
-                        if !name.isEmpty, name.first != UInt8(ascii: "%") { declared.insert(String(decoding: name, as: UTF8.self)) }
+                        if !name.isEmpty, name.first != UInt8(ascii: "%") {
+                            declared.insert(String(decoding: name, as: UTF8.self))
+                        }
                     case false?:
                         break
                     }
@@ -432,7 +455,8 @@ struct XMLInput {
     private static func opensTag(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"),
-             UInt8(ascii: ":"), UInt8(ascii: "/"), 0x80...0xFF: true
+            UInt8(ascii: ":"), UInt8(ascii: "/"), 0x80...0xFF:
+            true
         default: false
         }
     }
@@ -535,7 +559,8 @@ struct XMLInput {
             }
             guard at > digitsStart, at < count, buffer[at] == UInt8(ascii: ";") else { return nil }
             switch value {
-            case 0x09, 0x0A, 0x0D, 0x20...0x7F, 0xA0...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: return at + 1 - index
+            case 0x09, 0x0A, 0x0D, 0x20...0x7F, 0xA0...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF:
+                return at + 1 - index
             default: return nil  // controls, C1 (read as windows-1252 later, but left to the slow path), surrogates
             }
         }
@@ -552,7 +577,8 @@ struct XMLInput {
     private static func isReferenceByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "#"): true
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "#"):
+            true
         default: false
         }
     }

@@ -55,13 +55,16 @@ public struct CacheBudget: Sendable {
 
     /// Every cached picture, each at its row nearest the reader.
     func cachedPictures(around position: ReadingPosition) throws(StoreError) -> [CachedPicture] {
-        try store.cachedPictures(feedURL: position.feedURL, page: position.rows,
-                                 window: PrefetchPlan.window(position, pagesAhead: pagesAhead))
+        try store.cachedPictures(
+            feedURL: position.feedURL, page: position.rows,
+            window: PrefetchPlan.window(position, pagesAhead: pagesAhead))
     }
 
     /// The cached pictures outside the window, each with its distance from the reader (a picture
     /// not in the reader's list is the farthest of all).
-    func evictable(_ cached: [CachedPicture], around position: ReadingPosition) -> [(picture: CachedPicture, distance: Int)] {
+    func evictable(_ cached: [CachedPicture], around position: ReadingPosition) -> [(
+        picture: CachedPicture, distance: Int
+    )] {
         let window = PrefetchPlan.window(position, pagesAhead: pagesAhead)
         return cached.compactMap { picture in
             guard let row = picture.row else { return (picture, .max) }

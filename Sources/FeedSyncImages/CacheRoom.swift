@@ -36,8 +36,10 @@ struct CacheRoom {
 
     /// Evicts with `evict` when the cache is over its budget. An eviction that failed (nil) is
     /// tried again at the next plan.
-    mutating func evictIfOver(around position: ReadingPosition,
-                              _ evict: (ReadingPosition) -> CacheBudget.Eviction?) {
+    mutating func evictIfOver(
+        around position: ReadingPosition,
+        _ evict: (ReadingPosition) -> CacheBudget.Eviction?
+    ) {
         guard totals.bytes > budget, !onlyTheWindowLeft, let evicted = evict(position) else { return }
         totals = evicted.left  // the store's count, which a record that matched no row cannot skew
         if let nearest = evicted.nearest { reach = min(reach ?? .max, nearest) }
@@ -52,8 +54,10 @@ struct CacheRoom {
     /// `inFlight` pictures have; a plan holds at most `planSize`. `reach` is asked (from the
     /// store: `CacheBudget.reach`) once the cache comes within a plan's worth of its budget; nil
     /// when it could not be found.
-    mutating func admit(_ planned: [PictureJob], around position: ReadingPosition, inFlight: Int,
-                        planSize: Int, reach findReach: (ReadingPosition) -> Int?) -> [PictureJob] {
+    mutating func admit(
+        _ planned: [PictureJob], around position: ReadingPosition, inFlight: Int,
+        planSize: Int, reach findReach: (ReadingPosition) -> Int?
+    ) -> [PictureJob] {
         let average = totals.average
         if mode == .all, reach == nil, totals.bytes + Int64(planSize) * average >= budget {
             reach = findReach(position) ?? .max

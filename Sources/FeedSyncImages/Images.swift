@@ -22,8 +22,10 @@ public struct PrefetchOptions: Sendable {
     /// The cache's byte budget; pictures farthest from the reader are evicted beyond it.
     public var cacheBudget: Int64
 
-    public init(mode: PrefetchMode = .window, pagesAhead: Int = 5, concurrency: Int = 8,
-                maxBytes: Int = 10 << 20, cacheBudget: Int64 = 1 << 30) {
+    public init(
+        mode: PrefetchMode = .window, pagesAhead: Int = 5, concurrency: Int = 8,
+        maxBytes: Int = 10 << 20, cacheBudget: Int64 = 1 << 30
+    ) {
         self.mode = mode
         self.pagesAhead = pagesAhead
         self.concurrency = concurrency
@@ -156,7 +158,9 @@ public enum ImageKind: String, Sendable {
                 if let width = big(sizes, 4), let height = big(sizes + 4, 4) { size = (width >> 16, height >> 16) }
             }
         }
-        guard let (width, height) = size, (1...maxSide).contains(width), (1...maxSide).contains(height) else { return nil }
+        guard let (width, height) = size, (1...maxSide).contains(width), (1...maxSide).contains(height) else {
+            return nil
+        }
         return (width, height)
     }
 }

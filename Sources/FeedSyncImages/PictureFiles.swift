@@ -23,7 +23,8 @@ public struct PictureFiles: Sendable {
     public struct UnsafeFolder: Error, CustomStringConvertible {
         public var path: String
         public var description: String {
-            "\(path) is a symbolic link or not a folder; feedsync writes no picture through it (remove it, or set FEEDSYNC_HOME)"
+            "\(path) is a symbolic link or not a folder; feedsync writes no picture through it "
+                + "(remove it, or set FEEDSYNC_HOME)"
         }
     }
 
@@ -48,7 +49,8 @@ public struct PictureFiles: Sendable {
             && name.utf8.allSatisfy { byte in
                 switch byte {
                 case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                     UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"): true
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    true
                 default: false
                 }
             }
@@ -76,7 +78,10 @@ public struct PictureFiles: Sendable {
             while offset < buffer.count {
                 let written = Foundation.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                 if written < 0, errno == EINTR { continue }
-                if written <= 0 { failure = written < 0 ? errno : EIO; return }
+                if written <= 0 {
+                    failure = written < 0 ? errno : EIO
+                    return
+                }
                 offset += written
             }
         }
@@ -104,7 +109,9 @@ public struct PictureFiles: Sendable {
         defer { close(top) }
         var folder = openat(top, name, flags)
         if folder < 0, errno == ENOENT, create {
-            if mkdirat(top, name, 0o755) != 0, errno != EEXIST { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            if mkdirat(top, name, 0o755) != 0, errno != EEXIST {
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
             folder = openat(top, name, flags)
         }
         guard folder >= 0 else { throw Self.refusal(errno, at: top, name, shown: path(name)) }
@@ -114,7 +121,9 @@ public struct PictureFiles: Sendable {
     /// Why `name` in folder `at` did not open: `UnsafeFolder` when it is a symbolic link.
     private static func refusal(_ code: Int32, at folder: Int32, _ name: String, shown: String? = nil) -> any Error {
         var status = stat()
-        if code == ELOOP || fstatat(folder, name, &status, AT_SYMLINK_NOFOLLOW) == 0 && status.st_mode & S_IFMT == S_IFLNK {
+        if code == ELOOP
+            || fstatat(folder, name, &status, AT_SYMLINK_NOFOLLOW) == 0 && status.st_mode & S_IFMT == S_IFLNK
+        {
             return UnsafeFolder(path: shown ?? name)
         }
         return POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
@@ -131,7 +140,8 @@ public struct PictureFiles: Sendable {
     /// Removes the file `name`, if it names one inside the folder and no link leads there.
     public func remove(_ name: String) {
         guard let (folderName, file) = Self.parts(of: name),
-              let folder = try? openFolder(folderName, create: false) else { return }
+            let folder = try? openFolder(folderName, create: false)
+        else { return }
         unlinkat(folder, file, 0)
         close(folder)
     }
@@ -160,7 +170,9 @@ public struct PictureFiles: Sendable {
         defer { closedir(stream) }
         var found: [(String, Int32)] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             guard name != ".", name != ".." else { continue }
             var type = Int32(entry.pointee.d_type)
             if type == DT_UNKNOWN {  // some filesystems do not say: ask, without following a link

@@ -157,7 +157,8 @@ public struct PrefetchMachine: Sendable {
     private mutating func step(now: Date) -> [Action] {
         var actions: [Action] = []
         if !planning {
-            let pagesDue = pagesPending
+            let pagesDue =
+                pagesPending
                 && (queue.count < concurrency || now.timeIntervalSince(lastPlan) >= Self.pagePlanInterval)
             let starved = queue.isEmpty && running.count < 2 * concurrency && mayFindMore
             if pagesDue || starved || now.timeIntervalSince(lastPlan) >= Self.planInterval {
@@ -177,13 +178,15 @@ public struct PrefetchMachine: Sendable {
         }
         if !starting.isEmpty { actions.append(.start(starting)) }
         if recording == nil, !written.isEmpty,
-           written.count >= Self.batch || running.isEmpty || now.timeIntervalSince(lastRecorded) >= Self.recordInterval {
+            written.count >= Self.batch || running.isEmpty || now.timeIntervalSince(lastRecorded) >= Self.recordInterval
+        {
             recording = written
             actions.append(.record(written))
             written = []
         }
         if running.isEmpty, written.isEmpty, recording == nil,
-           clientGone || (queue.isEmpty && pagingFinished && !mayFindMore && !pagesPending) {
+            clientGone || (queue.isEmpty && pagingFinished && !mayFindMore && !pagesPending)
+        {
             finished = true
             actions.append(.finish(lastPosition: lastPosition))
         }
@@ -193,8 +196,10 @@ public struct PrefetchMachine: Sendable {
     /// Makes `admitted` (nearest first, none tried yet) the queue. When the reader has moved, the
     /// queued jobs left out are dropped and the downloads still waiting in the client that are no
     /// longer wanted are taken back; running ones finish.
-    private mutating func adopt(_ admitted: [PictureJob], wanted: [PictureJob], at position: ReadingPosition,
-                                now: Date) -> [Action] {
+    private mutating func adopt(
+        _ admitted: [PictureJob], wanted: [PictureJob], at position: ReadingPosition,
+        now: Date
+    ) -> [Action] {
         var actions: [Action] = []
         let planned = admitted.filter { !tried.contains($0.id) }
         mayFindMore = !planned.isEmpty
@@ -207,7 +212,9 @@ public struct PrefetchMachine: Sendable {
             withdrawn.formUnion(takeBack)
             if !takeBack.isEmpty { actions.append(.withdraw(takeBack)) }
         }
-        if planned.map(\.id) != queue.map(\.id) { actions.append(.report(.planned(queued: planned.count, dropped: dropped))) }
+        if planned.map(\.id) != queue.map(\.id) {
+            actions.append(.report(.planned(queued: planned.count, dropped: dropped)))
+        }
         queue = planned
         lastPlan = now
         lastPosition = position

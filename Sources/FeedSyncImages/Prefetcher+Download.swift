@@ -36,10 +36,13 @@ extension PicturePrefetcher {
         }
         guard let kind = ImageKind.sniff(response.body) else {
             let start = String(decoding: response.body.prefix(16), as: UTF8.self)
-            return .failed(response.body.isEmpty ? "the body is empty" : "not an image (starts with \(String(reflecting: start)))", permanent: true)
+            return .failed(
+                response.body.isEmpty ? "the body is empty" : "not an image (starts with \(String(reflecting: start)))",
+                permanent: true)
         }
         guard ImageKind.dimensions(of: response.body, as: kind) != nil else {
-            return .failed("not a whole \(kind.rawValue.uppercased()) picture (its header gives no sane size)", permanent: true)
+            return .failed(
+                "not a whole \(kind.rawValue.uppercased()) picture (its header gives no sane size)", permanent: true)
         }
         let name = PictureFiles.name(id: job.id, kind: kind)
         do {

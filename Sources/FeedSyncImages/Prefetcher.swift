@@ -47,8 +47,10 @@ public final class PicturePrefetcher: Sendable {
 
     /// - Parameter directoryMayBeLink: the picture folder is the user's own, which may be a link
     ///   (see `PictureFiles`).
-    public init(store: Store, client: HTTPClient, directory: String, directoryMayBeLink: Bool = false,
-                options: PrefetchOptions, onEvent: @escaping @Sendable (PictureEvent) -> Void = { _ in }) {
+    public init(
+        store: Store, client: HTTPClient, directory: String, directoryMayBeLink: Bool = false,
+        options: PrefetchOptions, onEvent: @escaping @Sendable (PictureEvent) -> Void = { _ in }
+    ) {
         self.store = store
         self.client = client
         self.files = PictureFiles(directory: directory, folderMayBeLink: directoryMayBeLink)
@@ -102,8 +104,9 @@ public final class PicturePrefetcher: Sendable {
                             wanted.filter { !machine.hasTried($0.id) }, around: position, inFlight: inFlight,
                             planSize: planSize(inFlight: inFlight)
                         ) { position in storing("measure the cache", { try budget.reach(around: position) }) }
-                        actions += machine.handle(.planned(position: position, wanted: wanted, admitted: admitted),
-                                                  now: Date())
+                        actions += machine.handle(
+                            .planned(position: position, wanted: wanted, admitted: admitted),
+                            now: Date())
                     case .start(let jobs):
                         for job in jobs { handles[job.id] = startDownload(job) }
                     case .withdraw(let ids):
@@ -174,16 +177,23 @@ public final class PicturePrefetcher: Sendable {
         if let kept = start, kept.position != position || Date().timeIntervalSince(kept.since) >= Self.rescan {
             start = nil
         }
-        let (below, end) = storing("plan", {
-            try store.duePictures(feedURL: position.feedURL, from: top, resuming: start?.mark, limit: limit)
-        }) ?? ([], nil)
+        let (below, end) =
+            storing(
+                "plan",
+                {
+                    try store.duePictures(feedURL: position.feedURL, from: top, resuming: start?.mark, limit: limit)
+                }) ?? ([], nil)
         if let mark = below.first.map({ PlaceAtRow(place: $0.place, row: $0.row) }) ?? end {
             start = PlanStart(mark: mark, position: position, since: start?.since ?? Date())
         }
-        let above = storing("plan", {
-            try store.duePictures(feedURL: position.feedURL, rows: 0..<top, limit: limit, backwards: true)
-        }) ?? []
+        let above =
+            storing(
+                "plan",
+                {
+                    try store.duePictures(feedURL: position.feedURL, rows: 0..<top, limit: limit, backwards: true)
+                }) ?? []
         var seen = Set<Int64>()
-        return Array(PrefetchPlan.order(below + above, from: position).filter { seen.insert($0.id).inserted }.prefix(limit))
+        return Array(
+            PrefetchPlan.order(below + above, from: position).filter { seen.insert($0.id).inserted }.prefix(limit))
     }
 }

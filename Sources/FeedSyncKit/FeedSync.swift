@@ -179,10 +179,11 @@ public final class FeedSync: Sendable {
         _ feeds: [Feed], settings: PullSettings, onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
     ) async -> [Result<PullReport, SyncError>?] {
         precondition(lock != nil, "a pull needs the data home's lock: open for .writing")
-        let client = HTTPClient(configuration: TransportConfiguration(
-            userAgent: settings.userAgent, connectTimeout: min(settings.timeout, 10),
-            lowSpeedSeconds: settings.timeout,
-            maxConnections: settings.pictures.concurrency + settings.feedConcurrency))
+        let client = HTTPClient(
+            configuration: TransportConfiguration(
+                userAgent: settings.userAgent, connectTimeout: min(settings.timeout, 10),
+                lowSpeedSeconds: settings.timeout,
+                maxConnections: settings.pictures.concurrency + settings.feedConcurrency))
         defer { client.shutdown() }
         let prefetcher = PicturePrefetcher(
             store: store, client: client, directory: home.cacheDirectory,
@@ -195,27 +196,24 @@ public final class FeedSync: Sendable {
             // Pictures download while pages keep flowing.
             async let pictures: Void = prefetcher.run()
             var outcomes = [Result<PullReport, SyncError>?](repeating: nil, count: feeds.count)
-            await withTaskGroup(of: (index: Int, slot: Int, outcome: Result<PullReport, SyncError>).self) { group in
+            await withTaskGroup(of: FeedPulled.self) { group in
                 // Each feed pulled at once has its own engine, with its own download file (slot).
                 var next = 0
-                func start(slot: Int) {
-                    guard next < feeds.count, !Task.isCancelled else { return }
-                    let index = next
-                    next += 1
-                    let engine = SyncEngine(store: store, client: client, downloadPath: home.downloadPath(slot: slot))
-                    group.addTask {
-                        do throws(SyncError) {
-                            return (index, slot, .success(try await engine.pull(feeds[index], options: options)))
-                        } catch {
-                            return (index, slot, .failure(error))
+                var free = Array((0..<settings.feedConcurrency).reversed())
+                while true {
+                    while next < feeds.count, !Task.isCancelled, let slot = free.popLast() {
+                        let engine = SyncEngine(
+                            store: store, client: client, downloadPath: home.downloadPath(slot: slot))
+                        let (index, feed) = (next, feeds[next])
+                        next += 1
+                        group.addTask {
+                            await FeedPulled(index: index, slot: slot, engine: engine, feed: feed, options)
                         }
                     }
-                }
-                for slot in 0..<settings.feedConcurrency { start(slot: slot) }
-                for await (index, slot, outcome) in group {
-                    outcomes[index] = outcome
-                    onUpdate(.finished(index: index, outcome))
-                    start(slot: slot)
+                    guard let pulled = await group.next() else { break }
+                    outcomes[pulled.index] = pulled.outcome
+                    onUpdate(.finished(index: pulled.index, pulled.outcome))
+                    free.append(pulled.slot)
                 }
             }
             prefetcher.pagingFinished()
@@ -223,6 +221,23 @@ public final class FeedSync: Sendable {
             return outcomes
         } onCancel: {
             client.shutdown()  // downloads are not tasks: cut them off
+        }
+    }
+}
+
+/// One feed's pull, and the slot (download file) it used.
+private struct FeedPulled: Sendable {
+    var index: Int
+    var slot: Int
+    var outcome: Result<PullReport, SyncError>
+
+    init(index: Int, slot: Int, engine: SyncEngine, feed: Feed, _ options: PullOptions) async {
+        self.index = index
+        self.slot = slot
+        do {
+            outcome = .success(try await engine.pull(feed, options: options))
+        } catch {
+            outcome = .failure(error)
         }
     }
 }

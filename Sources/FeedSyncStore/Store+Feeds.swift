@@ -40,7 +40,8 @@ extension Store {
     /// `malformed`: where a document of this pull was not well-formed (its items were read
     /// past the damage), nil when none was.
     public func recordOutcome(
-        feedID: Int64, _ outcome: PullOutcome, error: String?, at date: Date, nextRetryAt: Date?, malformed: String? = nil
+        feedID: Int64, _ outcome: PullOutcome, error: String?, at date: Date, nextRetryAt: Date?,
+        malformed: String? = nil
     ) throws(StoreError) {
         try write { db in
             try db.execute(
@@ -48,8 +49,10 @@ extension Store {
                     UPDATE feed SET last_pull_at = ?, last_outcome = ?, last_error = ?, next_retry_at = ?, malformed = ?
                     WHERE id = ?
                     """,
-                arguments: [date.timeIntervalSince1970, outcome.rawValue, error,
-                            nextRetryAt?.timeIntervalSince1970, malformed, feedID])
+                arguments: [
+                    date.timeIntervalSince1970, outcome.rawValue, error,
+                    nextRetryAt?.timeIntervalSince1970, malformed, feedID,
+                ])
         }
     }
 
@@ -74,8 +77,10 @@ extension Store {
                 pictures[.none] = (
                     try Int.fetchOne(
                         db, sql: "SELECT count(*) FROM item WHERE feed_id = ? AND picture_id IS NULL",
-                        arguments: [feed.id]) ?? 0, 0)
-                let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE feed_id = ?", arguments: [feed.id]) ?? 0
+                        arguments: [feed.id]) ?? 0, 0
+                )
+                let count =
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE feed_id = ?", arguments: [feed.id]) ?? 0
                 return FeedStatus(feed: feed, itemCount: count, pictures: pictures)
             }
         }

@@ -19,7 +19,8 @@ extension Store {
 
     /// The highest band in use (the lowest number), or `nil` when the feed has no items.
     public func topBand(feedID: Int64) throws(StoreError) -> Int? {
-        try read { db in try Int.fetchOne(db, sql: "SELECT min(band) FROM item WHERE feed_id = ?", arguments: [feedID]) }
+        try read { db in try Int.fetchOne(db, sql: "SELECT min(band) FROM item WHERE feed_id = ?", arguments: [feedID])
+        }
     }
 
     /// Writes a page's items and the cursor that follows them in one transaction: a process killed
@@ -27,32 +28,44 @@ extension Store {
     public func commit(_ page: PageCommit) throws(StoreError) {
         try write { db in
             let now = Date().timeIntervalSince1970
-            var seq = try Int.fetchOne(
-                db.cachedStatement(sql: "SELECT max(seq) FROM item WHERE feed_id = ? AND band = ?"),
-                arguments: [page.feedID, page.band]) ?? -1
+            var seq =
+                try Int.fetchOne(
+                    db.cachedStatement(sql: "SELECT max(seq) FROM item WHERE feed_id = ? AND band = ?"),
+                    arguments: [page.feedID, page.band]) ?? -1
             // New and known items are written alike: an insert that finds the key already stored
             // refreshes the content in place instead, so a known key keeps its place (band, seq).
             // seq counts only rows really inserted, keeping each band's seq 0, 1, 2 ... without
             // holes, and band_size in step (list relies on both). Items sharing a picture URL share
             // its row.
-            let insert = try db.cachedStatement(sql: """
-                INSERT INTO item (feed_id, key, band, seq, title, link, pic_url, picture_id, published, summary,
-                                  stored_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (feed_id, key) DO NOTHING
-                """)
-            let refresh = try db.cachedStatement(sql: """
-                UPDATE item SET title = ?, link = ?, published = ?, summary = ?, pic_url = ?, picture_id = ?
-                WHERE feed_id = ? AND key = ?
-                """)
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO item (feed_id, key, band, seq, title, link, pic_url, picture_id, published, summary,
+                                      stored_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (feed_id, key) DO NOTHING
+                    """)
+            let refresh = try db.cachedStatement(
+                sql: """
+                    UPDATE item SET title = ?, link = ?, published = ?, summary = ?, pic_url = ?, picture_id = ?
+                    WHERE feed_id = ? AND key = ?
+                    """)
             var inserted = 0
             for item in [page.newItems, page.updatedItems].joined() {
                 let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
-                insert.setUncheckedArguments([
-                    page.feedID, item.key, page.band, seq + 1, item.title, item.link, item.pictureURL, pictureID,
-                    item.published, item.summary, now,
-                ])
-                try insert.execute()
+                // The one statement stepped through SQLite's C API (Store+SQLite.swift explains why).
+                try insert.run(db) { values in
+                    values.add(page.feedID)
+                    values.add(item.key)
+                    values.add(page.band)
+                    values.add(seq + 1)
+                    values.add(item.title)
+                    values.add(item.link)
+                    values.add(item.pictureURL)
+                    values.add(pictureID)
+                    values.add(item.published)
+                    values.add(item.summary)
+                    values.add(now)
+                }
                 if db.changesCount == 1 {
                     seq += 1
                     inserted += 1
@@ -64,19 +77,25 @@ extension Store {
                     try refresh.execute()
                 }
             }
+            // GRDB's observers did not see the inserts stepped above: tell them.
+            try db.notifyChanges(in: Table("item"))
             if inserted > 0 {
-                try db.cachedStatement(sql: """
-                    INSERT INTO band_size (feed_id, band, size) VALUES (?, ?, ?)
-                    ON CONFLICT (feed_id, band) DO UPDATE SET size = size + excluded.size
-                    """).execute(arguments: [page.feedID, page.band, inserted])
+                try db.cachedStatement(
+                    sql: """
+                        INSERT INTO band_size (feed_id, band, size) VALUES (?, ?, ?)
+                        ON CONFLICT (feed_id, band) DO UPDATE SET size = size + excluded.size
+                        """
+                ).execute(arguments: [page.feedID, page.band, inserted])
             }
             let cursor = page.cursor
-            try db.cachedStatement(sql: """
-                UPDATE feed SET etag = ?, last_modified = ?, remote_total = ?, per_page = ?,
-                    backfill_page = ?, backfill_url = ?, backfill_total = ?, backfill_done = ?, backfill_note = ?,
-                    gap_band = ?, gap_page = ?, gap_total = ?, gap_url = ?
-                WHERE id = ?
-                """).execute(arguments: [
+            try db.cachedStatement(
+                sql: """
+                    UPDATE feed SET etag = ?, last_modified = ?, remote_total = ?, per_page = ?,
+                        backfill_page = ?, backfill_url = ?, backfill_total = ?, backfill_done = ?, backfill_note = ?,
+                        gap_band = ?, gap_page = ?, gap_total = ?, gap_url = ?
+                    WHERE id = ?
+                    """
+            ).execute(arguments: [
                 cursor.etag, cursor.lastModified, cursor.remoteTotal, cursor.perPage,
                 cursor.backfillPage, cursor.backfillURL, cursor.backfillTotal, cursor.backfillDone, cursor.backfillNote,
                 cursor.gap?.band, cursor.gap?.page, cursor.gap?.total, cursor.gap?.url, page.feedID,

@@ -7,17 +7,21 @@ extension Store {
     public func list(feedURL: String?, page: Int, perPage: Int) throws(StoreError) -> ListedPage {
         try read { db in
             let (filter, arguments) = Self.bandFilter(feedURL: feedURL)
-            let total = try Int.fetchOne(db, sql: "SELECT coalesce(sum(size), 0) FROM band_size \(filter)",
-                                         arguments: arguments) ?? 0
+            let total =
+                try Int.fetchOne(
+                    db, sql: "SELECT coalesce(sum(size), 0) FROM band_size \(filter)",
+                    arguments: arguments) ?? 0
             let offset = (page - 1) * perPage
             let rows = try Self.listRows(
                 db, feedURL: feedURL, positions: offset..<offset + perPage,
-                columns: "key, title, link, pic_url, coalesce(picture.status, 'none') AS status, picture.file, published",
+                columns:
+                    "key, title, link, pic_url, coalesce(picture.status, 'none') AS status, picture.file, published",
                 join: "LEFT JOIN picture ON picture.id = item.picture_id")
             let items = rows.map { position, row in
                 StoredItem(
                     key: row.text("key") ?? "", title: row.text("title") ?? "", link: row.text("link"),
-                    pictureURL: row.text("pic_url"), imageStatus: row.text("status").flatMap(PictureStatus.init(rawValue:)) ?? .none,
+                    pictureURL: row.text("pic_url"),
+                    imageStatus: row.text("status").flatMap(PictureStatus.init(rawValue:)) ?? .none,
                     imagePath: row.text("file"), published: row.text("published"),
                     position: position + 1)
             }
@@ -36,30 +40,37 @@ extension Store {
     /// (feed_id, band, seq) index. `filter` runs inside SQLite, so rows it drops never reach Swift.
     /// `arguments` fill placeholders in `columns`, then in `filter`, so the statement stays one
     /// cached statement.
-    static func listRows(_ db: Database, feedURL: String?, positions: Range<Int>, columns: String,
-                         join: String = "", filter: String = "1", arguments: StatementArguments = [],
-                         limit: Int = .max, backwards: Bool = false) throws -> [(position: Int, row: Row)] {
+    static func listRows(
+        _ db: Database, feedURL: String?, positions: Range<Int>, columns: String,
+        join: String = "", filter: String = "1", arguments: StatementArguments = [],
+        limit: Int = .max, backwards: Bool = false
+    ) throws -> [(position: Int, row: Row)] {
         let (bandFilter, bandArguments) = bandFilter(feedURL: feedURL)
         let bands = try Row.fetchCursor(
             db, sql: "SELECT feed_id, band, size FROM band_size \(bandFilter) ORDER BY feed_id, band",
             arguments: bandArguments)
-        let part = try db.cachedStatement(sql: """
-            SELECT item.seq, \(columns) FROM item \(join)
-            WHERE (\(filter)) AND item.feed_id = ? AND item.band = ? AND item.seq >= ? AND item.seq < ?
-            ORDER BY item.seq \(backwards ? "DESC" : "") LIMIT ?
-            """)
+        let part = try db.cachedStatement(
+            sql: """
+                SELECT item.seq, \(columns) FROM item \(join)
+                WHERE (\(filter)) AND item.feed_id = ? AND item.band = ? AND item.seq >= ? AND item.seq < ?
+                ORDER BY item.seq \(backwards ? "DESC" : "") LIMIT ?
+                """)
         var rows: [(position: Int, row: Row)] = []
         func read(feedID: Int64, band: Int64, start: Int, seqs: Range<Int>) throws {
-            rows += try Row.fetchAll(part, arguments: arguments + [
-                feedID, band, seqs.lowerBound, seqs.upperBound, limit - rows.count,
-            ]).map { (start + $0[0], $0) }
+            rows += try Row.fetchAll(
+                part,
+                arguments: arguments + [
+                    feedID, band, seqs.lowerBound, seqs.upperBound, limit - rows.count,
+                ]
+            ).map { (start + $0[0], $0) }
         }
         var later: [(feedID: Int64, band: Int64, start: Int, seqs: Range<Int>)] = []  // read backwards
         var bandStart = 0
         while bandStart < positions.upperBound, rows.count < limit, let band = try bands.next() {
             let size = band.integer("size", in: 0...Int(Int32.max)) ?? 0
             defer { bandStart += size }
-            let first = max(0, positions.lowerBound - bandStart), end = min(size, positions.upperBound - bandStart)
+            let first = max(0, positions.lowerBound - bandStart)
+            let end = min(size, positions.upperBound - bandStart)
             guard first < end else { continue }
             if backwards {
                 later.append((band["feed_id"], band["band"], bandStart, first..<end))
@@ -76,10 +87,13 @@ extension Store {
     /// The row (0-based) that `place` is at now in the list of `feedURL`.
     static func row(_ db: Database, of place: ListPlace, feedURL: String?) throws -> Int {
         let (filter, arguments) = bandFilter(feedURL: feedURL)
-        let above = try Int.fetchOne(db, sql: """
-            SELECT coalesce(sum(size), 0) FROM band_size \(filter.isEmpty ? "WHERE" : filter + " AND")
-                (band_size.feed_id, band_size.band) < (?, ?)
-            """, arguments: arguments + [place.feedID, place.band]) ?? 0
+        let above =
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT coalesce(sum(size), 0) FROM band_size \(filter.isEmpty ? "WHERE" : filter + " AND")
+                        (band_size.feed_id, band_size.band) < (?, ?)
+                    """, arguments: arguments + [place.feedID, place.band]) ?? 0
         return above + place.seq
     }
 
@@ -95,8 +109,10 @@ extension Store {
                     ON CONFLICT (scope) DO UPDATE SET page = excluded.page, per_page = excluded.per_page,
                         updated_at = excluded.updated_at
                     """,
-                arguments: [position.feedURL ?? Self.allFeeds, position.page, position.perPage,
-                            Date().timeIntervalSince1970])
+                arguments: [
+                    position.feedURL ?? Self.allFeeds, position.page, position.perPage,
+                    Date().timeIntervalSince1970,
+                ])
         }
     }
 

@@ -87,34 +87,43 @@ extension Store {
     /// The position `list` recorded most recently, in whichever list it was.
     public func latestReadingPosition() throws(StoreError) -> ReadingPosition? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT scope, page, per_page FROM reading_position ORDER BY updated_at DESC LIMIT 1")
-                .map { row in
-                    let scope = row.text("scope") ?? Self.allFeeds
-                    // Clamped: the row is read by every pull, and a value from an older version or
-                    // another tool must not make each of them fail.
-                    let page = row.integer("page") ?? 1
-                    let perPage = row.integer("per_page") ?? ReadingPosition.start.perPage
-                    return ReadingPosition(
-                        feedURL: scope == Self.allFeeds ? nil : scope,
-                        page: page.clamped(to: ReadingPosition.pages), perPage: perPage.clamped(to: ReadingPosition.perPages))
-                }
+            try Row.fetchOne(
+                db, sql: "SELECT scope, page, per_page FROM reading_position ORDER BY updated_at DESC LIMIT 1"
+            )
+            .map { row in
+                let scope = row.text("scope") ?? Self.allFeeds
+                // Clamped: the row is read by every pull, and a value from an older version or
+                // another tool must not make each of them fail.
+                let page = row.integer("page") ?? 1
+                let perPage = row.integer("per_page") ?? ReadingPosition.start.perPage
+                return ReadingPosition(
+                    feedURL: scope == Self.allFeeds ? nil : scope,
+                    page: page.clamped(to: ReadingPosition.pages),
+                    perPage: perPage.clamped(to: ReadingPosition.perPages))
+            }
         }
     }
 
     /// Pictures shown by rows `rows` of the list of `feedURL`, due for a download: not cached, and
     /// not waiting out a backoff. At most `limit` rows are read: the first ones, or with
     /// `backwards` the last ones, in reverse. One job per picture, at the first of them that shows it.
-    public func duePictures(feedURL: String?, rows: Range<Int>, limit: Int = .max, backwards: Bool = false,
-                            now: Date = Date()) throws(StoreError) -> [PictureJob] {
-        try read { db in try Self.duePictures(db, feedURL: feedURL, rows: rows, limit: limit, backwards: backwards, now: now) }
+    public func duePictures(
+        feedURL: String?, rows: Range<Int>, limit: Int = .max, backwards: Bool = false,
+        now: Date = Date()
+    ) throws(StoreError) -> [PictureJob] {
+        try read { db in
+            try Self.duePictures(db, feedURL: feedURL, rows: rows, limit: limit, backwards: backwards, now: now)
+        }
     }
 
     /// The first `limit` due pictures from row `top` down to the end of the list of `feedURL`, or
     /// from `resume` instead when it is below `top` and still at its row (nothing landed above
     /// it). All in one snapshot, with the place just past the list's last row: a page committed
     /// later lands at or past that place, or moves it to another row.
-    public func duePictures(feedURL: String?, from top: Int, resuming resume: PlaceAtRow?, limit: Int,
-                            now: Date = Date()) throws(StoreError) -> (jobs: [PictureJob], end: PlaceAtRow?) {
+    public func duePictures(
+        feedURL: String?, from top: Int, resuming resume: PlaceAtRow?, limit: Int,
+        now: Date = Date()
+    ) throws(StoreError) -> (jobs: [PictureJob], end: PlaceAtRow?) {
         try read { db in
             var from = top
             if let resume, resume.row > top, try Self.row(db, of: resume.place, feedURL: feedURL) == resume.row {
@@ -133,8 +142,10 @@ extension Store {
         }
     }
 
-    static func duePictures(_ db: Database, feedURL: String?, rows: Range<Int>, limit: Int, backwards: Bool = false,
-                            now: Date) throws -> [PictureJob] {
+    static func duePictures(
+        _ db: Database, feedURL: String?, rows: Range<Int>, limit: Int, backwards: Bool = false,
+        now: Date
+    ) throws -> [PictureJob] {
         // One read per band, the picture's state joined in and tested by SQLite: only due rows
         // reach Swift.
         let found = try listRows(
@@ -147,8 +158,10 @@ extension Store {
         for (position, row) in found {
             let id: Int64 = row[1]
             guard seen.insert(id).inserted else { continue }
-            jobs.append(PictureJob(id: id, url: row.text("url") ?? "", row: position,
-                                   place: ListPlace(feedID: row[3], band: row[4], seq: row[0])))
+            jobs.append(
+                PictureJob(
+                    id: id, url: row.text("url") ?? "", row: position,
+                    place: ListPlace(feedID: row[3], band: row[4], seq: row[0])))
         }
         return jobs
     }
@@ -157,11 +170,12 @@ extension Store {
     /// complete, renamed into place and durable.
     public func markPicturesCached(_ pictures: [DownloadedPicture]) throws(StoreError) {
         try write { db in
-            let update = try db.cachedStatement(sql: """
-                UPDATE picture SET status = 'cached', file = ?, bytes = ?, mime = ?, attempts = 0,
-                    next_attempt_at = NULL, last_error = NULL, updated_at = ?
-                WHERE id = ?
-                """)
+            let update = try db.cachedStatement(
+                sql: """
+                    UPDATE picture SET status = 'cached', file = ?, bytes = ?, mime = ?, attempts = 0,
+                        next_attempt_at = NULL, last_error = NULL, updated_at = ?
+                    WHERE id = ?
+                    """)
             let now = Date().timeIntervalSince1970
             for picture in pictures {
                 try update.execute(arguments: [picture.file, picture.bytes, picture.mime, now, picture.id])
@@ -179,8 +193,10 @@ extension Store {
                         next_attempt_at = ?, last_error = ?, updated_at = ?
                     WHERE id = ?
                     """,
-                arguments: [permanent ? "failed" : "pending", retryAt.timeIntervalSince1970, error,
-                            Date().timeIntervalSince1970, id])
+                arguments: [
+                    permanent ? "failed" : "pending", retryAt.timeIntervalSince1970, error,
+                    Date().timeIntervalSince1970, id,
+                ])
         }
     }
 
@@ -192,7 +208,9 @@ extension Store {
     /// Every cached picture, each with the row of the list of `feedURL` that shows it nearest the
     /// reader: one inside `window` if any, else the one nearest the rows of the reading `page` (a
     /// picture shown by several rows is as near as its nearest).
-    public func cachedPictures(feedURL: String?, page: Range<Int>, window: Range<Int>) throws(StoreError) -> [CachedPicture] {
+    public func cachedPictures(feedURL: String?, page: Range<Int>, window: Range<Int>) throws(StoreError)
+        -> [CachedPicture]
+    {
         try read { db in
             let (filter, arguments) = Self.itemFilter(feedURL: feedURL)
             // The distance is PrefetchPlan.distance, 0 inside the window; with one min() in the
@@ -214,11 +232,14 @@ extension Store {
                     ) AS nearest ON nearest.picture_id = picture.id
                     WHERE picture.status = 'cached'
                     """,
-                arguments: [window.lowerBound, window.upperBound, page.lowerBound, page.lowerBound,
-                            page.upperBound, page.upperBound] + arguments)
+                arguments: [
+                    window.lowerBound, window.upperBound, page.lowerBound, page.lowerBound,
+                    page.upperBound, page.upperBound,
+                ] + arguments)
             return rows.map {
                 CachedPicture(
-                    id: $0["id"], file: $0.text("file") ?? "", bytes: Int64($0.integer("bytes", in: 0...(1 << 40)) ?? 0),
+                    id: $0["id"], file: $0.text("file") ?? "",
+                    bytes: Int64($0.integer("bytes", in: 0...(1 << 40)) ?? 0),
                     row: $0.integer("row"))
             }
         }
@@ -227,7 +248,8 @@ extension Store {
     /// Bytes and count of every cached picture.
     public func cachedTotals() throws(StoreError) -> CacheTotals {
         try read { db in
-            let row = try Row.fetchOne(db, sql: "SELECT coalesce(sum(bytes), 0), count(*) FROM picture WHERE status = 'cached'")
+            let row = try Row.fetchOne(
+                db, sql: "SELECT coalesce(sum(bytes), 0), count(*) FROM picture WHERE status = 'cached'")
             return CacheTotals(bytes: row?[0] ?? 0, count: row?[1] ?? 0)
         }
     }
@@ -269,7 +291,9 @@ extension Store {
     public func setSetting(_ name: String, _ value: String) throws(StoreError) {
         try write { db in
             try db.execute(
-                sql: "INSERT INTO setting (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                sql:
+                    "INSERT INTO setting (name, value) VALUES (?, ?) "
+                    + "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
                 arguments: [name, value])
         }
     }

@@ -1,9 +1,9 @@
 // FeedSyncStore: the local SQLite store; the Store+*.swift files add its calls by subject. Only
 // this module speaks SQL. Where it sits: docs/architecture.md.
 
+internal import CSystem
 import Foundation
 import GRDB
-internal import CSystem
 
 /// Where a pull stands with one feed: what to ask for next, and how to ask.
 public struct FeedCursor: Sendable, Equatable {
@@ -259,10 +259,13 @@ public final class Store: Sendable {
     static func refuseNewer(_ db: Database) throws {
         guard try db.tableExists("grdb_migrations") else { return }
         let known = Set(embeddedMigrations.map(\.name))
-        let unknown = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations").filter { !known.contains($0) }
+        let unknown = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations").filter {
+            !known.contains($0)
+        }
         guard unknown.isEmpty else {
             throw StoreError(
-                "this store was written by a newer feedsync (its schema has \(unknown.sorted().joined(separator: ", "))); "
+                "this store was written by a newer feedsync "
+                    + "(its schema has \(unknown.sorted().joined(separator: ", "))); "
                     + "upgrade feedsync, or set FEEDSYNC_HOME to another folder",
                 kind: .newer)
         }
@@ -275,7 +278,8 @@ public final class Store: Sendable {
     /// and it tries again from what the winner did. Its look at what the winner did waits like any
     /// other connection: a fresh file's WAL recovery answers SQLITE_BUSY to a connection that
     /// does not wait, and that once failed the loser outright.
-    static func open(path: String, configuration: Configuration, connections: Connections) throws -> any DatabaseWriter {
+    static func open(path: String, configuration: Configuration, connections: Connections) throws -> any DatabaseWriter
+    {
         let migrator = Self.migrator
         func connect() throws -> any DatabaseWriter {
             switch connections {
@@ -300,7 +304,9 @@ public final class Store: Sendable {
                 try migrator.migrate(database)
                 // A pool sets WAL itself; a store made by one connection is made WAL for the pools
                 // that follow (the mode is kept in the file).
-                if connections == .single { try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = WAL") } }
+                if connections == .single {
+                    try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = WAL") }
+                }
                 // Reader connections that read before the migration keep the old schema in their
                 // prepared statements' columns: start afresh.
                 return try connect()
@@ -310,7 +316,8 @@ public final class Store: Sendable {
                 if error.resultCode == .SQLITE_BUSY {
                     guard attempt < 2 else { throw error }
                 } else {
-                    let progressed = (try? DatabaseQueue(path: path, configuration: configuration).read(migrator.appliedMigrations))
+                    let progressed =
+                        (try? DatabaseQueue(path: path, configuration: configuration).read(migrator.appliedMigrations))
                         .map { $0 != applied }
                     guard progressed == true else { throw error }
                 }
@@ -321,7 +328,7 @@ public final class Store: Sendable {
     }
 
     /// Before SQLite's first use in the process: its memory statistics off. Counting took a
-    /// process-wide mutex on every allocation SQLite makes, 3 % of an ingest (BENCHMARKS.md, P4).
+    /// process-wide mutex on every allocation SQLite makes (BENCHMARKS.md).
     private static let configureSQLite: Void = {
         _ = fs_sqlite_without_memory_statistics()
         _ = fs_sqlite_with_uri_names()

@@ -42,7 +42,11 @@ public struct DataHome: Sendable {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
-                throw SyncError(.local, "cannot create \(directory): \(error.localizedDescription); check its permissions or set FEEDSYNC_HOME")
+                throw SyncError(
+                    .local,
+                    "cannot create \(directory): \(error.localizedDescription); "
+                        + "check its permissions or set FEEDSYNC_HOME"
+                )
             }
         }
     }
@@ -71,7 +75,11 @@ public final class PullLock: Sendable {
             let holder = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             close(fd)
-            throw SyncError(.transient, "another pull is running in this data home\(holder.isEmpty ? "" : " (pid \(holder))"); try again when it has finished")
+            throw SyncError(
+                .transient,
+                "another pull is running in this data home\(holder.isEmpty ? "" : " (pid \(holder))"); "
+                    + "try again when it has finished"
+            )
         }
         let pid = "\(getpid())\n"
         ftruncate(fd, 0)

@@ -192,9 +192,13 @@ public struct PagingMachine: Sendable {
             if repeated || pastTotal {
                 cursor.backfillDone = true
                 phase = .done
-                next = .finish(.endless(repeated
-                    ? "page \(page) repeats a page before it"
-                    : "page \(page) says more follow, though \(currentTotal ?? 0) items should fit in fewer pages"))
+                next = .finish(
+                    .endless(
+                        repeated
+                            ? "page \(page) repeats a page before it"
+                            : "page \(page) says more follow, though \(currentTotal ?? 0) items "
+                                + "should fit in fewer pages"
+                    ))
             } else if ended {
                 cursor.backfillDone = true
                 cursor.backfillNote = feedPage.unfollowed
@@ -250,7 +254,9 @@ public struct PagingMachine: Sendable {
     /// entry; one repeated in a later part of a long page is known by then (the earlier part is
     /// committed) and refreshes it. Keys are compared whole: a page is never short of an item
     /// because two keys looked alike.
-    private mutating func place(_ items: [FeedItem], bands: [String: Int]) -> (new: [ItemContent], updated: [ItemContent]) {
+    private mutating func place(_ items: [FeedItem], bands: [String: Int]) -> (
+        new: [ItemContent], updated: [ItemContent]
+    ) {
         var newItems: [ItemContent] = []
         var updated: [ItemContent] = []
         var seen = Set<String>(minimumCapacity: items.count)

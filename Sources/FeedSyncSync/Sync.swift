@@ -123,11 +123,12 @@ public final class SyncEngine: Sendable {
             return report
         } catch {
             let failure = error
-            let outcome: PullOutcome = switch failure.error.kind {
-            case .transient: .transient
-            case .data: .data
-            case .local, .usage: .local
-            }
+            let outcome: PullOutcome =
+                switch failure.error.kind {
+                case .transient: .transient
+                case .data: .data
+                case .local, .usage: .local
+                }
             try? record(
                 feed, outcome, error: failure.error.message, at: started, nextRetryAt: failure.nextRetryAt,
                 malformed: report.malformed)
@@ -198,7 +199,10 @@ public final class SyncEngine: Sendable {
                             (found, page) = try FeedDocument.decode(response.body, format: expected, context: context)
                         }
                     } catch let error as FeedError {
-                        throw PullFailure(SyncError(.data, "\(url) sent an unusable page: \(error.reason); the items stored before are kept"))
+                        throw PullFailure(
+                            SyncError(
+                                .data, "\(url) sent an unusable page: \(error.reason); the items stored before are kept"
+                            ))
                     } catch let failure as PullFailure {
                         throw failure
                     } catch {
@@ -241,8 +245,10 @@ public final class SyncEngine: Sendable {
                 try local { try store.commit(commit) }
                 options.onCommit(step.refreshedCount > 0)
                 report.newItems += step.newCount
-                options.onEvent(.page(url: feed.url, number: number, items: step.count, new: step.newCount,
-                                      refreshed: step.refreshedCount, skipped: page.skipped))
+                options.onEvent(
+                    .page(
+                        url: feed.url, number: number, items: step.count, new: step.newCount,
+                        refreshed: step.refreshedCount, skipped: page.skipped))
             }
             action = step.next
         }
@@ -260,7 +266,8 @@ public final class SyncEngine: Sendable {
             return try await onOwnThread {
                 var items: [FeedItem] = []
                 var (found, page) = try FeedDocument.decode(
-                    fileAt: file, format: format, context: context, batch: Self.partSize) { items += $0 }
+                    fileAt: file, format: format, context: context, batch: Self.partSize
+                ) { items += $0 }
                 page.items = items
                 return (found, page)
             }
@@ -271,7 +278,8 @@ public final class SyncEngine: Sendable {
         let stopped = Atomic(false)
         async let parsed = onOwnThread {
             defer { sink.finish() }
-            return try FeedDocument.decode(fileAt: file, format: format, context: context, batch: Self.partSize) { items in
+            return try FeedDocument.decode(fileAt: file, format: format, context: context, batch: Self.partSize) {
+                items in
                 room.wait()
                 if stopped.load(ordering: .acquiring) { throw Stopped() }
                 sink.yield(items)
@@ -323,11 +331,20 @@ public final class SyncEngine: Sendable {
 
             if let retryAfter, retryAfter > policy.maxRetryAfter {
                 throw PullFailure(
-                    SyncError(.transient, "\(request.url): \(reason) and asked to wait \(Int(retryAfter)) s; the place is saved and pulls skip this feed until then"),
+                    SyncError(
+                        .transient,
+                        "\(request.url): \(reason) and asked to wait \(Int(retryAfter)) s; "
+                            + "the place is saved and pulls skip this feed until then"
+                    ),
                     nextRetryAt: Date().addingTimeInterval(retryAfter))
             }
             guard attempt < policy.maxAttempts else {
-                throw PullFailure(SyncError(.transient, "\(request.url): \(reason), \(attempt) attempts; the place is saved, the next pull continues from it"))
+                throw PullFailure(
+                    SyncError(
+                        .transient,
+                        "\(request.url): \(reason), \(attempt) attempts; "
+                            + "the place is saved, the next pull continues from it"
+                    ))
             }
             let delay = retryAfter.map { max($0, 0) } ?? policy.backoff(afterAttempt: attempt)
             options.onEvent(.retrying(url: request.url, attempt: attempt, delay: delay, reason: reason))
@@ -369,5 +386,6 @@ struct PullFailure: Error {
     }
 
     /// The pull was cancelled (SIGINT or SIGTERM): stopped between two transactions.
-    static let interrupted = PullFailure(SyncError(.transient, "interrupted; the place is saved, the next pull continues from it"))
+    static let interrupted = PullFailure(
+        SyncError(.transient, "interrupted; the place is saved, the next pull continues from it"))
 }

@@ -23,7 +23,7 @@ final class CurlLoop: @unchecked Sendable {
     // Touched only on the loop thread.
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
     /// Easy handles of ended transfers, reset (every option cleared), for the next ones, as
-    /// libcurl recommends: creating and cleaning up one per transfer was 2 % of P1's CPU.
+    /// libcurl recommends: creating and cleaning up one per transfer cost CPU on every picture.
     private var idle: [UnsafeMutableRawPointer] = []
     private static let idleLimit = 32
 
@@ -45,7 +45,7 @@ final class CurlLoop: @unchecked Sendable {
         fs_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         // Keep every connection the limit allows open between transfers: libcurl's default cache
         // follows the number of transfers added, and closed connections that were reopened a
-        // moment later (134 connections instead of 13 in benchmark P1).
+        // moment later.
         fs_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.maxConnections)
         let thread = Thread { [self] in run() }
         thread.name = "feedsync.curl"
@@ -69,8 +69,10 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     /// Starts `request`, within `lane`'s limit; `done` is called once, on the loop thread, when it ends.
-    func start(_ request: HTTPRequest, lane: HTTPLane?,
-               done: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) -> Transfer {
+    func start(
+        _ request: HTTPRequest, lane: HTTPLane?,
+        done: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> Transfer {
         let transfer = Transfer(request: request)
         transfer.lane = lane
         transfer.done = done
@@ -237,15 +239,17 @@ final class CurlLoop: @unchecked Sendable {
                 fs_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
                 var effective: UnsafeMutablePointer<CChar>? = nil
                 fs_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &effective)
-                result = .success(HTTPResponse(
-                    status: status, headers: transfer.headers, body: transfer.body,
-                    effectiveURL: effective.map { String(cString: $0) } ?? transfer.request.url,
-                    bodyFile: transfer.closeSpill() ? transfer.request.spill?.path : nil))
+                result = .success(
+                    HTTPResponse(
+                        status: status, headers: transfer.headers, body: transfer.body,
+                        effectiveURL: effective.map { String(cString: $0) } ?? transfer.request.url,
+                        bodyFile: transfer.closeSpill() ? transfer.request.spill?.path : nil))
             } else {
                 // libcurl reports a connection closed inside the header block as a whole response.
-                result = .failure(code == CURLE_OK
-                    ? transfer.error(.interrupted, "the connection closed in the middle of the response's headers")
-                    : transfer.error(for: code))
+                result = .failure(
+                    code == CURLE_OK
+                        ? transfer.error(.interrupted, "the connection closed in the middle of the response's headers")
+                        : transfer.error(for: code))
                 if transfer.closeSpill(), let path = transfer.request.spill?.path { unlink(path) }
             }
             release(transfer)
@@ -256,7 +260,9 @@ final class CurlLoop: @unchecked Sendable {
     /// Ends a transfer as cancelled: a running one, or one waiting in its lane; one not arrived
     /// yet is ended when it arrives.
     private func abort(_ transfer: Transfer, detail: String) {
-        if transfer.easy == nil, let lane = transfer.lane, let index = lane.waiting.firstIndex(where: { $0 === transfer }) {
+        if transfer.easy == nil, let lane = transfer.lane,
+            let index = lane.waiting.firstIndex(where: { $0 === transfer })
+        {
             lane.waiting.remove(at: index)
             transfer.finish(.failure(transfer.error(.cancelled, detail)))
             return
@@ -375,7 +381,9 @@ final class Transfer: @unchecked Sendable {
             return error(.tooLarge, "the body is larger than \(request.maxBodyBytes) bytes")
         }
         if spillFailed {
-            return error(.localFile, "cannot write the body to \(request.spill?.path ?? "its file"): \(String(cString: strerror(errno)))")
+            return error(
+                .localFile,
+                "cannot write the body to \(request.spill?.path ?? "its file"): \(String(cString: strerror(errno)))")
         }
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
@@ -383,7 +391,7 @@ final class Transfer: @unchecked Sendable {
         case CURLE_OPERATION_TIMEDOUT:
             return error(.timedOut, text)
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING,
-             CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            CURLE_HTTP2, CURLE_HTTP2_STREAM:
             return error(.interrupted, text)
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_TOO_MANY_REDIRECTS, CURLE_URL_MALFORMAT:
             return error(.refusedRedirect, text)

@@ -43,7 +43,7 @@ extension HTTPRequest {
             return "it holds white space or control characters"
         }
         guard let scheme = url.split(separator: ":", maxSplits: 1).first?.lowercased(),
-              scheme == "http" || scheme == "https"
+            scheme == "http" || scheme == "https"
         else { return "it is not an http:// or https:// URL" }
         guard let components = URLComponents(string: url) else { return "it is not a well-formed URL" }
         guard components.host?.isEmpty == false else { return "it names no host" }
@@ -182,8 +182,10 @@ public final class HTTPClient: Sendable {
     /// the store is not). Saves the task switches of `get` where many small requests run at once.
     /// With a `lane`, the transfer waits for a place in it.
     @discardableResult
-    public func start(_ request: HTTPRequest, lane: HTTPLane? = nil,
-                      completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) -> HTTPTransferHandle {
+    public func start(
+        _ request: HTTPRequest, lane: HTTPLane? = nil,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> HTTPTransferHandle {
         HTTPTransferHandle(transfer: loop.start(request, lane: lane, done: completion))
     }
 

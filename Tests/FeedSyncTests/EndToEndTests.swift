@@ -288,7 +288,9 @@ import Testing
                 group.addTask {
                     var statuses: [Int32] = []
                     for _ in 0..<60 {
-                        statuses.append(try await cli.run("pull", "--home", blocker + "/home", "--feed", "http://127.0.0.1:9/feed").status)
+                        statuses.append(
+                            try await cli.run("pull", "--home", blocker + "/home", "--feed", "http://127.0.0.1:9/feed")
+                                .status)
                     }
                     return statuses
                 }
@@ -306,7 +308,9 @@ import Testing
             faults.latency = 1
             server.setFaults(faults)
             let cli = try CLI()
-            let pull = try await cli.start(["pull", "--images", "none"] + (feeds + [url + "/nope"]).flatMap { ["--feed", $0] }).wait()
+            let pull = try await cli.start(
+                ["pull", "--images", "none"] + (feeds + [url + "/nope"]).flatMap { ["--feed", $0] }
+            ).wait()
             #expect(pull.status == 65, "the missing feed: \(pull.stderr)")
             let pages = server.requests.filter { $0.path == "/feed" }
             #expect(pages.count == 4)
@@ -319,7 +323,11 @@ import Testing
             server.setFaults(faults)
             server.clearLog()
             let one = try CLI()
-            #expect(try await one.start(["pull", "--images", "none", "--feed-concurrency", "1"] + feeds.prefix(3).flatMap { ["--feed", $0] }).wait().status == 0)
+            #expect(
+                try await one.start(
+                    ["pull", "--images", "none", "--feed-concurrency", "1"]
+                        + feeds.prefix(3).flatMap { ["--feed", $0] }
+                ).wait().status == 0)
             let sequential = server.requests.filter { $0.path == "/feed" }
             #expect(sequential.count == 3)
             #expect(zip(sequential, sequential.dropFirst()).allSatisfy { $1.receivedAt >= $0.at }, "one at a time")

@@ -16,7 +16,9 @@ import Testing
             #expect(try await cli.listedKeys() == server.expectedKeys)
             #expect(server.requestedPages == Array(1...10), "every page once")
             let status = try await cli.run("status")
-            #expect(status.stdout.contains("format:        \(format.rawValue) (found in its documents)"), "\(status.stdout)")
+            #expect(
+                status.stdout.contains("format:        \(format.rawValue) (found in its documents)"), "\(status.stdout)"
+            )
             #expect(status.stdout.contains("backfill:      complete"))
 
             // Pictures from every carrier the format has, relative ones resolved: the window is cached.
@@ -54,7 +56,8 @@ import Testing
             }
             running.kill9()
             let killed = try await running.wait()
-            #expect(running.process.terminationReason == .uncaughtSignal, "the pull was still running: \(killed.stderr)")
+            #expect(
+                running.process.terminationReason == .uncaughtSignal, "the pull was still running: \(killed.stderr)")
             let kept = try await cli.listedKeys()
             #expect(kept.count >= 30 && kept.count < 95, "killed mid-backfill")
             #expect(kept == Array(server.expectedKeys.prefix(kept.count)))
@@ -67,7 +70,9 @@ import Testing
             #expect(resumed.status == 0, "\(resumed.stderr)")
             #expect(try await cli.listedKeys() == server.expectedKeys)
             let committed = kept.count / 10
-            #expect(server.requestedPages == [1] + Array((committed + 1)...10), "the head check, then on from the saved place")
+            #expect(
+                server.requestedPages == [1] + Array((committed + 1)...10),
+                "the head check, then on from the saved place")
             #expect(server.feedRequests.first?.status == 304)
         }
     }
@@ -108,8 +113,9 @@ import Testing
             let read = keys.filter(page3.contains)
             #expect(!read.isEmpty && read.count < 10 && read == Array(expected[20..<(20 + read.count)]), "\(read)")
             let status = try await cli.run("status")
-            #expect(status.stdout.contains("malformed:     http://") && status.stdout.contains("/rss?page=3: line"),
-                    "\(status.stdout)")
+            #expect(
+                status.stdout.contains("malformed:     http://") && status.stdout.contains("/rss?page=3: line"),
+                "\(status.stdout)")
         }
     }
 
@@ -124,7 +130,8 @@ import Testing
             server.clearLog()
             let pull = try await cli.run("pull", "--verbose")
             #expect(pull.status == 0, "\(pull.stderr)")
-            #expect(pull.stderr.contains("answered 410 to a saved link; starting again from the head"), "\(pull.stderr)")
+            #expect(
+                pull.stderr.contains("answered 410 to a saved link; starting again from the head"), "\(pull.stderr)")
             #expect(server.feedRequests.map(\.status) == [304, 410] + Array(repeating: 200, count: 10))
             #expect(try await cli.listedKeys() == server.expectedKeys)
         }
@@ -150,7 +157,8 @@ import Testing
             let url = await server.feedURL(.rss)
             let wrong = try await cli.run("pull", "--feed", url, "--format", "jsonfeed")
             #expect(wrong.status == 65)
-            #expect(wrong.stderr.contains("the document is XML, not jsonfeed as chosen with --format"), "\(wrong.stderr)")
+            #expect(
+                wrong.stderr.contains("the document is XML, not jsonfeed as chosen with --format"), "\(wrong.stderr)")
             let again = try await cli.run("pull")
             #expect(again.status == 65, "the choice is remembered")
             #expect(try await cli.run("status").stdout.contains("format:        jsonfeed (chosen with --format)"))
@@ -179,7 +187,9 @@ import Testing
             let stored = try cli.openStore().list(feedURL: nil, page: 1, perPage: 20_000)
             #expect(stored.total == 20_000)
             #expect(stored.items.map(\.key) == server.expectedKeys)
-            let left = try FileManager.default.contentsOfDirectory(atPath: cli.home.path).filter { $0.hasSuffix(".part") }
+            let left = try FileManager.default.contentsOfDirectory(atPath: cli.home.path).filter {
+                $0.hasSuffix(".part")
+            }
             #expect(left == [], "the file is removed")
             #expect(try cli.openStore().feed(url: url)?.cursor.backfillDone == true)
         }

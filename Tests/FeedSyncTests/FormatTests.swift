@@ -1,6 +1,7 @@
-@testable import FeedSyncFeed
 import Foundation
 import Testing
+
+@testable import FeedSyncFeed
 
 /// Decodes a fixture from Tests/FeedSyncTests/Fixtures as if served from `url`.
 func fixture(_ name: String) throws -> Data {
@@ -24,9 +25,11 @@ func decode(
         #expect(items.count == 6, "the duplicate guid is kept once")
 
         // CDATA title with markup; relative link trimmed and resolved; the enclosure beats the thumbnail.
-        #expect(items[0] == FeedItem(
-            key: "tag:example.com,2024:1", title: "Bold & more", link: "https://example.com/posts/1",
-            pictureURL: "https://example.com/img/1.jpg", published: "2024-05-07T09:30:00Z", summary: nil))
+        #expect(
+            items[0]
+                == FeedItem(
+                    key: "tag:example.com,2024:1", title: "Bold & more", link: "https://example.com/posts/1",
+                    pictureURL: "https://example.com/img/1.jpg", published: "2024-05-07T09:30:00Z", summary: nil))
         // Character references, double-escaped entities; no guid, so the link is the key; a broken date.
         #expect(items[1].key == "https://example.com/posts/2")
         #expect(items[1].title == "Café & crème …")
@@ -38,10 +41,13 @@ func decode(
         #expect(items[2].pictureURL == "https://example.com/thumb/3.jpg")
         #expect(items[2].published == "2024-05-08T14:00:00Z")
         // A permalink guid is the link; the picture is the first <img> of content:encoded; dc:date.
-        #expect(items[3] == FeedItem(
-            key: "https://example.com/posts/5", title: "Picture in the content", link: "https://example.com/posts/5",
-            pictureURL: "https://example.com/pictures/5.png?w=1&h=2", published: "2024-05-09T06:00:00Z",
-            summary: "No picture here."))
+        #expect(
+            items[3]
+                == FeedItem(
+                    key: "https://example.com/posts/5", title: "Picture in the content",
+                    link: "https://example.com/posts/5",
+                    pictureURL: "https://example.com/pictures/5.png?w=1&h=2", published: "2024-05-09T06:00:00Z",
+                    summary: "No picture here."))
         // No title: the start of the description stands in.
         #expect(items[4].title.hasPrefix("An item with no title at all") && items[4].title.hasSuffix("…"))
         #expect(items[4].title.count <= 81)
@@ -66,7 +72,8 @@ func decode(
         #expect(page.hasMore == false && page.next == nil)
 
         // Damage is read past, and said where; a document with no readable item is refused.
-        let broken = "<rss><channel>\n<item><title>x</title>\n<link>y</item>\n<item><title>z</title></item></channel></rss>"
+        let broken =
+            "<rss><channel>\n<item><title>x</title>\n<link>y</item>\n<item><title>z</title></item></channel></rss>"
         let recovered = try decode(Data(broken.utf8), url: "https://x.example/").page
         #expect(recovered.items.map(\.title) == ["x", "z"])
         #expect(recovered.malformed?.hasPrefix("line 3, column") == true, "\(String(describing: recovered.malformed))")
@@ -78,11 +85,15 @@ func decode(
         let notFeed = #expect(throws: FeedError.self) { try decode(Data(html.utf8), url: "https://x.example/") }
         #expect(notFeed?.reason.contains("a web page, not a feed") == true, "\(String(describing: notFeed))")
         let svg = #expect(throws: FeedError.self) { try decode(Data("<svg/>".utf8), url: "https://x.example/") }
-        #expect(svg?.reason.contains("neither RSS nor Atom (its root element is <svg>)") == true, "\(String(describing: svg))")
+        #expect(
+            svg?.reason.contains("neither RSS nor Atom (its root element is <svg>)") == true,
+            "\(String(describing: svg))")
     }
 
     @Test func readsDeclaredEncodingsAndExpandsNoEntityFromOutsideTheDocument() throws {
-        func titles(_ body: Data) throws -> [String] { try decode(body, url: "https://x.example/").page.items.map(\.title) }
+        func titles(_ body: Data) throws -> [String] {
+            try decode(body, url: "https://x.example/").page.items.map(\.title)
+        }
         func rss(_ title: String, prolog: String = "<?xml version=\"1.0\"?>") -> String {
             "\(prolog)<rss><channel><item><guid>g</guid><title>\(title)</title></item></channel></rss>"
         }
@@ -117,7 +128,9 @@ func decode(
         #expect(bomb?.reason.contains("not well-formed") == true, "\(String(describing: bomb))")
 
         // A prefix nobody declared is a namespace error, not a broken document.
-        let undeclared = "<rss><channel><item><guid>g</guid><title>t</title><media:content url=\"https://x.example/a.jpg\"/></item></channel></rss>"
+        let undeclared =
+            "<rss><channel><item><guid>g</guid><title>t</title>"
+            + "<media:content url=\"https://x.example/a.jpg\"/></item></channel></rss>"
         #expect(try titles(Data(undeclared.utf8)) == ["t"])
     }
 }
@@ -129,9 +142,12 @@ func decode(
         #expect(page.next == "https://example.org/blog/atom.xml?page=2", "rel=next wins over prev-archive")
         let items = page.items
         #expect(items.map(\.key) == ["urn:uuid:1", "urn:uuid:2", "urn:uuid:3", "https://example.org/blog/posts/4"])
-        #expect(items[0] == FeedItem(
-            key: "urn:uuid:1", title: "Hello & world", link: "https://example.org/blog/posts/1",
-            pictureURL: "https://example.org/img/1.png", published: "2024-05-01T10:00:00Z", summary: "Plain summary."))
+        #expect(
+            items[0]
+                == FeedItem(
+                    key: "urn:uuid:1", title: "Hello & world", link: "https://example.org/blog/posts/1",
+                    pictureURL: "https://example.org/img/1.png", published: "2024-05-01T10:00:00Z",
+                    summary: "Plain summary."))
         #expect(items[1].title == "Some bold text")
         #expect(items[1].pictureURL == "https://cdn.example.net/2/pic.jpg", "resolved against the entry's xml:base")
         #expect(items[1].published == "2024-05-02T10:00:00Z", "updated stands in for published")
@@ -157,11 +173,15 @@ func decode(
         #expect(page.skipped == 1)
         let items = page.items
         #expect(items.map(\.key) == ["1", "2", "3", "4", "https://example.net/posts/6"])
-        #expect(items[0] == FeedItem(
-            key: "1", title: "Image field", link: "https://example.net/posts/1",
-            pictureURL: "https://example.net/img/1.png", published: "2024-05-01T08:00:00Z", summary: "Text."))
+        #expect(
+            items[0]
+                == FeedItem(
+                    key: "1", title: "Image field", link: "https://example.net/posts/1",
+                    pictureURL: "https://example.net/img/1.png", published: "2024-05-01T08:00:00Z", summary: "Text."))
         #expect(items[1].link == "https://other.example/2")
-        #expect(items[1].title.hasPrefix("No title here, so the start of this HTML content") && items[1].title.hasSuffix("…"))
+        #expect(
+            items[1].title.hasPrefix("No title here, so the start of this HTML content")
+                && items[1].title.hasSuffix("…"))
         #expect(items[1].pictureURL == "https://example.net/banner/2.png")
         #expect(items[2].pictureURL == "https://example.net/a.jpg", "the first image attachment")
         #expect(items[2].published == "2024-05-03T10:00:00Z")
@@ -177,31 +197,41 @@ func decode(
         let (format, page) = try decode(fixture("wordpress-posts.json"), url: url, headers: headers)
         #expect(format == .wordpress)
         #expect(page.total == 250 && page.hasMore == true && page.page == 1)
-        #expect(page.items == [
-            FeedItem(
-                key: "https://wp.example/?p=12&lang=en", title: "Café – news & more",
-                link: "https://wp.example/2024/05/03/cafe/",
-                pictureURL: "https://wp.example/wp-content/uploads/featured.jpg",
-                published: "2024-05-03T08:00:00Z", summary: "Short excerpt…"),
-            FeedItem(
-                key: "https://wp.example/?p=11", title: "Inline picture", link: "https://wp.example/2024/05/02/inline/",
-                pictureURL: "https://wp.example/wp-content/uploads/inline-11.png", published: "2024-05-02T08:00:00Z",
-                summary: nil),
-            FeedItem(
-                key: "10", title: "No guid", link: "https://wp.example/2024/05/01/plain/", pictureURL: nil,
-                published: "2024-05-01T08:00:00Z", summary: nil),
-        ])
+        #expect(
+            page.items == [
+                FeedItem(
+                    key: "https://wp.example/?p=12&lang=en", title: "Café – news & more",
+                    link: "https://wp.example/2024/05/03/cafe/",
+                    pictureURL: "https://wp.example/wp-content/uploads/featured.jpg",
+                    published: "2024-05-03T08:00:00Z", summary: "Short excerpt…"),
+                FeedItem(
+                    key: "https://wp.example/?p=11", title: "Inline picture",
+                    link: "https://wp.example/2024/05/02/inline/",
+                    pictureURL: "https://wp.example/wp-content/uploads/inline-11.png",
+                    published: "2024-05-02T08:00:00Z",
+                    summary: nil),
+                FeedItem(
+                    key: "10", title: "No guid", link: "https://wp.example/2024/05/01/plain/", pictureURL: nil,
+                    published: "2024-05-01T08:00:00Z", summary: nil),
+            ])
         let last = try decode(fixture("wordpress-posts.json"), url: url, headers: headers, page: 3).page
         #expect(last.hasMore == false)
     }
 
     @Test func buildsPageURLsAndTreatsInvalidPageNumberAsTheEnd() {
-        #expect(FeedFormat.wordpress.url(of: "https://wp.example/wp-json/wp/v2/posts", page: 2)
-            == "https://wp.example/wp-json/wp/v2/posts?per_page=100&_embed&page=2")
-        #expect(FeedFormat.wordpress.url(of: "https://wp.example/wp-json/wp/v2/posts?per_page=20&page=9", page: 3)
-            == "https://wp.example/wp-json/wp/v2/posts?per_page=20&_embed&page=3")
+        #expect(
+            FeedFormat.wordpress.url(of: "https://wp.example/wp-json/wp/v2/posts", page: 2)
+                == "https://wp.example/wp-json/wp/v2/posts?per_page=100&_embed&page=2")
+        #expect(
+            FeedFormat.wordpress.url(of: "https://wp.example/wp-json/wp/v2/posts?per_page=20&page=9", page: 3)
+                == "https://wp.example/wp-json/wp/v2/posts?per_page=20&_embed&page=3")
         #expect(FeedFormat.guess(fromURL: "https://wp.example/wp-json/wp/v2/posts") == .wordpress)
-        let past = Data(#"{"code":"rest_post_invalid_page_number","message":"The page number requested is larger than the number of pages available.","data":{"status":400}}"#.utf8)
+        let past = Data(
+            #"""
+            {"code":"rest_post_invalid_page_number",\#
+            "message":"The page number requested is larger than the number of pages available.",\#
+            "data":{"status":400}}
+            """#.utf8)
         #expect(FeedDocument.isPastLastPage(status: 400, body: past, format: .wordpress))
         #expect(!FeedDocument.isPastLastPage(status: 404, body: past, format: .wordpress))
         #expect(!FeedDocument.isPastLastPage(status: 400, body: Data("bad".utf8), format: .wordpress))
@@ -286,18 +316,27 @@ func decode(
     }
 
     @Test func aSummaryMadeFromPartOfTheHTMLIsTheSameAsFromAllOfIt() {
-        let pieces = ["word", " ", "<p>", "</p>\n  ", "&amp;", "&nbsp;", "é", "漢字", "😀", "<script>x</script>", "\t\r\n",
-                      "&#8217;", "a < b", "<br/>", "ünïcödé"]
+        let pieces = [
+            "word", " ", "<p>", "</p>\n  ", "&amp;", "&nbsp;", "é", "漢字", "😀", "<script>x</script>", "\t\r\n",
+            "&#8217;", "a < b", "<br/>", "ünïcödé",
+        ]
         // Only ASCII, so the summary is cut as bytes.
-        let asciiPieces = ["word", " ", "<p>", "</p>\n  ", "&amp;", "x", "<script>x</script>", "\t\r\n", "a < b", "<br/>",
-                           String(repeating: "long", count: 30)]
+        let asciiPieces = [
+            "word", " ", "<p>", "</p>\n  ", "&amp;", "x", "<script>x</script>", "\t\r\n", "a < b", "<br/>",
+            String(repeating: "long", count: 30),
+        ]
         var generator = SystemRandomNumberGenerator()
         for (round, set) in (0..<600).map({ ($0, $0 % 2 == 0 ? pieces : asciiPieces) }) {
-            let html = (0..<Int.random(in: 0...400, using: &generator)).map { _ in set.randomElement(using: &generator)! }.joined()
+            let html = (0..<Int.random(in: 0...400, using: &generator)).map { _ in set.randomElement(using: &generator)!
+            }.joined()
             for limit in [0, 1, 5, 80, HTMLText.summaryLength] {
                 let whole = HTMLText.cut(HTMLText.plain(html), to: limit)
-                #expect(HTMLText.cut(HTMLText.plain(html, limit: limit), to: limit) == whole, "round \(round), limit \(limit): \(html)")
-                #expect(HTMLText.summary(Array(html.utf8), limit: limit) == whole, "round \(round), limit \(limit): \(html)")
+                #expect(
+                    HTMLText.cut(HTMLText.plain(html, limit: limit), to: limit) == whole,
+                    "round \(round), limit \(limit): \(html)")
+                #expect(
+                    HTMLText.summary(Array(html.utf8), limit: limit) == whole, "round \(round), limit \(limit): \(html)"
+                )
             }
         }
     }
@@ -312,7 +351,8 @@ func decode(
         _ body: Data, url: String = "https://x.example/feed.json", format: FeedFormat? = nil,
         headers: [String: String] = [:], batch: Int = 2
     ) throws -> (format: FeedFormat, page: FeedPage, parts: [Int]) {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("feedsync-json-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("feedsync-json-\(UUID().uuidString)")
+            .path
         try body.write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         var items: [FeedItem] = []
@@ -341,7 +381,11 @@ func decode(
 
     @Test func theSeedFormatsMembersAfterItsItemsAreRead() throws {
         // No `version` before the items: the list is read twice, once to find the rest of the root.
-        let body = Data(#"{"items": [{"id": "a", "title": "A"}, 7, {"id": "b"}, {"id": "c"}, {"id": "d"}, {"id": "e"}], "page": 3, "total": 90, "has_more": true}"#.utf8)
+        let body = Data(
+            #"""
+            {"items": [{"id": "a", "title": "A"}, 7, {"id": "b"}, {"id": "c"}, {"id": "d"}, {"id": "e"}], \#
+            "page": 3, "total": 90, "has_more": true}
+            """#.utf8)
         let read = try decodeInParts(body)
         #expect(read.format == .pagedJSON)
         #expect(read.page.items.map(\.key) == ["a", "b", "c", "d", "e"] && read.page.items[0].title == "A")
@@ -351,8 +395,10 @@ func decode(
     }
 
     @Test func aJSONFeedWhoseVersionComesAfterItsItemsIsReadAsAJSONFeed() throws {
-        let body = Data(#"""
-            {"items": [{"id": "1", "title": "T", "attachments": [{"mime_type": "image/png", "url": "https://x.example/a.png"}]}],
+        let body = Data(
+            #"""
+            {"items": [{"id": "1", "title": "T", "attachments": \#
+            [{"mime_type": "image/png", "url": "https://x.example/a.png"}]}],
              "version": "https://jsonfeed.org/version/1.1", "next_url": "https://x.example/2.json"}
             """#.utf8)
         let read = try decodeInParts(body)
@@ -362,7 +408,11 @@ func decode(
     }
 
     @Test func aVersionGivenAgainAfterTheItemsDoesNotChangeTheFormatTheyWereReadAs() throws {
-        let body = Data(#"{"version": "2", "items": [{"id": "1", "picUrl": "https://x.example/1.png"}], "version": "https://jsonfeed.org/version/1.1"}"#.utf8)
+        let body = Data(
+            #"""
+            {"version": "2", "items": [{"id": "1", "picUrl": "https://x.example/1.png"}], \#
+            "version": "https://jsonfeed.org/version/1.1"}
+            """#.utf8)
         let read = try decodeInParts(body)
         #expect(read.format == .pagedJSON)
         #expect(read.page.items.first?.pictureURL == "https://x.example/1.png", "the seed format's picUrl")
@@ -371,24 +421,35 @@ func decode(
     @Test func aBrokenOrMisshapenDocumentIsRefusedBeforeAnyItemIsHandedOver() throws {
         var handed = 0
         func refusal(_ text: String, format: FeedFormat? = nil) -> String? {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("feedsync-json-\(UUID().uuidString)").path
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "feedsync-json-\(UUID().uuidString)"
+            ).path
             #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
             defer { try? FileManager.default.removeItem(atPath: path) }
             let error = #expect(throws: FeedError.self) {
                 try FeedDocument.decode(
-                    fileAt: path, format: format, context: DocumentContext(url: "https://x/", headers: [:], page: 1), batch: 1
+                    fileAt: path, format: format, context: DocumentContext(url: "https://x/", headers: [:], page: 1),
+                    batch: 1
                 ) { handed += $0.count }
             }
             return error?.reason
         }
-        #expect(refusal(#"{"items": [{"id": "a"}, {"id": "b"}, {"id": "c"}"#)?.contains("not valid JSON (unexpected end at byte 48") == true)
-        #expect(refusal(#"{"items": [{"id": "a"}, {"id": "b"}]} x"#)?.contains("unexpected text after the document") == true)
+        #expect(
+            refusal(#"{"items": [{"id": "a"}, {"id": "b"}, {"id": "c"}"#)?.contains(
+                "not valid JSON (unexpected end at byte 48") == true)
+        #expect(
+            refusal(#"{"items": [{"id": "a"}, {"id": "b"}]} x"#)?.contains("unexpected text after the document") == true
+        )
         #expect(refusal(#"{"items": [{"id": "a"} {"id": "b"}]}"#)?.contains("expected ',' or ']' at byte 23") == true)
         #expect(refusal(#"{"page": 1 "items": []}"#)?.contains("expected ',' or '}' at byte 11") == true)
-        #expect(refusal(#"{"items": [{"id": "a"}, {"id": "b"}]}"#, format: .wordpress)?.contains("not an array of posts") == true)
+        #expect(
+            refusal(#"{"items": [{"id": "a"}, {"id": "b"}]}"#, format: .wordpress)?.contains("not an array of posts")
+                == true)
         #expect(refusal(#"[{"id": "a"}, {"id": "b"}]"#, format: .jsonFeed)?.contains("is not an object") == true)
         #expect(refusal("")?.contains("neither JSON nor XML") == true)
-        #expect(refusal(#"{"items": [{"id": "a"}, {"id": "b"}], "items": null}"#)?.contains("a second \"items\" member") == true)
+        #expect(
+            refusal(#"{"items": [{"id": "a"}, {"id": "b"}], "items": null}"#)?.contains("a second \"items\" member")
+                == true)
         #expect(handed == 0)
     }
 }
@@ -397,18 +458,25 @@ func decode(
     func parse(_ text: String) throws -> JSONValue { try JSONValue.parse(Data(text.utf8)) }
 
     @Test func readsEveryKindOfValue() throws {
-        let value = try parse(#"""
+        let value = try parse(
+            #"""
             {"s": "a\"b\\c\/d\n\t\u00e9\ud83d\ude00 é", "n": -12.5e2, "z": 0, "i": 42, "t": true, "f": false,
              "null": null, "a": [1, [], {}], "o": {"k": "v"}, "lone": "\ud800x", "dup": 1, "dup": 2}
             """#)
         #expect(value["dup"]?.integer == 2, "a name given twice means its last value")
         #expect(value["missing"] == nil && value["o"]?["s"] == nil)
         #expect(value["s"]?.text == "a\"b\\c/d\n\té😀 é")
-        guard case .number(let n)? = value["n"], case .number(0)? = value["z"] else { Issue.record("numbers"); return }
+        guard case .number(let n)? = value["n"], case .number(0)? = value["z"] else {
+            Issue.record("numbers")
+            return
+        }
         #expect(n == -1250)
         #expect(value["i"]?.integer == 42 && value["i"]?.text == "42")
         #expect(value["t"]?.boolean == true && value["f"]?.boolean == false)
-        guard case .null? = value["null"], case .array(let array)? = value["a"] else { Issue.record("null, array"); return }
+        guard case .null? = value["null"], case .array(let array)? = value["a"] else {
+            Issue.record("null, array")
+            return
+        }
         #expect(array.count == 3)
         #expect(value["o"]?["k"]?.text == "v")
         #expect(value["lone"]?.text == "\u{FFFD}x", "a lone surrogate is not a character")
@@ -417,7 +485,8 @@ func decode(
 
     @Test(arguments: [
         "", "{", "[1,]", "{\"a\" 1}", "{\"a\":1,}", "01", "-", "1.", ".5", "1e", "NaN", "tru", "\"a", "\"\\x\"",
-        "\"\\u12\"", "\"a\u{01}b\"", "[1] 2", "{'a': 1}", String(repeating: "[", count: 600) + String(repeating: "]", count: 600),
+        "\"\\u12\"", "\"a\u{01}b\"", "[1] 2", "{'a': 1}",
+        String(repeating: "[", count: 600) + String(repeating: "]", count: 600),
     ])
     func refusesWhatIsNotJSON(_ text: String) {
         #expect(throws: FeedError.self, "\(text.prefix(20))") { try parse(text) }

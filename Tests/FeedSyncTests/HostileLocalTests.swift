@@ -39,7 +39,8 @@ import Testing
         let cli = try CLI()
         let (target, canary) = try planted()
         if link != "pictures" {
-            try FileManager.default.createDirectory(atPath: cli.home.path + "/pictures", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: cli.home.path + "/pictures", withIntermediateDirectories: true)
         }
         try FileManager.default.createSymbolicLink(atPath: cli.home.path + "/" + link, withDestinationPath: target.path)
         try await withServer(items: Self.goodItems, perPage: 10) { server, url in
@@ -47,7 +48,9 @@ import Testing
             try HostileTests.expectSound(cli, pull, status: 74, good: url)
             #expect(pull.stderr.contains("symbolic link"), "\(pull.stderr)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: target.path) == ["canary"])
-            let cached = try await cli.listedItems().filter { ($0["image"] as! [String: Any])["status"] as? String == "cached" }
+            let cached = try await cli.listedItems().filter {
+                ($0["image"] as! [String: Any])["status"] as? String == "cached"
+            }
             #expect(cached.count == (link == "pictures" ? 0 : Self.goodItems - 1), "other pictures are cached")
         }
         #expect(try String(contentsOfFile: canary, encoding: .utf8) == "keep")
@@ -57,7 +60,8 @@ import Testing
     @Test func aLinkedDownloadFileIsNeverWrittenThrough() async throws {
         let cli = try CLI()
         let (target, canary) = try planted()
-        try FileManager.default.createSymbolicLink(atPath: cli.home.path + "/download-0.part", withDestinationPath: canary)
+        try FileManager.default.createSymbolicLink(
+            atPath: cli.home.path + "/download-0.part", withDestinationPath: canary)
         // One RSS document of 20 000 items is longer than 4 MiB: it goes to the download file.
         try await withServer(items: 20_000, perPage: 20_000) { server, _ in
             let url = await server.feedURL(.rss)
@@ -85,7 +89,9 @@ import Testing
         let cli = try CLI()
         try await withServer(items: Self.goodItems, perPage: 10) { server, _ in
             let url = try await pulled(cli, server)
-            try edit(cli, """
+            try edit(
+                cli,
+                """
                 UPDATE item SET title = X'FF80C0' WHERE key = 'item-30';
                 UPDATE item SET title = 42, link = X'00FF' WHERE key = 'item-29';
                 UPDATE feed SET last_error = X'FE', etag = 7;
@@ -122,7 +128,8 @@ import Testing
         let readOnly: Bool
         if getuid() == 0 {
             // root writes through permissions: a read-only bind mount is the real thing.
-            readOnly = run("/bin/mount", "--bind", cli.home.path, mount.path) == 0
+            readOnly =
+                run("/bin/mount", "--bind", cli.home.path, mount.path) == 0
                 && run("/bin/mount", "-o", "remount,bind,ro", mount.path) == 0
         } else {
             readOnly = chmod(cli.home.path, 0o555) == 0
@@ -149,7 +156,9 @@ import Testing
             var other: OpaquePointer?
             try #require(sqlite3_open(cli.databasePath, &other) == SQLITE_OK)
             defer { sqlite3_close(other) }
-            try #require(sqlite3_exec(other, "BEGIN EXCLUSIVE; INSERT INTO setting VALUES ('held', 'elsewhere')", nil, nil, nil) == SQLITE_OK)
+            try #require(
+                sqlite3_exec(other, "BEGIN EXCLUSIVE; INSERT INTO setting VALUES ('held', 'elsewhere')", nil, nil, nil)
+                    == SQLITE_OK)
             let started = Date()
             let pull = try await cli.start(["pull", "--feed", url]).wait()
             try HostileTests.expectSound(cli, pull, status: 75, good: nil, storeReadable: false)
@@ -165,7 +174,9 @@ import Testing
         let cli = try CLI()
         try await withServer(items: Self.goodItems, perPage: 10) { server, _ in
             let url = try await pulled(cli, server)
-            try edit(cli, """
+            try edit(
+                cli,
+                """
                 INSERT OR REPLACE INTO reading_position (scope, page, per_page, updated_at)
                     VALUES ('*', 9223372036854775807, 500, 9e18);
                 UPDATE feed SET remote_total = 9223372036854775807, per_page = 9223372036854775807,
@@ -235,7 +246,8 @@ import Testing
         let cli = try CLI()
         // The reader of stderr is gone before feedsync writes its message; SIGPIPE is ignored, as
         // daemons and some shells leave it.
-        let script = "trap '' PIPE; (sleep 0.3; exec \"$0\" list --page 0) 2>&1 >/dev/null | true; exit ${PIPESTATUS[0]}"
+        let script =
+            "trap '' PIPE; (sleep 0.3; exec \"$0\" list --page 0) 2>&1 >/dev/null | true; exit ${PIPESTATUS[0]}"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = ["-c", script, CLI.binary]
@@ -249,14 +261,16 @@ import Testing
     @Test func passwordsInFeedURLsAreNeverPrinted() async throws {
         let cli = try CLI(retryAttempts: 2)
         let unusable = try await cli.run("pull", "--feed", "http://bob:p#ss/w?rd@127.0.0.1:9/feed")
-        #expect(unusable.status == 64 && !unusable.stderr.contains("p#ss") && !unusable.stderr.contains("w?rd"),
-                "\(unusable.stderr)")
+        #expect(
+            unusable.status == 64 && !unusable.stderr.contains("p#ss") && !unusable.stderr.contains("w?rd"),
+            "\(unusable.stderr)")
         let url = "http://reader:s3cret@127.0.0.1:9/feed"
         let pull = try await cli.run("pull", "--feed", url, "--verbose")
         #expect(pull.status == 75)
         for result in [pull, try await cli.run("status"), try await cli.run("status", "--json")] {
             #expect(!(result.stdout + result.stderr).contains("s3cret"))
-            #expect((result.stdout + result.stderr).contains("reader:***@127.0.0.1"), "\(result.stdout)\(result.stderr)")
+            #expect(
+                (result.stdout + result.stderr).contains("reader:***@127.0.0.1"), "\(result.stdout)\(result.stderr)")
         }
     }
 

@@ -32,7 +32,8 @@ import Testing
     static func rss(_ items: String, channel: String = "", prolog: String = "") -> String {
         """
         <?xml version="1.0" encoding="UTF-8"?>\(prolog)
-        <rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>t</title>\(channel)\(items)</channel></rss>
+        <rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">\
+        <channel><title>t</title>\(channel)\(items)</channel></rss>
         """
     }
 
@@ -51,9 +52,10 @@ import Testing
 
     /// An RSS document declaring a 100 KB entity and using it `references` times in one title.
     static func entityBomb(references: Int) -> Document {
-        xml(rss(
-            "<item><guid>b</guid><title>\(String(repeating: "&e;", count: references))</title></item>",
-            prolog: "<!DOCTYPE rss [<!ENTITY e \"\(String(repeating: "A", count: 100_000))\">]>"))
+        xml(
+            rss(
+                "<item><guid>b</guid><title>\(String(repeating: "&e;", count: references))</title></item>",
+                prolog: "<!DOCTYPE rss [<!ENTITY e \"\(String(repeating: "A", count: 100_000))\">]>"))
     }
 
     /// A camera's JPEG: 70 KB of metadata, then the frame header with its size (800 × 600).
@@ -71,7 +73,9 @@ import Testing
 
     static let billionLaughs: Document = {
         var entities = "<!ENTITY l0 \"lol\">"
-        for level in 1...9 { entities += "<!ENTITY l\(level) \"" + String(repeating: "&l\(level - 1);", count: 10) + "\">" }
+        for level in 1...9 {
+            entities += "<!ENTITY l\(level) \"" + String(repeating: "&l\(level - 1);", count: 10) + "\">"
+        }
         return xml(rss("<item><guid>x</guid><title>&l9;</title></item>", prolog: "<!DOCTYPE rss [\(entities)]>"))
     }()
 
@@ -87,7 +91,8 @@ import Testing
                 #expect(usage.ru_maxrss < 300_000, "peak RSS of every run so far, in KB")
             }),
         DocumentCase(
-            description: "a 100 KB entity referenced 10 000 times", documents: ["/doc/feed": entityBomb(references: 10_000)],
+            description: "a 100 KB entity referenced 10 000 times",
+            documents: ["/doc/feed": entityBomb(references: 10_000)],
             status: 65, says: "entities expand"),
         DocumentCase(
             description: "an entity expanded within the limits makes a title that is cut",
@@ -98,9 +103,12 @@ import Testing
             }),
         DocumentCase(
             description: "an external entity naming a local file",
-            documents: ["/doc/feed": xml(rss(
-                "<item><guid>x</guid><title>&x;</title></item>" + items(1...2),
-                prolog: "<!DOCTYPE rss [<!ENTITY x SYSTEM \"file:///etc/passwd\">]>"))],
+            documents: [
+                "/doc/feed": xml(
+                    rss(
+                        "<item><guid>x</guid><title>&x;</title></item>" + items(1...2),
+                        prolog: "<!DOCTYPE rss [<!ENTITY x SYSTEM \"file:///etc/passwd\">]>"))
+            ],
             status: 0,
             then: { cli, url in
                 let titles = try await cli.listedItems("--feed", url).map { $0["title"] as! String }
@@ -108,7 +116,9 @@ import Testing
             }),
         DocumentCase(
             description: "an external DTD is never fetched",
-            documents: ["/doc/feed": xml(rss(items(1...3), prolog: "<!DOCTYPE rss SYSTEM \"http://127.0.0.1:9/evil.dtd\">"))],
+            documents: [
+                "/doc/feed": xml(rss(items(1...3), prolog: "<!DOCTYPE rss SYSTEM \"http://127.0.0.1:9/evil.dtd\">"))
+            ],
             status: 0),
         DocumentCase(
             description: "mismatched tags are read past, and status says where",
@@ -129,10 +139,15 @@ import Testing
             description: "NUL bytes and other control characters are dropped",
             documents: ["/doc/feed": xml(rss(items(1...2)).replacingOccurrences(of: "Item 1", with: "It\u{0}e\u{8}m"))],
             status: 0,
-            then: { cli, url async throws in #expect(try await cli.listedItems("--feed", url).map { $0["title"] as! String } == ["Item", "Item 2"]) }),
+            then: { cli, url async throws in
+                #expect(try await cli.listedItems("--feed", url).map { $0["title"] as! String } == ["Item", "Item 2"])
+            }),
         DocumentCase(
             description: "a title of 3 MB is cut, its item kept",
-            documents: ["/doc/feed": xml(rss("<item><guid>long</guid><title>\(String(repeating: "word ", count: 600_000))</title></item>"))],
+            documents: [
+                "/doc/feed": xml(
+                    rss("<item><guid>long</guid><title>\(String(repeating: "word ", count: 600_000))</title></item>"))
+            ],
             status: 0,
             then: { cli, url in
                 let titles = try await cli.listedItems("--feed", url).map { $0["title"] as! String }
@@ -140,12 +155,18 @@ import Testing
             }),
         DocumentCase(
             description: "an id of 5 KB and a link of 10 KB skip their items, the others are stored",
-            documents: ["/doc/feed": xml(rss(
-                "<item><guid>\(String(repeating: "i", count: 5000))</guid><title>a</title></item>"
-                    + "<item><guid>b</guid><link>http://example.com/\(String(repeating: "l", count: 10_000))</link></item>"
-                    + items(1...3)))],
+            documents: [
+                "/doc/feed": xml(
+                    rss(
+                        "<item><guid>\(String(repeating: "i", count: 5000))</guid><title>a</title></item>"
+                            + "<item><guid>b</guid>"
+                            + "<link>http://example.com/\(String(repeating: "l", count: 10_000))</link></item>"
+                            + items(1...3)))
+            ],
             status: 0, says: "2 skipped", arguments: ["--images", "none", "--verbose"],
-            then: { cli, url async throws in #expect(try await cli.listedItems("--feed", url).map { $0["id"] as! String } == ["g1", "g2", "g3"]) }),
+            then: { cli, url async throws in
+                #expect(try await cli.listedItems("--feed", url).map { $0["id"] as! String } == ["g1", "g2", "g3"])
+            }),
         DocumentCase(
             // XML cannot hold C0 controls such as ESC at all (JSON's case below has them); C1 ones it can.
             description: "C1 controls and bidi overrides in titles",
@@ -157,32 +178,45 @@ import Testing
             }),
         DocumentCase(
             description: "an Atom next link made a file: URL by xml:base",
-            documents: ["/doc/feed": Document(headers: ["Content-Type": "application/atom+xml"], """
-                <feed xmlns="http://www.w3.org/2005/Atom" xml:base="file:///etc/"><title>t</title>
-                <link rel="next" href="passwd"/><entry><id>a1</id><title>A</title></entry></feed>
-                """)],
+            documents: [
+                "/doc/feed": Document(
+                    headers: ["Content-Type": "application/atom+xml"],
+                    """
+                    <feed xmlns="http://www.w3.org/2005/Atom" xml:base="file:///etc/"><title>t</title>
+                    <link rel="next" href="passwd"/><entry><id>a1</id><title>A</title></entry></feed>
+                    """)
+            ],
             status: 0,
             then: { cli, url in try await expectBackfillEnded(cli, url, keys: ["a1"]) }),
         DocumentCase(
             description: "an HTTP Link header pointing at ftp:",
-            documents: ["/doc/feed": xml(rss(items(1...2)), headers: ["Link": "<ftp://127.0.0.1/older>; rel=\"next\""])],
+            documents: [
+                "/doc/feed": xml(rss(items(1...2)), headers: ["Link": "<ftp://127.0.0.1/older>; rel=\"next\""])
+            ],
             status: 0,
             then: { cli, url in try await expectBackfillEnded(cli, url, keys: ["g1", "g2"]) }),
         // JSON
         DocumentCase(
             description: "a JSON Feed next_url of file:///etc/passwd",
-            documents: ["/doc/feed": json("""
-                {"version": "https://jsonfeed.org/version/1.1", "title": "t", "next_url": "file:///etc/passwd",
-                 "items": [{"id": "j1", "title": "J"}]}
-                """)],
+            documents: [
+                "/doc/feed": json(
+                    """
+                    {"version": "https://jsonfeed.org/version/1.1", "title": "t", "next_url": "file:///etc/passwd",
+                     "items": [{"id": "j1", "title": "J"}]}
+                    """)
+            ],
             status: 0,
             then: { cli, url in try await expectBackfillEnded(cli, url, keys: ["j1"]) }),
         DocumentCase(
-            description: "JSON nested 100 000 deep", documents: ["/doc/feed": json(String(repeating: "[", count: 100_000))],
+            description: "JSON nested 100 000 deep",
+            documents: ["/doc/feed": json(String(repeating: "[", count: 100_000))],
             status: 65),
         DocumentCase(
             description: "a total of 2^63 - 1",
-            documents: ["/doc/feed": json(#"{"page": 1, "total": 9223372036854775807, "has_more": true, "items": [{"id": "a"}]}"#)],
+            documents: [
+                "/doc/feed": json(
+                    #"{"page": 1, "total": 9223372036854775807, "has_more": true, "items": [{"id": "a"}]}"#)
+            ],
             status: 65, says: "\"total\""),
         DocumentCase(
             description: "a total of 1e400",
@@ -190,7 +224,12 @@ import Testing
             status: 65, says: "\"total\""),
         DocumentCase(
             description: "a page past 2^63 and a total that is a string of 30 digits",
-            documents: ["/doc/feed": json(#"{"page": 99999999999999999999, "total": "123456789012345678901234567890", "items": [{"id": "a"}]}"#)],
+            documents: [
+                "/doc/feed": json(
+                    #"{"page": 99999999999999999999, "total": "123456789012345678901234567890", "#
+                        + #""items": [{"id": "a"}]}"#
+                )
+            ],
             status: 65, says: "\"total\""),
         DocumentCase(
             description: "escapes and a NUL inside JSON strings",
@@ -202,39 +241,58 @@ import Testing
             }),
         DocumentCase(
             description: "dates far in the future or past, and numbers that are no dates",
-            documents: ["/doc/feed": json("""
-                {"items": [{"id": "d1", "published": 1e300}, {"id": "d2", "published": -5},
-                 {"id": "d3", "published": "99999-12-31T23:59:59Z"}, {"id": "d4", "published": "0000-01-01T00:00:00-23:59"},
-                 {"id": "d5", "published": "Mon, 32 Dec 99999999999999999999 99:99:99 +9999"},
-                 {"id": "d6", "published": "9999-12-31T23:59:59-23:59"}]}
-                """)],
+            documents: [
+                "/doc/feed": json(
+                    """
+                    {"items": [{"id": "d1", "published": 1e300}, {"id": "d2", "published": -5},
+                     {"id": "d3", "published": "99999-12-31T23:59:59Z"}, \
+                    {"id": "d4", "published": "0000-01-01T00:00:00-23:59"},
+                     {"id": "d5", "published": "Mon, 32 Dec 99999999999999999999 99:99:99 +9999"},
+                     {"id": "d6", "published": "9999-12-31T23:59:59-23:59"}]}
+                    """)
+            ],
             status: 0,
             then: { cli, url in
                 let dates = try await cli.listedItems("--feed", url).map { $0["published"] as? String }
                 #expect(dates == [nil, nil, nil, nil, nil, nil], "no date out of the years 1000 to 9999 is stored")
             }),
         DocumentCase(
-            description: "truncated JSON", documents: ["/doc/feed": json(#"{"items": [{"id": "a", "title": "#)], status: 65),
+            description: "truncated JSON", documents: ["/doc/feed": json(#"{"items": [{"id": "a", "title": "#)],
+            status: 65),
         DocumentCase(
             description: "JSON that is not UTF-8",
-            documents: ["/doc/feed": Document(headers: ["Content-Type": "application/json"], body: Data([0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x31, 0x7D]))],
+            documents: [
+                "/doc/feed": Document(
+                    headers: ["Content-Type": "application/json"],
+                    body: Data([0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x31, 0x7D]))
+            ],
             status: 65),
         DocumentCase(
             description: "a JSON id of 5 KB is skipped, the others stored",
-            documents: ["/doc/feed": json(#"{"items": [{"id": "\#(String(repeating: "x", count: 5000))"}, {"id": "ok"}]}"#)],
+            documents: [
+                "/doc/feed": json(#"{"items": [{"id": "\#(String(repeating: "x", count: 5000))"}, {"id": "ok"}]}"#)
+            ],
             status: 0,
-            then: { cli, url async throws in #expect(try await cli.listedItems("--feed", url).map { $0["id"] as! String } == ["ok"]) }),
+            then: { cli, url async throws in
+                #expect(try await cli.listedItems("--feed", url).map { $0["id"] as! String } == ["ok"])
+            }),
         DocumentCase(
             description: "X-WP-Total of 2^63 - 1",
-            documents: ["/doc/feed": Document(
-                headers: ["Content-Type": "application/json", "X-WP-Total": "9223372036854775807", "X-WP-TotalPages": "1"],
-                #"[{"id": 1, "guid": {"rendered": "p1"}, "title": {"rendered": "P"}}]"#)],
+            documents: [
+                "/doc/feed": Document(
+                    headers: [
+                        "Content-Type": "application/json", "X-WP-Total": "9223372036854775807", "X-WP-TotalPages": "1",
+                    ],
+                    #"[{"id": 1, "guid": {"rendered": "p1"}, "title": {"rendered": "P"}}]"#)
+            ],
             status: 65, says: "X-WP-Total"),
         DocumentCase(
             description: "X-WP-TotalPages of 1e400",
-            documents: ["/doc/feed": Document(
-                headers: ["Content-Type": "application/json", "X-WP-Total": "5", "X-WP-TotalPages": "1e400"],
-                #"[{"id": 1, "guid": {"rendered": "p1"}, "title": {"rendered": "P"}}]"#)],
+            documents: [
+                "/doc/feed": Document(
+                    headers: ["Content-Type": "application/json", "X-WP-Total": "5", "X-WP-TotalPages": "1e400"],
+                    #"[{"id": 1, "guid": {"rendered": "p1"}, "title": {"rendered": "P"}}]"#)
+            ],
             status: 65, says: "X-WP-TotalPages"),
         // HTTP
         DocumentCase(
@@ -261,25 +319,38 @@ import Testing
         DocumentCase(description: "status 999", documents: ["/doc/feed": Document(status: 999, "?")], status: 65),
         DocumentCase(
             description: "an HTML page instead of a feed",
-            documents: ["/doc/feed": Document(headers: ["Content-Type": "text/html"], "<!doctype html><html><body>hi</body></html>")],
+            documents: [
+                "/doc/feed": Document(
+                    headers: ["Content-Type": "text/html"], "<!doctype html><html><body>hi</body></html>")
+            ],
             status: 65, says: "web page"),
         DocumentCase(description: "an empty 200", documents: ["/doc/feed": Document()], status: 65),
         // Pictures
         DocumentCase(
             description: "pictures that start like images and are not",
             documents: [
-                "/doc/feed": json(#"{"items": [{"id": "p1", "picUrl": "/doc/html.png"}, {"id": "p2", "picUrl": "/doc/short.jpg"}, {"id": "p3", "picUrl": "/doc/zero.gif"}, {"id": "p4", "picUrl": "/doc/good.png"}, {"id": "p5", "picUrl": "/doc/exif.jpg"}, {"id": "p6", "picUrl": "data:image/png;base64,\#(String(repeating: "A", count: 9000))"}]}"#),
+                "/doc/feed": json(
+                    #"{"items": [{"id": "p1", "picUrl": "/doc/html.png"}, {"id": "p2", "picUrl": "/doc/short.jpg"}, "#
+                        + #"{"id": "p3", "picUrl": "/doc/zero.gif"}, {"id": "p4", "picUrl": "/doc/good.png"}, "#
+                        + #"{"id": "p5", "picUrl": "/doc/exif.jpg"}, "#
+                        + #"{"id": "p6", "picUrl": "data:image/png;base64,\#(String(repeating: "A", count: 9000))"}]}"#
+                ),
                 "/doc/exif.jpg": Document(body: cameraJPEG),
-                "/doc/html.png": Document(body: Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data("<html><body>not found</body></html>".utf8)),
+                "/doc/html.png": Document(
+                    body: Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+                        + Data("<html><body>not found</body></html>".utf8)),
                 "/doc/short.jpg": Document(body: Data([0xFF, 0xD8, 0xFF, 0xE0, 0, 16]) + Data("JFIF".utf8)),
                 "/doc/zero.gif": Document(body: Data("GIF89a".utf8) + Data([0, 0, 0, 0, 0, 0, 0])),
                 "/doc/good.png": Document(body: DemoServer.png(seed: 4)),
             ],
             status: 0, arguments: ["--images", "all"],
             then: { cli, url in
-                let statuses = try await cli.listedItems("--feed", url).map { ($0["image"] as! [String: Any])["status"] as! String }
-                #expect(statuses == ["failed", "failed", "failed", "cached", "cached", "none"],
-                        "a data: URI over 8 KB is dropped, its item kept")
+                let statuses = try await cli.listedItems("--feed", url).map {
+                    ($0["image"] as! [String: Any])["status"] as! String
+                }
+                #expect(
+                    statuses == ["failed", "failed", "failed", "cached", "cached", "none"],
+                    "a data: URI over 8 KB is dropped, its item kept")
             }),
     ]
 
@@ -310,7 +381,10 @@ import Testing
     @Test(arguments: [
         ("headers cut mid-line, then FIN", Data("HTTP/1.1 200 OK\r\nContent-Ty".utf8), false),
         ("headers cut mid-line, then a reset", Data("HTTP/1.1 200 OK\r\nContent-Ty".utf8), true),
-        ("a Content-Length longer than the body", Data("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{\"items\": [".utf8), false),
+        (
+            "a Content-Length longer than the body",
+            Data("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{\"items\": [".utf8), false
+        ),
         ("a status line and nothing else", Data("HTTP/1.1 200 OK\r\n".utf8), false),
     ])
     func brokenResponsesAreTransient(_ name: String, _ answer: Data, _ reset: Bool) async throws {
@@ -339,8 +413,9 @@ import Testing
     ) throws {
         #expect(result.status == status, "stderr: \(result.stderr)", sourceLocation: sourceLocation)
         if status != 0 {
-            #expect(result.stderr.hasSuffix("\n") && result.stderr.filter { $0 == "\n" }.count == 1,
-                    "one line: \(result.stderr)", sourceLocation: sourceLocation)
+            #expect(
+                result.stderr.hasSuffix("\n") && result.stderr.filter { $0 == "\n" }.count == 1,
+                "one line: \(result.stderr)", sourceLocation: sourceLocation)
         }
         let unsafe = (result.stdout + result.stderr).unicodeScalars.filter {
             $0.value < 0x20 && $0 != "\n" && $0 != "\r" || (0x7F...0x9F).contains($0.value) || $0.value == 0x202E
@@ -350,19 +425,22 @@ import Testing
             let store = try cli.openStore()
             #expect(try store.integrityCheck() == ["ok"], sourceLocation: sourceLocation)
             if let good {
-                #expect(try store.list(feedURL: good, page: 1, perPage: 1).total == goodItems,
-                        "what was committed before is kept", sourceLocation: sourceLocation)
+                #expect(
+                    try store.list(feedURL: good, page: 1, perPage: 1).total == goodItems,
+                    "what was committed before is kept", sourceLocation: sourceLocation)
             }
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: cli.outside.path).isEmpty,
-                "nothing written outside the data home", sourceLocation: sourceLocation)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: cli.outside.path).isEmpty,
+            "nothing written outside the data home", sourceLocation: sourceLocation)
     }
 
     /// The page's items are stored, the backfill is over, and `status` says why.
     static func expectBackfillEnded(_ cli: CLI, _ url: String, keys: [String]) async throws {
         #expect(try await cli.listedItems("--feed", url).map { $0["id"] as! String } == keys)
         let status = try await cli.run("status", "--json")
-        let feeds = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])["feeds"]
+        let feeds = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])[
+            "feeds"]
         let feed = try #require((feeds as? [[String: Any]])?.first { $0["url"] as? String == url })
         let backfill = try #require(feed["backfill"] as? [String: Any])
         #expect(backfill["done"] as? Bool == true)

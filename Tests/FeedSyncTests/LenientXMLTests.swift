@@ -1,6 +1,7 @@
-@testable import FeedSyncFeed
 import Foundation
 import Testing
+
+@testable import FeedSyncFeed
 
 /// What browsers and feedparser forgive in XML, read the same way (issue 17): references,
 /// encodings and damage. Each case is a minimal document of our own.
@@ -18,11 +19,16 @@ import Testing
     }
 
     @Test func htmlNamedReferencesAreReadWhereverTheyAre() throws {
-        let page = try decode(Data(rss("""
-            <item><title>Caf&eacute;&nbsp;&amp;&hellip; &CounterClockwiseContourIntegral; &fjlig;</title>
-              <link>https://l.example/?a=1&amp;b=&eacute;</link>
-              <enclosure type="image/png" url="https://l.example/p.png?w=1&amp;h=&eacute;&amp;amp;x"/></item>
-            """).utf8), url: "https://l.example/feed").page
+        let page = try decode(
+            Data(
+                rss(
+                    """
+                    <item><title>Caf&eacute;&nbsp;&amp;&hellip; &CounterClockwiseContourIntegral; &fjlig;</title>
+                      <link>https://l.example/?a=1&amp;b=&eacute;</link>
+                      <enclosure type="image/png" url="https://l.example/p.png?w=1&amp;h=&eacute;&amp;amp;x"/></item>
+                    """
+                ).utf8), url: "https://l.example/feed"
+        ).page
         let item = try #require(page.items.first)
         #expect(item.title == "Café &… ∳ fj", "a title's white space, no-break spaces too, is collapsed")
         #expect(item.link == "https://l.example/?a=1&b=é")
@@ -31,12 +37,16 @@ import Testing
 
     @Test func aDeclaredNameIsTheDocumentsOwnAndUnknownOnesStayAsWritten() throws {
         let prolog = "<?xml version=\"1.0\"?><!DOCTYPE rss [<!ENTITY copy \"our notice\">]>"
-        #expect(try titles(rss("<item><title>&copy; &unknownname; AT&T &#38; a&b</title></item>", prolog: prolog))
-            == ["our notice &unknownname; AT&T & a&b"])
+        #expect(
+            try titles(rss("<item><title>&copy; &unknownname; AT&T &#38; a&b</title></item>", prolog: prolog))
+                == ["our notice &unknownname; AT&T & a&b"])
     }
 
     @Test func numericReferencesAsBrowsersReadThem() throws {
-        #expect(try titles(rss("<item><title>it&#146;s &#150; &#X41;&#x42; &#8;&#0;</title></item>")) == ["it’s – AB \u{FFFD}"])
+        #expect(
+            try titles(rss("<item><title>it&#146;s &#150; &#X41;&#x42; &#8;&#0;</title></item>")) == [
+                "it’s – AB \u{FFFD}"
+            ])
     }
 
     @Test func controlCharactersAreDroppedNotFatal() throws {
@@ -48,14 +58,16 @@ import Testing
     }
 
     @Test func byteOrderMarksAndUTF16And32() throws {
-        let document = rss("<item><title>Grüße ✓</title></item>", prolog: "<?xml version=\"1.0\" encoding=\"UTF-16\"?>")
+        let document = rss(
+            "<item><title>Grüße ✓</title></item>", prolog: "<?xml version=\"1.0\" encoding=\"UTF-16\"?>")
         for encoding: String.Encoding in [.utf16LittleEndian, .utf16BigEndian, .utf32LittleEndian, .utf32BigEndian] {
-            let bom: [UInt8] = switch encoding {
-            case .utf16LittleEndian: [0xFF, 0xFE]
-            case .utf16BigEndian: [0xFE, 0xFF]
-            case .utf32LittleEndian: [0xFF, 0xFE, 0, 0]
-            default: [0, 0, 0xFE, 0xFF]
-            }
+            let bom: [UInt8] =
+                switch encoding {
+                case .utf16LittleEndian: [0xFF, 0xFE]
+                case .utf16BigEndian: [0xFE, 0xFF]
+                case .utf32LittleEndian: [0xFF, 0xFE, 0, 0]
+                default: [0, 0, 0xFE, 0xFF]
+                }
             let body = Data(bom) + document.data(using: encoding)!
             #expect(try titles(body) == ["Grüße ✓"], "\(encoding)")
         }
@@ -63,23 +75,33 @@ import Testing
     }
 
     @Test func theHTTPCharsetComesBeforeTheDeclaration() throws {
-        let bytes = Data(rss("<item><title>caf\u{E9} \u{2019}</title></item>",
-                             prolog: "<?xml version=\"1.0\" encoding=\"utf-8\"?>").data(using: .windowsCP1252)!)
+        let bytes = Data(
+            rss(
+                "<item><title>caf\u{E9} \u{2019}</title></item>",
+                prolog: "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+            ).data(using: .windowsCP1252)!)
         #expect(try titles(bytes, headers: ["content-type": "text/xml; charset=windows-1252"]) == ["café ’"])
     }
 
     @Test func withNoDeclarationUTF8IfItIsElseWindows1252() throws {
-        let cp1252 = Data(rss("<item><title>don\u{2019}t caf\u{E9}</title></item>", prolog: "").data(using: .windowsCP1252)!)
+        let cp1252 = Data(
+            rss("<item><title>don\u{2019}t caf\u{E9}</title></item>", prolog: "").data(using: .windowsCP1252)!)
         #expect(try titles(cp1252) == ["don’t café"])
         #expect(try titles(rss("<item><title>don’t café</title></item>", prolog: "")) == ["don’t café"])
         // ISO-8859-1 declared is read as windows-1252, as browsers read it.
-        let latin1 = Data(rss("<item><title>don\u{2019}t</title></item>",
-                              prolog: "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>").data(using: .windowsCP1252)!)
+        let latin1 = Data(
+            rss(
+                "<item><title>don\u{2019}t</title></item>",
+                prolog: "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>"
+            ).data(using: .windowsCP1252)!)
         #expect(try titles(latin1) == ["don’t"])
     }
 
     @Test func anEncodingNoOneKnowsCountsAsNone() throws {
-        #expect(try titles(rss("<item><title>é</title></item>", prolog: "<?xml version=\"1.0\" encoding=\"bogus\"?>")) == ["é"])
+        #expect(
+            try titles(rss("<item><title>é</title></item>", prolog: "<?xml version=\"1.0\" encoding=\"bogus\"?>")) == [
+                "é"
+            ])
     }
 
     @Test func whiteSpaceOrACommentBeforeTheDeclaration() throws {
@@ -88,11 +110,16 @@ import Testing
     }
 
     @Test func damageIsReadPastAndSaidWhere() throws {
-        let page = try decode(Data(rss("""
-            <item><title>before</title><link>https://l.example/1</item>
-            <item><title>after</title><p>unclosed</item>
-            <item><title>last</title></item>
-            """).utf8), url: "https://l.example/feed").page
+        let page = try decode(
+            Data(
+                rss(
+                    """
+                    <item><title>before</title><link>https://l.example/1</item>
+                    <item><title>after</title><p>unclosed</item>
+                    <item><title>last</title></item>
+                    """
+                ).utf8), url: "https://l.example/feed"
+        ).page
         #expect(page.items.map(\.title) == ["before", "after", "last"])
         #expect(page.malformed?.hasPrefix("line 1, column") == true, "\(String(describing: page.malformed))")
         // Nothing readable at all: refused, naming where.
@@ -106,7 +133,10 @@ import Testing
         // XMLFeed hands libxml2 256 KB at a time: put references and markup openings across the cut.
         for shift in 0..<12 {
             let padding = String(repeating: "x", count: (256 << 10) - 60 + shift)
-            let document = rss("<item><title>\(padding)</title></item><item><title>&eacute;&amp;<![CDATA[&raw;]]>&hellip;</title></item>")
+            let document = rss(
+                "<item><title>\(padding)</title></item>"
+                    + "<item><title>&eacute;&amp;<![CDATA[&raw;]]>&hellip;</title></item>"
+            )
             #expect(try titles(document).last == "é&&raw;…", "shift \(shift)")
         }
     }
@@ -114,15 +144,19 @@ import Testing
     @Test func whatAReviewFound() throws {
         // A control character before the declaration (once a trap).
         let xml = ["content-type": "application/rss+xml"]
-        #expect(try titles(" \u{1}\n<?xml version=\"1.0\"?>" + rss("<item><title>c</title></item>", prolog: ""), headers: xml)
-            == ["c"])
+        #expect(
+            try titles(
+                " \u{1}\n<?xml version=\"1.0\"?>" + rss("<item><title>c</title></item>", prolog: ""), headers: xml)
+                == ["c"])
         // A quote in a comment inside the DTD does not swallow the document.
         let dtd = "<?xml version=\"1.0\"?><!DOCTYPE rss [<!-- Netscape's entities --><!ENTITY mine \"own\">]>"
         #expect(try titles(rss("<item><title>&mine; &eacute;&hellip;</title></item>", prolog: dtd)) == ["own é…"])
         // References to no character: U+FFFD; `&#;` is text.
-        #expect(try titles(rss("<item><title>a&#99999999999;b&#x110000;c&#;</title></item>")) == ["a\u{FFFD}b\u{FFFD}c&#;"])
+        #expect(
+            try titles(rss("<item><title>a&#99999999999;b&#x110000;c&#;</title></item>")) == ["a\u{FFFD}b\u{FFFD}c&#;"])
         // A code unit that is no character in UTF-16 is skipped whole: the rest stays aligned.
-        var utf16 = Data([0xFF, 0xFE]) + rss("<item><title>x</title></item><item><title>after</title></item>", prolog: "")
+        var utf16 =
+            Data([0xFF, 0xFE]) + rss("<item><title>x</title></item><item><title>after</title></item>", prolog: "")
             .data(using: .utf16LittleEndian)!
         let lone = try #require(utf16.range(of: "x".data(using: .utf16LittleEndian)!))
         utf16.replaceSubrange(lone, with: Data([0x00, 0xDC]))  // a lone low surrogate where x was

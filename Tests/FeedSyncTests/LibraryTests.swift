@@ -54,7 +54,9 @@ import Testing
             server.setFaults(faults)
             server.clearLog()
             let second = Updates()
-            let pull = Task { await library.pull([feed], settings: settings(.window, concurrency: 1), onUpdate: second.add) }
+            let pull = Task {
+                await library.pull([feed], settings: settings(.window, concurrency: 1), onUpdate: second.add)
+            }
             for _ in 0..<300 where server.pictureRequests.count < 5 {
                 try await Task.sleep(nanoseconds: 20_000_000)
             }
@@ -72,14 +74,16 @@ import Testing
             let oldFarEnd = (30...59).map { "/pictures/\(400 - $0).png" }
             #expect(requested.isDisjoint(with: oldFarEnd), "the old window's queue was dropped")
             #expect(requested.isSuperset(of: newWindow), "the new window was fetched")
-            #expect(second.list.contains { if case .picture(.planned(_, let dropped)) = $0 { dropped > 0 } else { false } })
+            #expect(
+                second.list.contains { if case .picture(.planned(_, let dropped)) = $0 { dropped > 0 } else { false } })
             let cached = Set(second.picturesCached.compactMap { URL(string: $0)?.path })
             #expect(cached == requested, "each picture fetched was reported cached")
             let listed = try library.list(feedURL: nil, page: 30, perPage: 10).items
             #expect(listed.allSatisfy { $0.imageStatus == .cached })
-            #expect(listed.allSatisfy { item in
-                item.imagePath.map { FileManager.default.fileExists(atPath: library.picturePath($0)) } == true
-            })
+            #expect(
+                listed.allSatisfy { item in
+                    item.imagePath.map { FileManager.default.fileExists(atPath: library.picturePath($0)) } == true
+                })
         }
     }
 

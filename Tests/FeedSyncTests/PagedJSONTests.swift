@@ -8,7 +8,8 @@ import Testing
     }
 
     @Test func readsPagingFieldsAndItems() throws {
-        let page = try decode("""
+        let page = try decode(
+            """
             {"page": 2, "total": 84, "has_more": true, "items": [
               {"id": "a1", "title": "First", "picUrl": "http://x/1.png", "link": "http://x/a1",
                "published": "2024-05-01T12:00:00+02:00", "summary": "S"}]}
@@ -16,13 +17,17 @@ import Testing
         #expect(page.page == 2)
         #expect(page.total == 84)
         #expect(page.hasMore == true)
-        #expect(page.items == [FeedItem(
-            key: "a1", title: "First", link: "http://x/a1", pictureURL: "http://x/1.png",
-            published: "2024-05-01T10:00:00Z", summary: "S")])
+        #expect(
+            page.items == [
+                FeedItem(
+                    key: "a1", title: "First", link: "http://x/a1", pictureURL: "http://x/1.png",
+                    published: "2024-05-01T10:00:00Z", summary: "S")
+            ])
     }
 
     @Test func acceptsNewsInsteadOfItemsAndEveryPictureSpelling() throws {
-        let page = try decode("""
+        let page = try decode(
+            """
             {"news": [{"id": 1, "title": "a", "pic_url": "p1"}, {"id": 2, "title": "b", "image": "p2"},
                       {"id": 3, "title": "c", "imageUrl": "p3"}]}
             """)
@@ -32,7 +37,8 @@ import Testing
     }
 
     @Test func treatsMissingNullAndWrongTypedFieldsAsAbsent() throws {
-        let page = try decode("""
+        let page = try decode(
+            """
             {"page": "x", "total": -3, "has_more": null, "items": [
               {"id": "k", "title": true, "picUrl": {"u": 1}, "link": null, "published": "yesterday", "summary": []}]}
             """)
@@ -51,7 +57,8 @@ import Testing
     }
 
     @Test func derivesKeysFromIdThenLinkThenHash() throws {
-        let page = try decode("""
+        let page = try decode(
+            """
             {"items": [{"id": "the-id", "link": "http://x/1", "title": "a"},
                        {"link": "http://x/2", "title": "b"},
                        {"title": "c", "picUrl": "http://x/c.png"},
@@ -67,7 +74,8 @@ import Testing
     }
 
     @Test func readsCommonDateStyles() throws {
-        let page = try decode("""
+        let page = try decode(
+            """
             {"items": [{"id": "1", "published": "Wed, 01 May 2024 10:00:00 GMT"},
                        {"id": "2", "date": "2024-05-01 10:00:00"},
                        {"id": "3", "published": 1714557600},

@@ -2,8 +2,9 @@ import FeedSyncFeed
 import FeedSyncStore
 import Foundation
 import Synchronization
-@testable import FeedSyncSync
 import Testing
+
+@testable import FeedSyncSync
 
 /// The paging rules, driven with synthetic pages: no server, no database.
 @Suite struct PagingMachineTests {
@@ -21,7 +22,8 @@ import Testing
     @Test func firstPullBackfillsFromPageOneIntoBandZeroUntilHasMoreIsFalse() {
         var machine = Machine(feedID: 1, cursor: FeedCursor(), topBand: nil, maxPages: nil)
         #expect(machine.start() == .fetch(page: 1, conditional: false))
-        let first = machine.received(page(keys(21...30), total: 30), validators: .init(etag: "\"e1\"", lastModified: nil), bands: [:])
+        let first = machine.received(
+            page(keys(21...30), total: 30), validators: .init(etag: "\"e1\"", lastModified: nil), bands: [:])
         #expect(first.commit?.band == 0)
         #expect(first.commit?.newItems.map(\.key) == keys(21...30))
         #expect(first.commit?.cursor.etag == "\"e1\"")
@@ -36,7 +38,8 @@ import Testing
     }
 
     @Test func unchangedHeadIsOneConditionalRequest() {
-        let cursor = FeedCursor(etag: "\"e\"", remoteTotal: 30, perPage: 10, backfillPage: 4, backfillTotal: 30, backfillDone: true)
+        let cursor = FeedCursor(
+            etag: "\"e\"", remoteTotal: 30, perPage: 10, backfillPage: 4, backfillTotal: 30, backfillDone: true)
         var machine = Machine(feedID: 1, cursor: cursor, topBand: 0, maxPages: nil)
         #expect(machine.start() == .fetch(page: 1, conditional: true))
         #expect(machine.notModified() == .finish(.complete))
@@ -48,10 +51,13 @@ import Testing
         var machine = Machine(feedID: 1, cursor: cursor, topBand: 0, maxPages: nil)
         _ = machine.start()
         // 15 new items: page 1 is all new, page 2 has 5 new and then known ones.
-        let first = machine.received(page(keys(36...45), total: 45), validators: .init(etag: "\"e2\"", lastModified: nil), bands: known)
+        let first = machine.received(
+            page(keys(36...45), total: 45), validators: .init(etag: "\"e2\"", lastModified: nil), bands: known)
         #expect(first.commit?.band == -1)
         #expect(first.commit?.newItems.count == 10)
-        #expect(first.commit?.cursor.gap == FeedCursor.Walk(band: -1, page: 2, total: 45), "an interrupted head walk is resumable")
+        #expect(
+            first.commit?.cursor.gap == FeedCursor.Walk(band: -1, page: 2, total: 45),
+            "an interrupted head walk is resumable")
         #expect(first.next == .fetch(page: 2, conditional: false))
         let second = machine.received(page(keys(26...35), total: 45), validators: noValidators, bands: known)
         #expect(second.commit?.band == -1)
@@ -97,7 +103,8 @@ import Testing
         var machine = Machine(feedID: 1, cursor: cursor, topBand: -1, maxPages: nil)
         #expect(machine.start() == .fetch(page: 1, conditional: true))
         // 10 more arrived since; page 1 is held back while the gap is closed first.
-        let head = machine.received(page(keys(46...55), total: 55), validators: .init(etag: "\"e3\"", lastModified: nil), bands: known)
+        let head = machine.received(
+            page(keys(46...55), total: 55), validators: .init(etag: "\"e3\"", lastModified: nil), bands: known)
         #expect(head.commit == nil)
         #expect(head.next == .fetch(page: 3, conditional: false), "gap page 2 shifted by 10 items")
         let gap = machine.received(page(keys(26...35), total: 55), validators: noValidators, bands: known)
@@ -183,10 +190,12 @@ import Testing
     @Test func linkedFeedBackfillsByFollowingAndSavingEachLink() {
         var machine = Machine(feedID: 1, cursor: FeedCursor(), topBand: nil, maxPages: nil, followsLinks: true)
         #expect(machine.start() == .fetch(page: 1, conditional: false))
-        let first = machine.received(linked(keys(21...30), next: "http://h/f?p=2"), validators: noValidators, bands: [:])
+        let first = machine.received(
+            linked(keys(21...30), next: "http://h/f?p=2"), validators: noValidators, bands: [:])
         #expect(first.commit?.cursor.backfillURL == "http://h/f?p=2")
         #expect(first.next == .fetch(page: 2, url: "http://h/f?p=2", conditional: false))
-        let second = machine.received(linked(keys(11...20), next: "http://h/archive/1"), validators: noValidators, bands: [:])
+        let second = machine.received(
+            linked(keys(11...20), next: "http://h/archive/1"), validators: noValidators, bands: [:])
         #expect(second.next == .fetch(page: 3, url: "http://h/archive/1", conditional: false))
         let last = machine.received(linked(keys(1...10), next: nil), validators: noValidators, bands: [:])
         #expect(last.next == .finish(.complete))
@@ -220,7 +229,8 @@ import Testing
         _ = machine.start()
         #expect(machine.notModified() == .fetch(page: 3, url: "http://h/gone", conditional: false))
         #expect(machine.rejected() == .fetch(page: 1, conditional: false))
-        let head = machine.received(linked(keys(21...30), next: "http://h/new2"), validators: noValidators, bands: known)
+        let head = machine.received(
+            linked(keys(21...30), next: "http://h/new2"), validators: noValidators, bands: known)
         #expect(head.commit?.band == 0 && head.commit?.newItems.isEmpty == true)
         #expect(head.commit?.cursor.backfillURL == "http://h/new2", "the new link is saved in place of the refused one")
         #expect(head.next == .fetch(page: 2, url: "http://h/new2", conditional: false))
@@ -269,13 +279,16 @@ import Testing
         // A store left mid-page-1 continues the first backfill, from page 1, in band 0.
         var again = Machine(feedID: 1, cursor: part.cursor, topBand: 0, maxPages: nil, followsLinks: true)
         #expect(again.start() == .fetch(page: 1, conditional: false))
-        let resumed = again.received(linked(keys(11...30), next: nil), validators: noValidators, bands: Dictionary(uniqueKeysWithValues: keys(21...30).map { ($0, 0) }))
+        let resumed = again.received(
+            linked(keys(11...30), next: nil), validators: noValidators,
+            bands: Dictionary(uniqueKeysWithValues: keys(21...30).map { ($0, 0) }))
         #expect(resumed.commit?.band == 0 && resumed.commit?.newItems.map(\.key) == keys(11...20))
     }
 
     @Test func aHeadPageReadInPartsSavesItselfAsTheGap() {
         let known = Dictionary(uniqueKeysWithValues: keys(1...10).map { ($0, 0) })
-        var machine = Machine(feedID: 1, cursor: FeedCursor(backfillPage: 2, backfillDone: true), topBand: 0, maxPages: nil)
+        var machine = Machine(
+            feedID: 1, cursor: FeedCursor(backfillPage: 2, backfillDone: true), topBand: 0, maxPages: nil)
         _ = machine.start()
         let part = machine.receivedPart(page(keys(26...30)).items, bands: known)
         #expect(part.band == -1)
@@ -289,7 +302,8 @@ import Testing
         // The prefetcher hears of refreshed items from these counts (a changed picture may be due
         // anywhere in the list), so the parts' must not be lost.
         let known = Dictionary(uniqueKeysWithValues: keys(1...5).map { ($0, 0) })
-        var machine = Machine(feedID: 1, cursor: FeedCursor(backfillPage: 2, backfillDone: true), topBand: 0, maxPages: nil)
+        var machine = Machine(
+            feedID: 1, cursor: FeedCursor(backfillPage: 2, backfillDone: true), topBand: 0, maxPages: nil)
         _ = machine.start()
         _ = machine.receivedPart(page(keys(6...10) + ["k1"]).items, bands: known)
         let end = machine.received(page(["k2", "k3"] + keys(11...12)), validators: noValidators, bands: known)

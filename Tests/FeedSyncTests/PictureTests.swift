@@ -68,7 +68,9 @@ import Testing
         // Row r shows item 800 - r, whose picture is (799 - r) % 400 + 1; each picture is fetched
         // once, at its row nearest to page 20 (rows 380...399), nearest first.
         let position = ReadingPosition(feedURL: nil, page: 20, perPage: 20)
-        let everyRow = (0..<800).map { PictureJob(id: Int64((799 - $0) % 400 + 1), url: "", row: $0, place: ListPlace(feedID: 1, band: 0, seq: $0)) }
+        let everyRow = (0..<800).map {
+            PictureJob(id: Int64((799 - $0) % 400 + 1), url: "", row: $0, place: ListPlace(feedID: 1, band: 0, seq: $0))
+        }
         var seen = Set<Int64>()
         let expected = PrefetchPlan.order(everyRow, from: position).filter { seen.insert($0.id).inserted }
         #expect(expected.count == 400)
@@ -172,7 +174,8 @@ import Testing
         let cli = try CLI()
         try await withServer(items: 400, perPage: 10) { server, url in
             // Two pictures at a time, two more handed to the transport and waiting for a connection.
-            let (pull, moved) = try await pullWhileTheReaderMoves(cli, server, url, latency: 2, concurrency: 2, after: 2)
+            let (pull, moved) = try await pullWhileTheReaderMoves(
+                cli, server, url, latency: 2, concurrency: 2, after: 2)
             try await Task.sleep(nanoseconds: 1_000_000_000)  // the next plan sees the move within 0.5 s
             var faults = Faults()
             faults.pictureLatency = 0
@@ -192,7 +195,8 @@ import Testing
         let cli = try CLI()
         try await withServer(items: 60, perPage: 10) { server, url in
             try await storeItems(cli, server, url, pictureLatency: 0.5)
-            let client = HTTPClient(configuration: TransportConfiguration(userAgent: "feedsync-tests", maxConnections: 4))
+            let client = HTTPClient(
+                configuration: TransportConfiguration(userAgent: "feedsync-tests", maxConnections: 4))
             let prefetcher = PicturePrefetcher(
                 store: try cli.openStore(), client: client, directory: cli.home.path + "/pictures",
                 options: PrefetchOptions(mode: .all, concurrency: 2))
@@ -444,7 +448,9 @@ import Testing
             #expect(listed.filter { $0.status == "pending" }.count == 1, "a local failure is transient")
             for picture in listed where picture.status == "cached" {
                 let path = try #require(picture.path)
-                #expect(FileManager.default.contents(atPath: path) == DemoServer.png(seed: try #require(picture.url.flatMap(seed))))
+                #expect(
+                    FileManager.default.contents(atPath: path)
+                        == DemoServer.png(seed: try #require(picture.url.flatMap(seed))))
             }
         }
         #expect(!PictureFiles(directory: folder).allFiles().contains { $0.contains(".tmp-") })

@@ -1,7 +1,8 @@
-@testable import FeedSyncImages
 import FeedSyncStore
 import Foundation
 import Testing
+
+@testable import FeedSyncImages
 
 /// The prefetcher's decisions, event by event, with no store, network or clock: time is passed in.
 struct PrefetchMachineTests {
@@ -35,11 +36,14 @@ struct PrefetchMachineTests {
 
     /// Hands `event` to the machine as the shell does: a plan it asks for is made at once, finding
     /// `due` at `position`. Returns every action, the plan's included.
-    func send(_ event: Machine.Event, to machine: inout Machine, at seconds: Double,
-              due: [PictureJob] = [], position: ReadingPosition? = nil) -> [Machine.Action] {
+    func send(
+        _ event: Machine.Event, to machine: inout Machine, at seconds: Double,
+        due: [PictureJob] = [], position: ReadingPosition? = nil
+    ) -> [Machine.Action] {
         var actions = machine.handle(event, now: at(seconds))
         while let index = actions.firstIndex(where: { if case .plan = $0 { true } else { false } }),
-              !actions[(index + 1)...].contains(where: { if case .report(.planned) = $0 { true } else { false } }) {
+            !actions[(index + 1)...].contains(where: { if case .report(.planned) = $0 { true } else { false } })
+        {
             let answer = machine.handle(
                 .planned(position: position ?? machine.lastPosition ?? page(1), wanted: due, admitted: due),
                 now: at(seconds))
@@ -125,7 +129,8 @@ struct PrefetchMachineTests {
                 if case .plan = $0 { true } else { false }
             }) {
                 plans.append(time)
-                _ = machine.handle(.planned(position: page(1), wanted: jobs(3...10), admitted: jobs(3...10)), now: at(time))
+                _ = machine.handle(
+                    .planned(position: page(1), wanted: jobs(3...10), admitted: jobs(3...10)), now: at(time))
             }
         }
         #expect(plans.count == 2, "\(plans)")
@@ -137,7 +142,10 @@ struct PrefetchMachineTests {
 
     @Test func aShortQueueIsPlannedForAtOnce() {
         var (machine, _) = planned([job(1)], at: page(1))
-        #expect(machine.handle(.pagesCommitted(refreshing: false), now: at(0.01)) == [.plan(inFlight: 1, forgetStart: false)])
+        #expect(
+            machine.handle(.pagesCommitted(refreshing: false), now: at(0.01)) == [
+                .plan(inFlight: 1, forgetStart: false)
+            ])
     }
 
     @Test func writtenPicturesAreRecordedTogether() {
@@ -212,8 +220,9 @@ struct PrefetchMachineTests {
     @Test func aFailedPictureIsNotAskedForAgainInTheSameRun() {
         var (machine, _) = planned([job(1), job(2)], at: page(1))
         // The store may still list it as due when a plan races its record.
-        let actions = send(.ended(id: 1, .failed("timed out", permanent: false)), to: &machine, at: 0.01,
-                           due: [job(1), job(3)])
+        let actions = send(
+            .ended(id: 1, .failed("timed out", permanent: false)), to: &machine, at: 0.01,
+            due: [job(1), job(3)])
         #expect(actions.contains(.fail(job(1), reason: "timed out", permanent: false)))
         #expect(started(actions) == [3])
         #expect(machine.hasTried(1) && !machine.queue.contains(job(1)))

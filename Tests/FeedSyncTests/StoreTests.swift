@@ -1,9 +1,10 @@
-@testable import FeedSyncStore
 import Foundation
 import GRDB
 import GRDBSQLite
 import Synchronization
 import Testing
+
+@testable import FeedSyncStore
 
 /// The store on a real SQLite file with the real migrations.
 @Suite struct StoreTests {
@@ -59,9 +60,11 @@ import Testing
         let queue = try DatabaseQueue(path: path)
         try migrator.migrate(queue)
         try queue.write { db in
-            try db.execute(sql: """
-                INSERT INTO feed (url, added_at, backfill_page) VALUES ('http://h/pulled', 0, 3), ('http://h/new', 0, NULL)
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO feed (url, added_at, backfill_page) \
+                    VALUES ('http://h/pulled', 0, 3), ('http://h/new', 0, NULL)
+                    """)
         }
         try queue.close()
         let upgraded = try Store(path: path)
@@ -91,11 +94,16 @@ import Testing
 
     @Test func ordersByBandThenArrivalAndKeepsAKnownKeysPlace() throws {
         let feed = try store.subscribe(url: "http://h/feed")
-        try store.commit(PageCommit(feedID: feed.id, band: 0, newItems: [item("a"), item("b")], updatedItems: [], cursor: FeedCursor()))
-        try store.commit(PageCommit(feedID: feed.id, band: -1, newItems: [item("new")], updatedItems: [], cursor: FeedCursor()))
+        try store.commit(
+            PageCommit(
+                feedID: feed.id, band: 0, newItems: [item("a"), item("b")], updatedItems: [], cursor: FeedCursor()))
+        try store.commit(
+            PageCommit(feedID: feed.id, band: -1, newItems: [item("new")], updatedItems: [], cursor: FeedCursor()))
         // "a" arrives again with a new title: refreshed in place, not moved, not duplicated.
-        try store.commit(PageCommit(
-            feedID: feed.id, band: 0, newItems: [item("c")], updatedItems: [item("a", title: "A2")], cursor: FeedCursor()))
+        try store.commit(
+            PageCommit(
+                feedID: feed.id, band: 0, newItems: [item("c")], updatedItems: [item("a", title: "A2")],
+                cursor: FeedCursor()))
         let page = try store.list(feedURL: nil, page: 1, perPage: 10)
         #expect(page.items.map(\.key) == ["new", "a", "b", "c"])
         #expect(page.items.map(\.title) == ["new", "A2", "b", "c"])
@@ -110,14 +118,25 @@ import Testing
     @Test func everyPageIsTheRightSliceAcrossBandsAndFeeds() throws {
         let one = try store.subscribe(url: "http://h/one")
         let two = try store.subscribe(url: "http://h/two")
-        try store.commit(PageCommit(feedID: one.id, band: 0, newItems: (0..<7).map { item("one-\($0)") }, updatedItems: [], cursor: FeedCursor()))
-        try store.commit(PageCommit(feedID: two.id, band: 0, newItems: (0..<5).map { item("two-\($0)") }, updatedItems: [], cursor: FeedCursor()))
-        try store.commit(PageCommit(feedID: one.id, band: -1, newItems: (0..<3).map { item("head-\($0)") }, updatedItems: [], cursor: FeedCursor()))
+        try store.commit(
+            PageCommit(
+                feedID: one.id, band: 0, newItems: (0..<7).map { item("one-\($0)") }, updatedItems: [],
+                cursor: FeedCursor()))
+        try store.commit(
+            PageCommit(
+                feedID: two.id, band: 0, newItems: (0..<5).map { item("two-\($0)") }, updatedItems: [],
+                cursor: FeedCursor()))
+        try store.commit(
+            PageCommit(
+                feedID: one.id, band: -1, newItems: (0..<3).map { item("head-\($0)") }, updatedItems: [],
+                cursor: FeedCursor()))
         // Refreshed and repeated items take no place: seq stays without holes.
-        try store.commit(PageCommit(
-            feedID: one.id, band: -1, newItems: [item("head-3"), item("one-2")],
-            updatedItems: [item("head-0", title: "again")], cursor: FeedCursor()))
-        try store.commit(PageCommit(feedID: one.id, band: -3, newItems: [item("top")], updatedItems: [], cursor: FeedCursor()))
+        try store.commit(
+            PageCommit(
+                feedID: one.id, band: -1, newItems: [item("head-3"), item("one-2")],
+                updatedItems: [item("head-0", title: "again")], cursor: FeedCursor()))
+        try store.commit(
+            PageCommit(feedID: one.id, band: -3, newItems: [item("top")], updatedItems: [], cursor: FeedCursor()))
 
         let expected: [String?: [String]] = [
             "http://h/one": ["top"] + (0..<4).map { "head-\($0)" } + (0..<7).map { "one-\($0)" },
@@ -129,8 +148,9 @@ import Testing
                 for page in 1...(keys.count / perPage + 2) {
                     let listed = try store.list(feedURL: url, page: page, perPage: perPage)
                     let start = min(keys.count, (page - 1) * perPage)
-                    #expect(listed.items.map(\.key) == Array(keys[start..<min(keys.count, start + perPage)]),
-                            "\(url ?? "all") page \(page) of \(perPage)")
+                    #expect(
+                        listed.items.map(\.key) == Array(keys[start..<min(keys.count, start + perPage)]),
+                        "\(url ?? "all") page \(page) of \(perPage)")
                     #expect(listed.items.map(\.position) == Array(start + 1..<start + 1 + listed.items.count))
                     #expect(listed.total == keys.count)
                 }
@@ -148,30 +168,39 @@ import Testing
         try migrator.migrate(queue)
         try queue.write { db in
             // Version 2 left holes where refreshed items used up numbers.
-            try db.execute(sql: """
-                INSERT INTO feed (id, url, added_at) VALUES (1, 'http://h/feed', 0);
-                INSERT INTO item (feed_id, key, band, seq, title, stored_at) VALUES
-                    (1, 'a', 0, 0, 'a', 0), (1, 'b', 0, 3, 'b', 0), (1, 'c', 0, 7, 'c', 0),
-                    (1, 'new', -1, 2, 'new', 0), (1, 'newer', -1, 5, 'newer', 0);
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO feed (id, url, added_at) VALUES (1, 'http://h/feed', 0);
+                    INSERT INTO item (feed_id, key, band, seq, title, stored_at) VALUES
+                        (1, 'a', 0, 0, 'a', 0), (1, 'b', 0, 3, 'b', 0), (1, 'c', 0, 7, 'c', 0),
+                        (1, 'new', -1, 2, 'new', 0), (1, 'newer', -1, 5, 'newer', 0);
+                    """)
         }
         try queue.close()
         let upgraded = try Store(path: path)
-        #expect(try upgraded.list(feedURL: nil, page: 1, perPage: 10).items.map(\.key) == ["new", "newer", "a", "b", "c"])
+        #expect(
+            try upgraded.list(feedURL: nil, page: 1, perPage: 10).items.map(\.key) == ["new", "newer", "a", "b", "c"])
         #expect(try upgraded.list(feedURL: nil, page: 2, perPage: 2).items.map(\.key) == ["a", "b"])
-        try upgraded.commit(PageCommit(feedID: 1, band: 0, newItems: [item("d")], updatedItems: [], cursor: FeedCursor()))
-        #expect(try upgraded.list(feedURL: "http://h/feed", page: 1, perPage: 10).items.map(\.key) == ["new", "newer", "a", "b", "c", "d"])
+        try upgraded.commit(
+            PageCommit(feedID: 1, band: 0, newItems: [item("d")], updatedItems: [], cursor: FeedCursor()))
+        #expect(
+            try upgraded.list(feedURL: "http://h/feed", page: 1, perPage: 10).items.map(\.key) == [
+                "new", "newer", "a", "b", "c", "d",
+            ])
     }
 
     @Test func pictureStatusFollowsThePictureURL() throws {
         let feed = try store.subscribe(url: "http://h/feed")
-        try store.commit(PageCommit(
-            feedID: feed.id, band: 0, newItems: [item("p", picture: "http://h/1.png"), item("n")], updatedItems: [],
-            cursor: FeedCursor()))
+        try store.commit(
+            PageCommit(
+                feedID: feed.id, band: 0, newItems: [item("p", picture: "http://h/1.png"), item("n")], updatedItems: [],
+                cursor: FeedCursor()))
         #expect(try store.list(feedURL: nil, page: 1, perPage: 10).items.map(\.imageStatus) == [.pending, .none])
-        try store.commit(PageCommit(
-            feedID: feed.id, band: 0, newItems: [], updatedItems: [item("p"), item("n", picture: "http://h/2.png")],
-            cursor: FeedCursor()))
+        try store.commit(
+            PageCommit(
+                feedID: feed.id, band: 0, newItems: [],
+                updatedItems: [item("p"), item("n", picture: "http://h/2.png")],
+                cursor: FeedCursor()))
         #expect(try store.list(feedURL: nil, page: 1, perPage: 10).items.map(\.imageStatus) == [.none, .pending])
     }
 
@@ -205,12 +234,88 @@ import Testing
         #expect(try store.latestReadingPosition() == ReadingPosition(feedURL: "http://h/feed", page: 2, perPage: 10))
 
         // The latest position again is not written: the store's data does not change.
-        let changes = { try DatabaseQueue(path: self.store.path).read { try Double.fetchOne($0, sql: "SELECT sum(updated_at) FROM reading_position") } }
+        let changes = {
+            try DatabaseQueue(path: self.store.path).read {
+                try Double.fetchOne($0, sql: "SELECT sum(updated_at) FROM reading_position")
+            }
+        }
         let before = try changes()
         try store.setReadingPosition(ReadingPosition(feedURL: "http://h/feed", page: 2, perPage: 10))
         #expect(try changes() == before)
         Thread.sleep(forTimeInterval: 0.01)
         try store.setReadingPosition(ReadingPosition(feedURL: nil, page: 4, perPage: 50))
-        #expect(try store.latestReadingPosition() == ReadingPosition(feedURL: nil, page: 4, perPage: 50), "an older one becomes the latest again")
+        #expect(
+            try store.latestReadingPosition() == ReadingPosition(feedURL: nil, page: 4, perPage: 50),
+            "an older one becomes the latest again")
     }
+
+    @Test func theStatementSteppedThroughSQLitesCAPIBindsEveryKindOfValue() throws {
+        let queue = try DatabaseQueue(path: directory.path + "/bindings.sqlite")
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t (i INTEGER, d REAL, s TEXT NOT NULL, n TEXT, b INTEGER)")
+            let insert = try db.cachedStatement(sql: "INSERT INTO t VALUES (?, ?, ?, ?, ?)")
+            for (i, s) in [
+                (Int64.min, "Ünïcødé 📰 <b>&amp;</b>"), (Int64.max, ""), (0, String(repeating: "é", count: 5000)),
+            ] {
+                try insert.run(db) { values in
+                    values.add(i)
+                    values.add(1.5)
+                    values.add(s)
+                    values.add(nil as String?)
+                    values.add(1)
+                }
+            }
+            let rows = try Row.fetchAll(db, sql: "SELECT i, d, s, n, b FROM t ORDER BY rowid")
+            #expect(rows.map { $0[0] as Int64 } == [.min, .max, 0])
+            #expect(rows.map { $0[1] as Double } == [1.5, 1.5, 1.5])
+            #expect(
+                rows.map { $0[2] as String } == ["Ünïcødé 📰 <b>&amp;</b>", "", String(repeating: "é", count: 5000)])
+            #expect(rows.allSatisfy { $0[3] == nil && $0[4] as Int == 1 })
+            // Too few values is an error, not a NULL bound in silence.
+            let short = #expect(throws: DatabaseError.self) { try insert.run(db) { $0.add(1) } }
+            #expect(short?.resultCode == .SQLITE_RANGE)
+            // SQLite's refusal comes back with its message, and the statement runs again after it.
+            let refused = #expect(throws: DatabaseError.self) {
+                try insert.run(db) { values in
+                    for value in [1, 2] as [Int] { values.add(value) }
+                    values.add(nil as String?)
+                    values.add(nil as String?)
+                    values.add(nil as Int?)
+                }
+            }
+            #expect(refused?.resultCode == .SQLITE_CONSTRAINT)
+            #expect(refused?.message?.contains("t.s") == true)
+            try insert.run(db) { values in
+                values.add(7)
+                values.add(nil as Double?)
+                values.add("again")
+                values.add(nil as String?)
+                values.add(0)
+            }
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM t") == 4)
+            // Text ends at a NUL, as GRDB binds it.
+            try insert.run(db) { values in
+                values.add(8)
+                values.add(nil as Double?)
+                values.add("cut\u{0}off")
+                values.add("\u{0}")
+                values.add(nil as Int?)
+            }
+            #expect(try Row.fetchOne(db, sql: "SELECT s, n FROM t WHERE i = 8") == ["s": "cut", "n": ""])
+            // A value SQLite refuses to bind is named, though values bound after it succeeded.
+            sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_LENGTH, 1000)
+            let tooBig = #expect(throws: DatabaseError.self) {
+                try insert.run(db) { values in
+                    values.add(9)
+                    values.add(nil as Double?)
+                    values.add(String(repeating: "x", count: 2000))
+                    values.add("fine")
+                    values.add(1)
+                }
+            }
+            #expect(tooBig?.resultCode == .SQLITE_TOOBIG)
+            #expect(tooBig?.message?.contains("too big") == true, "\(String(describing: tooBig?.message))")
+        }
+    }
+
 }

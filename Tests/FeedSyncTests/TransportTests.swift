@@ -6,7 +6,8 @@ import Testing
 
 /// Real libcurl against the demo server on 127.0.0.1.
 @Suite struct TransportTests {
-    let client = HTTPClient(configuration: TransportConfiguration(userAgent: "feedsync-tests", connectTimeout: 5, lowSpeedSeconds: 5))
+    let client = HTTPClient(
+        configuration: TransportConfiguration(userAgent: "feedsync-tests", connectTimeout: 5, lowSpeedSeconds: 5))
 
     func failure(_ request: HTTPRequest) async -> TransportError? {
         do {
@@ -124,7 +125,8 @@ import Testing
     @Test func aTransferCarriesNothingOfTheOneBeforeItOnTheSameHandle() async throws {
         try await withServer { server, url in
             // One at a time, so the second and third run on the first's handle, reset.
-            let first = try await client.get(HTTPRequest(url: url + "?page=1", headers: [("If-None-Match", "\"seen\"")]))
+            let first = try await client.get(
+                HTTPRequest(url: url + "?page=1", headers: [("If-None-Match", "\"seen\"")]))
             let second = try await client.get(HTTPRequest(url: url + "?page=2"))
             let capped = await failure(HTTPRequest(url: url + "?page=3", maxBodyBytes: 10))
             let third = try await client.get(HTTPRequest(url: url + "?page=3"))
@@ -136,7 +138,9 @@ import Testing
     }
 
     /// Starts `urls` in `lane` with `client.start` and returns their results in the order given.
-    func startAll(_ urls: [String], lane: HTTPLane, on client: HTTPClient) async -> [Result<HTTPResponse, TransportError>] {
+    func startAll(_ urls: [String], lane: HTTPLane, on client: HTTPClient) async -> [Result<
+        HTTPResponse, TransportError
+    >] {
         await withTaskGroup(of: (Int, Result<HTTPResponse, TransportError>).self) { group in
             for (index, url) in urls.enumerated() {
                 group.addTask {
@@ -180,7 +184,9 @@ import Testing
             var faults = Faults()
             faults.next = [.stall(30)]
             server.setFaults(faults)
-            let client = HTTPClient(configuration: TransportConfiguration(userAgent: "feedsync-tests", connectTimeout: 5, lowSpeedSeconds: 20))
+            let client = HTTPClient(
+                configuration: TransportConfiguration(
+                    userAgent: "feedsync-tests", connectTimeout: 5, lowSpeedSeconds: 20))
             try await body(server, url, client, HTTPLane(limit: 1))
         }
     }

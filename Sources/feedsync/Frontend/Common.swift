@@ -7,9 +7,11 @@ import Foundation
 
 /// `--home`, shared by every subcommand.
 struct HomeOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "Keep everything (database, pictures, lock) in this folder. Default: $FEEDSYNC_HOME, else the XDG folders.",
-        valueName: "dir"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Keep everything (database, pictures, lock) in this folder. Default: $FEEDSYNC_HOME, else the XDG folders.",
+            valueName: "dir"))
     var home: String?
 
     var dataHome: DataHome { DataHome(override: home) }

@@ -38,7 +38,7 @@ final class Interruption {
 
     /// Stops watching: the signals end the process again, as by default.
     func stop() {
-        sources.forEach { $0.cancel() }
+        for source in sources { source.cancel() }
         for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
     }
 }

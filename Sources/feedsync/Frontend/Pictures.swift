@@ -9,8 +9,9 @@ extension PrefetchMode: ExpressibleByArgument {}
 
 /// `--cache-size`, shared by `pull` and `gc`; a given size is remembered for later runs.
 struct PictureOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "Picture cache budget, e.g. 500M or 2G; remembered for later runs. Default 1G.", valueName: "size"),
+    @Option(
+        help: ArgumentHelp(
+            "Picture cache budget, e.g. 500M or 2G; remembered for later runs. Default 1G.", valueName: "size"),
         transform: ByteSize.parse)
     var cacheSize: Int64?
 
@@ -63,7 +64,10 @@ final class ProgressLine: Sendable {
 
     func record(_ event: PullEvent) {
         guard case .page(_, _, _, let new, _, _) = event else { return }
-        update { $0.pages += 1; $0.items += new }
+        update {
+            $0.pages += 1
+            $0.items += new
+        }
     }
 
     func record(_ event: PictureEvent) {

@@ -22,10 +22,12 @@ final class PullReporting: Sendable {
             progress?.record(event)
             if verbose { Pull.log(event) }
         case .picture(let event):
-            if case .localFault(let reason) = event, localFault.withLock({ fault in
-                defer { fault = fault ?? reason }
-                return fault == nil
-            }) {
+            if case .localFault(let reason) = event,
+                localFault.withLock({ fault in
+                    defer { fault = fault ?? reason }
+                    return fault == nil
+                })
+            {
                 progress?.clear()
                 complain(reason)
             }

@@ -9,7 +9,9 @@ enum Terminal {
     static var width: Int {
         var size = winsize()
         if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
-        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 {
+            return columns
+        }
         return 80
     }
 
@@ -31,7 +33,9 @@ enum Terminal {
         for scalar in Redact.passwords(in: text).unicodeScalars {
             if !isUnsafe(scalar) {
                 scalars.append(scalar)
-            } else if scalar == "\n" || scalar == "\r" || scalar == "\t" || scalar.value == 0x2028 || scalar.value == 0x2029 {
+            } else if scalar == "\n" || scalar == "\r" || scalar == "\t" || scalar.value == 0x2028
+                || scalar.value == 0x2029
+            {
                 scalars.append(" ")
             } else {
                 scalars.append("\u{FFFD}")
@@ -47,9 +51,9 @@ enum Terminal {
         switch first.value {
         case 0x0300...0x036F, 0x200B...0x200D: return 0
         case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
-             0xA000...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
-             0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x1FA70...0x1FAFF,
-             0x20000...0x3FFFD:
+            0xA000...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
+            0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x1FA70...0x1FAFF,
+            0x20000...0x3FFFD:
             return 2
         default:
             return 1
@@ -117,7 +121,8 @@ enum Redact {
         var copied = 0
         while index + 3 <= bytes.count {
             guard bytes[index] == UInt8(ascii: ":"), bytes[index + 1] == UInt8(ascii: "/"),
-                  bytes[index + 2] == UInt8(ascii: "/") else {
+                bytes[index + 2] == UInt8(ascii: "/")
+            else {
                 index += 1
                 continue
             }
@@ -130,7 +135,9 @@ enum Redact {
             var word = end
             while word < bytes.count, bytes[word] > 0x20, bytes[word] != 0x7F { word += 1 }
             index = end
-            let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) ?? bytes[start..<word].lastIndex(of: UInt8(ascii: "@"))
+            let at =
+                bytes[start..<end].lastIndex(of: UInt8(ascii: "@"))
+                ?? bytes[start..<word].lastIndex(of: UInt8(ascii: "@"))
             guard let at, let colon = bytes[start..<at].firstIndex(of: UInt8(ascii: ":")) else { continue }
             index = max(index, at)
             out += bytes[copied...colon]
@@ -145,7 +152,8 @@ enum Redact {
     private static func endsAuthority(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "\""), UInt8(ascii: "'"),
-             UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`"): true
+            UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`"):
+            true
         default: byte <= 0x20 || byte == 0x7F
         }
     }

@@ -28,7 +28,8 @@ struct GC: AsyncParsableCommand {
         let budget = try pictureOptions.budget(library)
         let done = try fail(on: { try library.collectGarbage(budget: budget, pagesAhead: prefetchPages) })
         if Terminal.isInteractive {
-            try Output.line("""
+            try Output.line(
+                """
                 removed \(done.temporaryFiles) temp files, \(done.unknownFiles) unknown files, \
                 \(done.unusedPictures) unused pictures; forgot \(done.forgotten) pictures whose file was gone; \
                 evicted \(done.evicted) (\(done.evictedBytes) bytes)

@@ -63,7 +63,8 @@ struct List: AsyncParsableCommand {
         var footer = "page \(page) of \(pages) · \(listed.total) item\(listed.total == 1 ? "" : "s")"
         footer += " · " + (listed.lastPullAt.map { "last pull \(relative($0))" } ?? "never pulled")
         guard !listed.items.isEmpty else {
-            let hint = listed.total == 0 ? "no items stored yet; run: feedsync pull --feed URL" : "no items on this page"
+            let hint =
+                listed.total == 0 ? "no items stored yet; run: feedsync pull --feed URL" : "no items on this page"
             return hint + "\n" + footer
         }
         let numberWidth = String(listed.items.last!.position).count
@@ -71,7 +72,8 @@ struct List: AsyncParsableCommand {
         let titleWidth = max(10, Terminal.width - numberWidth - statusWidth - 3)
         var lines: [String] = []
         for item in listed.items {
-            let number = String(repeating: " ", count: numberWidth - String(item.position).count) + String(item.position)
+            let number =
+                String(repeating: " ", count: numberWidth - String(item.position).count) + String(item.position)
             var title = Terminal.safe(item.title.isEmpty ? (item.link ?? item.key) : item.title)
             title = Terminal.truncate(title, toCells: titleWidth)
             let padding = String(repeating: " ", count: max(0, titleWidth - Terminal.displayWidth(title)))

@@ -21,9 +21,12 @@ struct Pull: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Subscribe to this feed (if new) and pull it; repeat for more feeds.", valueName: "url"))
     var feed: [String] = []
 
-    @Option(help: ArgumentHelp(
-        "With --feed: read it as this format from now on (\(FormatChoice.allValueStrings.joined(separator: ", "))); auto finds it from the documents again.",
-        valueName: "format"))
+    @Option(
+        help: ArgumentHelp(
+            "With --feed: read it as this format from now on "
+                + "(\(FormatChoice.allValueStrings.joined(separator: ", "))); "
+                + "auto finds it from the documents again.",
+            valueName: "format"))
     var format: FormatChoice?
 
     @Option(help: ArgumentHelp("Fetch at most this many pages per feed in this run.", valueName: "n"))
@@ -43,11 +46,13 @@ struct Pull: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Feeds pulled at once.", valueName: "n"))
     var feedConcurrency = 4
 
-    @Option(help: ArgumentHelp("Largest picture accepted, in bytes (K, M and G suffixes work).", valueName: "size"),
-            transform: ByteSize.parse)
+    @Option(
+        help: ArgumentHelp("Largest picture accepted, in bytes (K, M and G suffixes work).", valueName: "size"),
+        transform: ByteSize.parse)
     var maxImageBytes: Int64 = 10 << 20
 
-    @Option(help: ArgumentHelp("Give up on a transfer that makes no progress for this many seconds.", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp("Give up on a transfer that makes no progress for this many seconds.", valueName: "seconds"))
     var timeout = 20
 
     @Flag(help: "Print nothing but errors.")
@@ -58,7 +63,9 @@ struct Pull: AsyncParsableCommand {
 
     func validate() throws {
         try feed.forEach(validateFeedURL)
-        if format != nil, feed.isEmpty { throw ValidationError("--format needs --feed: it is remembered with the feed") }
+        if format != nil, feed.isEmpty {
+            throw ValidationError("--format needs --feed: it is remembered with the feed")
+        }
         if let maxPages { try check(maxPages, in: 1...1_000_000, "--max-pages") }
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
         try check(prefetchPages, in: PictureOptions.prefetchPages, "--prefetch-pages")
@@ -73,11 +80,12 @@ struct Pull: AsyncParsableCommand {
         let library = try homeOptions.open(.writing)
         let feeds: [Feed]
         if !feed.isEmpty {
-            let setting: FeedSync.FormatSetting = switch format {
-            case nil: .keep
-            case .auto?: .found
-            case .format(let format)?: .chosen(format)
-            }
+            let setting: FeedSync.FormatSetting =
+                switch format {
+                case nil: .keep
+                case .auto?: .found
+                case .format(let format)?: .chosen(format)
+                }
             feeds = try feed.map { url in try fail(on: { try library.subscribe(url: url, format: setting) }) }
         } else {
             feeds = try fail(on: { try library.feeds() })
@@ -146,7 +154,9 @@ struct Pull: AsyncParsableCommand {
     static func summary(_ report: PullReport) -> String {
         let url = Terminal.safe(report.url)
         if let until = report.skippedUntil { return "\(url): skipped, the server asked to wait until \(iso(until))" }
-        var line = "\(url): \(report.newItems) new item\(report.newItems == 1 ? "" : "s"), \(report.pages) request\(report.pages == 1 ? "" : "s")"
+        var line =
+            "\(url): \(report.newItems) new item\(report.newItems == 1 ? "" : "s"), "
+            + "\(report.pages) request\(report.pages == 1 ? "" : "s")"
         switch report.finish {
         case .budgetSpent: line += "; --max-pages reached, the next pull continues"
         case .endless(let reason): line += "; stopped an endless feed (\(reason))"
@@ -166,18 +176,21 @@ struct Pull: AsyncParsableCommand {
     }
 
     static func log(_ event: PullEvent) {
-        let line: String = switch event {
-        case .notModified(let url): "\(url): not modified"
-        case .page(let url, let number, let items, let new, _, let skipped):
-            "\(url): page \(number), \(items) items, \(new) new"
-                + (skipped > 0 ? ", \(skipped) skipped (no usable id, or an id or URL over its limit)" : "")
-        case .retrying(let url, let attempt, let delay, let reason):
-            "\(url): \(reason); retry \(attempt) in \(String(format: "%.1f", delay)) s"
-        case .skipped(let url, let until): "\(url): skipped until \(iso(until)) as the server asked"
-        case .endless(let url, let reason): "\(url): stopped an endless feed: \(reason)"
-        case .linkRefused(let url, let status): "\(url): answered \(status) to a saved link; starting again from the head"
-        case .malformed(let url, let place): "\(url): not well-formed at \(place); the items around the damage were read"
-        }
+        let line: String =
+            switch event {
+            case .notModified(let url): "\(url): not modified"
+            case .page(let url, let number, let items, let new, _, let skipped):
+                "\(url): page \(number), \(items) items, \(new) new"
+                    + (skipped > 0 ? ", \(skipped) skipped (no usable id, or an id or URL over its limit)" : "")
+            case .retrying(let url, let attempt, let delay, let reason):
+                "\(url): \(reason); retry \(attempt) in \(String(format: "%.1f", delay)) s"
+            case .skipped(let url, let until): "\(url): skipped until \(iso(until)) as the server asked"
+            case .endless(let url, let reason): "\(url): stopped an endless feed: \(reason)"
+            case .linkRefused(let url, let status):
+                "\(url): answered \(status) to a saved link; starting again from the head"
+            case .malformed(let url, let place):
+                "\(url): not well-formed at \(place); the items around the damage were read"
+            }
         Output.error(Terminal.safe(line))
     }
 }

@@ -39,9 +39,12 @@ struct Status: AsyncParsableCommand {
     func text(_ status: FeedStatus) -> String {
         let feed = status.feed
         var lines = [Terminal.safe(feed.url)]
-        let format = feed.format.map { "\($0) (\(feed.formatChosen ? "chosen with --format" : "found in its documents"))" }
+        let format = feed.format.map {
+            "\($0) (\(feed.formatChosen ? "chosen with --format" : "found in its documents"))"
+        }
         lines.append("  format:        \(format ?? "found at the first pull")")
-        lines.append("  items stored:  \(status.itemCount)" + (feed.cursor.remoteTotal.map { " (server reports \($0))" } ?? ""))
+        lines.append(
+            "  items stored:  \(status.itemCount)" + (feed.cursor.remoteTotal.map { " (server reports \($0))" } ?? ""))
         lines.append("  backfill:      \(backfill(feed.cursor))")
         if let at = feed.lastPullAt {
             var line = "  last pull:     \(relative(at)), \(feed.lastOutcome?.rawValue ?? "unknown")"
@@ -54,7 +57,9 @@ struct Status: AsyncParsableCommand {
         if let malformed = feed.malformed {
             lines.append("  malformed:     \(Terminal.safe(malformed)); its items were read past the damage")
         }
-        let pictures = [PictureStatus.cached, .pending, .failed].map { "\($0.rawValue) \(status.pictures[$0]?.count ?? 0)" }
+        let pictures = [PictureStatus.cached, .pending, .failed].map {
+            "\($0.rawValue) \(status.pictures[$0]?.count ?? 0)"
+        }
         let bytes = status.pictures[.cached]?.bytes ?? 0
         lines.append("  pictures:      \(pictures.joined(separator: ", ")) (\(bytes) bytes cached)")
         lines.append("  no picture:    \(status.pictures[.none]?.count ?? 0) items")
@@ -66,10 +71,12 @@ struct Status: AsyncParsableCommand {
         let cursor = feed.cursor
         let pictures = PictureStatus.allCases.map { "\(JSON.string($0.rawValue)): \(status.pictures[$0]?.count ?? 0)" }
         return """
-            {"url": \(JSON.string(feed.url)), "format": \(JSON.string(feed.format)), "format_chosen": \(feed.formatChosen), \
+            {"url": \(JSON.string(feed.url)), "format": \(JSON.string(feed.format)), \
+            "format_chosen": \(feed.formatChosen), \
             "items": \(status.itemCount), \
             "remote_total": \(JSON.number(cursor.remoteTotal)), \
-            "backfill": {"done": \(cursor.backfillDone), "note": \(JSON.string(cursor.backfillNote)), "next_page": \(JSON.number(cursor.backfillDone ? nil : cursor.backfillPage)), \
+            "backfill": {"done": \(cursor.backfillDone), "note": \(JSON.string(cursor.backfillNote)), \
+            "next_page": \(JSON.number(cursor.backfillDone ? nil : cursor.backfillPage)), \
             "next_url": \(JSON.string(cursor.backfillDone ? nil : cursor.backfillURL))}, \
             "last_pull_at": \(JSON.string(feed.lastPullAt.map(iso))), \
             "last_outcome": \(JSON.string(feed.lastOutcome?.rawValue)), \

@@ -64,7 +64,9 @@ final class CLI: Sendable {
         let outPath = home.path + "/.out-\(id)"
         let errPath = home.path + "/.err-\(id)"
         for path in [outPath, errPath] {
-            guard FileManager.default.createFile(atPath: path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+            guard FileManager.default.createFile(atPath: path, contents: nil) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
         }
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: errPath)

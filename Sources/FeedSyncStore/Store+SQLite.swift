@@ -1,0 +1,85 @@
+import GRDB
+internal import GRDBSQLite
+
+// One statement, the page commit's item insert, is a GRDB cached statement bound and stepped
+// through SQLite's C API: with GRDB's `StatementArguments` (every value boxed, bound through nested
+// closures) a 300 000-item ingest took over a third longer (BENCHMARKS.md, "GRDB's statement API").
+// Every other statement goes through GRDB. GRDB's transaction observers do not see what this
+// steps, so the commit calls `Database.notifyChanges(in:)` for the item table afterwards. Values
+// are bound as GRDB binds them (text up to its first NUL, copied by SQLite).
+
+/// The values bound to a statement, in order.
+struct Bindings {
+    fileprivate let handle: SQLiteStatement
+    fileprivate var count: CInt = 0
+    fileprivate var failure: CInt = SQLITE_OK
+
+    mutating func add(_ value: Int64?) {
+        bind { handle, index in value.map { sqlite3_bind_int64(handle, index, $0) } }
+    }
+
+    mutating func add(_ value: Int?) { add(value.map(Int64.init)) }
+
+    mutating func add(_ value: Double?) {
+        bind { handle, index in value.map { sqlite3_bind_double(handle, index, $0) } }
+    }
+
+    mutating func add(_ value: String?) {
+        bind { handle, index in
+            guard var value else { return nil }
+            // withUTF8, not the C string a String argument becomes: that copies a short string
+            // (stored inline) to the heap first. Up to the first NUL, as GRDB binds text.
+            return value.withUTF8 { text in
+                let count = text.firstIndex(of: 0) ?? text.count
+                guard count > 0, let start = text.baseAddress else {
+                    return sqlite3_bind_text(handle, index, "", 0, transient)  // '', not the NULL a nil start binds
+                }
+                // The 64-bit call: text past SQLite's limit is SQLITE_TOOBIG, not a trap converting its length.
+                return start.withMemoryRebound(to: CChar.self, capacity: count) {
+                    sqlite3_bind_text64(handle, index, $0, UInt64(count), transient, UInt8(SQLITE_UTF8))
+                }
+            }
+        }
+    }
+
+    /// Binds the next parameter with `body`, NULL when it binds nothing.
+    private mutating func bind(_ body: (SQLiteStatement, CInt) -> CInt?) {
+        count += 1
+        let code = body(handle, count) ?? sqlite3_bind_null(handle, count)
+        if failure == SQLITE_OK { failure = code }
+    }
+}
+
+extension Statement {
+    /// Resets the statement, binds what `bind` adds, and steps it to its end.
+    func run(_ db: Database, _ bind: (inout Bindings) -> Void) throws {
+        sqlite3_reset(sqliteStatement)
+        var bindings = Bindings(handle: sqliteStatement)
+        bind(&bindings)
+        guard bindings.count == sqlite3_bind_parameter_count(sqliteStatement) else {
+            throw DatabaseError(
+                resultCode: .SQLITE_RANGE,
+                message: "\(bindings.count) values for \(sqlite3_bind_parameter_count(sqliteStatement)) parameters",
+                sql: sql)
+        }
+        guard bindings.failure == SQLITE_OK else {
+            // Binds that succeeded after the failed one cleared the connection's message.
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: bindings.failure),
+                message: String(cString: sqlite3_errstr(bindings.failure)), sql: sql)
+        }
+        switch sqlite3_step(sqliteStatement) {
+        case SQLITE_DONE, SQLITE_ROW: return
+        case let code: throw failure(db, code)
+        }
+    }
+
+    private func failure(_ db: Database, _ code: CInt) -> DatabaseError {
+        let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+        sqlite3_reset(sqliteStatement)
+        return DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+    }
+}
+
+/// SQLite copies the value before the bind call returns (SQLITE_TRANSIENT, a C macro).
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
