@@ -26,13 +26,8 @@ extension PicturePrefetcher {
         case .failure(let error) where error.kind == .cancelled: return .cancelled
         case .failure(let error): return .failed(error.detail, permanent: !error.isTransient)
         }
-        switch response.status {
-        case 200..<300:
-            break
-        case 408, 425, 429, 500...599:
-            return .failed("the server answered \(response.status)", permanent: false)
-        default:
-            return .failed("the server answered \(response.status)", permanent: true)
+        guard (200..<300).contains(response.status) else {
+            return .failed("the server answered \(response.status)", permanent: !response.isTransientFailure)
         }
         guard let kind = ImageKind.sniff(response.body) else {
             let start = String(decoding: response.body.prefix(16), as: UTF8.self)

@@ -63,12 +63,17 @@ public final class PicturePrefetcher: Sendable {
     /// A page was committed: there may be new pictures in the window. `refreshing`: it rewrote
     /// items already stored, whose pictures may have changed anywhere in the list.
     public func pagesChanged(refreshing: Bool = true) {
-        sink.yield(.pagesCommitted(refreshing: refreshing))
+        signal(.pagesCommitted(refreshing: refreshing))
     }
 
     /// Paging is over: `run` returns once nothing due is left.
     public func pagingFinished() {
-        sink.yield(.pagingFinished)
+        signal(.pagingFinished)
+    }
+
+    /// Hands `event` to `run`; with `--images none` it does not run, and nothing is kept for it.
+    private func signal(_ event: PrefetchMachine.Event) {
+        if options.mode != .none { sink.yield(event) }
     }
 
     /// Runs until paging has finished and the window holds nothing due (or the client is shut down:

@@ -313,13 +313,9 @@ public final class SyncEngine: Sendable {
             var retryAfter: Double? = nil
             do {
                 let response = try await client.get(request)
-                switch response.status {
-                case 408, 425, 429, 500...599:
-                    reason = "the server answered \(response.status)"
-                    retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"])
-                default:
-                    return response
-                }
+                guard response.isTransientFailure else { return response }
+                reason = "the server answered \(response.status)"
+                retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"])
             } catch {
                 if error.kind == .cancelled || Task.isCancelled { throw PullFailure.interrupted }
                 if error.kind == .localFile { throw PullFailure(SyncError(.local, error.detail)) }

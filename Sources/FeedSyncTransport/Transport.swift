@@ -71,6 +71,15 @@ public struct HTTPResponse: Sendable {
         self.effectiveURL = effectiveURL
         self.bodyFile = bodyFile
     }
+
+    /// The status says the server may answer better later (timeout, too early, too many
+    /// requests, its own failure): worth trying again, not a fault of what was asked for.
+    public var isTransientFailure: Bool {
+        switch status {
+        case 408, 425, 429, 500...599: true
+        default: false
+        }
+    }
 }
 
 /// Why a transfer produced no response.
