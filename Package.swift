@@ -38,15 +38,17 @@ let package = Package(
             capability: .buildTool(),
             dependencies: ["EmbedMigrationsTool"]),
 
-        // Lowest modules: none of them imports another of ours.
+        // Lowest modules: Transport and Feed import none of ours; Store imports Feed for the formats it records.
         .target(
             name: "FeedSyncStore",
             dependencies: [
+                "FeedSyncFeed",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the one statement that needs it (Store+SQLite.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 "CSystem",
             ],
+            swiftSettings: libxml2Headers,
             plugins: ["EmbedMigrations"]),
         .target(name: "FeedSyncTransport", dependencies: ["CCurl"]),
         .target(name: "FeedSyncFeed", dependencies: ["CXML"], swiftSettings: libxml2Headers),

@@ -42,23 +42,9 @@ public final class FeedSync: Sendable {
 
     // MARK: Feeds and the list
 
-    /// How a feed's format is known.
-    public enum FormatSetting: Sendable, Equatable {
-        /// As before (found in its documents, unless one was chosen).
-        case keep
-        /// Found in its documents again, forgetting a chosen one.
-        case found
-        /// This one, whatever the documents say.
-        case chosen(FeedFormat)
-    }
-
-    /// Subscribes to `url` if new.
+    /// Subscribes to `url` if new, with its format set as `format` says.
     public func subscribe(url: String, format: FormatSetting = .keep) throws(StoreError) -> Feed {
-        switch format {
-        case .keep: try store.subscribe(url: url)
-        case .found: try store.subscribe(url: url, format: "auto")
-        case .chosen(let format): try store.subscribe(url: url, format: format.rawValue)
-        }
+        try store.subscribe(url: url, format: format)
     }
 
     public func feeds() throws(StoreError) -> [Feed] { try store.feeds() }

@@ -1,29 +1,43 @@
+import FeedSyncFeed
 import Foundation
 import GRDB
 
+/// How a feed's format is known.
+public enum FormatSetting: Sendable, Equatable {
+    /// As before (found in its documents, unless one was chosen).
+    case keep
+    /// Found in its documents again, forgetting a chosen one.
+    case found
+    /// This one, whatever the documents say.
+    case chosen(FeedFormat)
+}
+
 extension Store {
-    /// Remembers `url` as a subscribed feed, or returns it if it already is. A `format` is
-    /// remembered as chosen, and `"auto"` forgets a chosen one; `nil` keeps what the feed had.
-    public func subscribe(url: String, format: String? = nil) throws(StoreError) -> Feed {
+    /// Remembers `url` as a subscribed feed, or returns it if it already is, with its format set
+    /// as `format` says.
+    public func subscribe(url: String, format: FormatSetting = .keep) throws(StoreError) -> Feed {
         try write { db in
             try db.execute(
                 sql: "INSERT INTO feed (url, added_at, format) VALUES (?, ?, 'auto') ON CONFLICT(url) DO NOTHING",
                 arguments: [url, Date().timeIntervalSince1970])
-            if format == "auto" {
-                try db.execute(sql: "UPDATE feed SET format_chosen = 0 WHERE url = ?", arguments: [url])
-            } else if let format {
+            switch format {
+            case .keep: break
+            case .found: try db.execute(sql: "UPDATE feed SET format_chosen = 0 WHERE url = ?", arguments: [url])
+            case .chosen(let format):
                 try db.execute(
-                    sql: "UPDATE feed SET format = ?, format_chosen = 1 WHERE url = ?", arguments: [format, url])
+                    sql: "UPDATE feed SET format = ?, format_chosen = 1 WHERE url = ?",
+                    arguments: [format.rawValue, url])
             }
             return try Feed.fetchOne(db, sql: "SELECT * FROM feed WHERE url = ?", arguments: [url])!
         }
     }
 
     /// Records the format the feed's documents turned out to be, unless one was chosen.
-    public func recordFormat(feedID: Int64, _ format: String) throws(StoreError) {
+    public func recordFormat(feedID: Int64, _ format: FeedFormat) throws(StoreError) {
         try write { db in
             try db.execute(
-                sql: "UPDATE feed SET format = ? WHERE id = ? AND format_chosen = 0", arguments: [format, feedID])
+                sql: "UPDATE feed SET format = ? WHERE id = ? AND format_chosen = 0",
+                arguments: [format.rawValue, feedID])
         }
     }
 
@@ -95,8 +109,8 @@ extension Feed: FetchableRecord {
         url = row.text("url") ?? ""
         let gapBand = row.integer("gap_band", in: FeedCursor.bands)
         let gapPage = row.integer("gap_page", in: FeedCursor.pages)
-        let format = row.text("format") ?? "auto"
-        self.format = format == "auto" ? nil : format
+        // "auto" (or a name this version does not know): found from the next document.
+        format = row.text("format").flatMap(FeedFormat.init(rawValue:))
         formatChosen = row.integer("format_chosen") == 1
         cursor = FeedCursor(
             etag: row.text("etag"), lastModified: row.text("last_modified"),

@@ -4,15 +4,19 @@ import GRDB
 extension Store {
     /// For those of `keys` already stored in the feed, the band each one sits in.
     public func bands(feedID: Int64, keys: [String]) throws(StoreError) -> [String: Int] {
-        try read { db in
-            // One look-up per key: an `IN (…)` list of many keys costs SQLite a sorted temporary
-            // table before the same index seeks.
-            let statement = try db.cachedStatement(sql: "SELECT band FROM item WHERE feed_id = ? AND key = ?")
+        guard !keys.isEmpty else { return [:] }
+        return try read { db in
+            // One statement a page: json_each walks the keys in order and each probes the
+            // (feed_id, key) index; an `IN (…)` list would sort the keys into a temporary table first.
             var found: [String: Int] = [:]
-            for key in keys {
-                statement.setUncheckedArguments([feedID, key])
-                found[key] = try Int.fetchOne(statement)
-            }
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(
+                    sql: """
+                        SELECT item.key, item.band FROM json_each(?) AS wanted
+                        CROSS JOIN item ON item.feed_id = ? AND item.key = wanted.value
+                        """),
+                arguments: [String(decoding: try JSONEncoder().encode(keys), as: UTF8.self), feedID])
+            while let row = try rows.next() { found[row[0]] = row[1] as Int }
             return found
         }
     }

@@ -2,6 +2,7 @@
 // this module speaks SQL. Where it sits: docs/architecture.md.
 
 internal import CSystem
+import FeedSyncFeed
 import Foundation
 import GRDB
 
@@ -72,8 +73,8 @@ public enum PullOutcome: String, Sendable {
 public struct Feed: Sendable, Equatable {
     public var id: Int64
     public var url: String
-    /// The feed's format (`FeedFormat`'s raw value), `nil` until a document was read.
-    public var format: String?
+    /// The feed's format, `nil` until a document was read.
+    public var format: FeedFormat?
     /// The format was chosen with `--format`, so documents do not change it.
     public var formatChosen: Bool
     public var cursor: FeedCursor

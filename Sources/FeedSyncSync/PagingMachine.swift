@@ -86,7 +86,7 @@ public struct PagingMachine: Sendable {
     /// The page being read, which may arrive in parts.
     var reading = PageReading()
     /// The keys of the previous page of this walk, to notice a page served again.
-    var previousDigest: PageReading.Digest?
+    var previousKeys: [String]?
     /// The feed's size as last reported in this run.
     var currentTotal: Int?
 
@@ -170,8 +170,8 @@ public struct PagingMachine: Sendable {
             cursor.perPage = max(cursor.perPage ?? 0, read.count)
         }
         let nextURL = feedPage.next
-        let repeated = read.count > 0 && read.digest == previousDigest || nextURL.map(visited.contains) == true
-        previousDigest = read.digest
+        let repeated = read.count > 0 && read.keys == previousKeys || nextURL.map(visited.contains) == true
+        previousKeys = read.keys
         let ended = read.count == 0 || !hasMore(feedPage)
         let pastTotal = isFarPastTotal(page: page, hasMore: feedPage.hasMore)
 
@@ -239,7 +239,7 @@ public struct PagingMachine: Sendable {
     // MARK: Walk transitions
 
     private mutating func startWalk() {
-        previousDigest = nil
+        previousKeys = nil
         visited = []
     }
 
@@ -362,23 +362,14 @@ public struct PagingMachine: Sendable {
 struct PageReading: Sendable {
     /// An item already stored in another band: the walk has reached what was known.
     var overlap = false
-    var count = 0
     var newCount = 0
     var refreshedCount = 0
-    var digest = Digest()
-
-    /// The page's keys in order, reduced to a hash: a page served twice has the same one.
-    struct Digest: Sendable, Equatable {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        mutating func add(_ key: String) {
-            for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            hash = (hash ^ 0xff) &* 0x100_0000_01b3
-        }
-    }
+    /// The page's keys in order: a page served twice has the same ones.
+    var keys: [String] = []
+    var count: Int { keys.count }
 
     /// Records a key that was not in the page (or the part of it) before.
     mutating func add(_ key: String) {
-        count += 1
-        digest.add(key)
+        keys.append(key)
     }
 }

@@ -149,7 +149,7 @@ public final class SyncEngine: Sendable {
 
     private func walk(_ feed: Feed, options: PullOptions, report: inout PullReport) async throws(PullFailure) {
         // The format is found from the first document unless it was chosen or found before.
-        var format = feed.format.flatMap(FeedFormat.init(rawValue:))
+        var format = feed.format
         var machine = PagingMachine(
             feedID: feed.id, cursor: feed.cursor, topBand: try local { try store.topBand(feedID: feed.id) },
             maxPages: options.maxPages, followsLinks: format?.followsLinks ?? false)
@@ -220,7 +220,7 @@ public final class SyncEngine: Sendable {
                         page.unfollowed = "the next page's link \(next) is not followed: \(problem)"
                     }
                     if found != format {
-                        try local { try store.recordFormat(feedID: feed.id, found.rawValue) }
+                        try local { try store.recordFormat(feedID: feed.id, found) }
                         let askedRight = requestFormat == found || found.followsLinks || found == .pagedJSON
                         format = found
                         machine.followsLinks = found.followsLinks

@@ -1,3 +1,4 @@
+import FeedSyncFeed
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -68,22 +69,22 @@ import Testing
         }
         try queue.close()
         let upgraded = try Store(path: path)
-        #expect(try upgraded.feed(url: "http://h/pulled")?.format == "paged-json")
+        #expect(try upgraded.feed(url: "http://h/pulled")?.format == .pagedJSON)
         #expect(try upgraded.feed(url: "http://h/new")?.format == nil, "never pulled: found at the first pull")
     }
 
     @Test func remembersAChosenFormatAndTheLinksAFeedPagesBy() throws {
         let feed = try store.subscribe(url: "http://h/feed")
         #expect(feed.format == nil && !feed.formatChosen)
-        try store.recordFormat(feedID: feed.id, "rss")
-        #expect(try store.feed(url: feed.url)?.format == "rss")
+        try store.recordFormat(feedID: feed.id, .rss)
+        #expect(try store.feed(url: feed.url)?.format == .rss)
 
-        let chosen = try store.subscribe(url: feed.url, format: "atom")
-        #expect(chosen.format == "atom" && chosen.formatChosen)
-        try store.recordFormat(feedID: feed.id, "rss")
-        #expect(try store.feed(url: feed.url)?.format == "atom", "documents do not change a chosen format")
+        let chosen = try store.subscribe(url: feed.url, format: .chosen(.atom))
+        #expect(chosen.format == .atom && chosen.formatChosen)
+        try store.recordFormat(feedID: feed.id, .rss)
+        #expect(try store.feed(url: feed.url)?.format == .atom, "documents do not change a chosen format")
         #expect(try store.subscribe(url: feed.url).formatChosen, "subscribing again keeps the choice")
-        #expect(try !store.subscribe(url: feed.url, format: "auto").formatChosen)
+        #expect(try !store.subscribe(url: feed.url, format: .found).formatChosen)
 
         let cursor = FeedCursor(
             backfillPage: 4, backfillURL: "http://h/feed?before=9",

@@ -80,7 +80,7 @@ struct Pull: AsyncParsableCommand {
         let library = try homeOptions.open(.writing)
         let feeds: [Feed]
         if !feed.isEmpty {
-            let setting: FeedSync.FormatSetting =
+            let setting: FormatSetting =
                 switch format {
                 case nil: .keep
                 case .auto?: .found

@@ -40,7 +40,7 @@ struct Status: AsyncParsableCommand {
         let feed = status.feed
         var lines = [Terminal.safe(feed.url)]
         let format = feed.format.map {
-            "\($0) (\(feed.formatChosen ? "chosen with --format" : "found in its documents"))"
+            "\($0.rawValue) (\(feed.formatChosen ? "chosen with --format" : "found in its documents"))"
         }
         lines.append("  format:        \(format ?? "found at the first pull")")
         lines.append(
@@ -71,7 +71,7 @@ struct Status: AsyncParsableCommand {
         let cursor = feed.cursor
         let pictures = PictureStatus.allCases.map { "\(JSON.string($0.rawValue)): \(status.pictures[$0]?.count ?? 0)" }
         return """
-            {"url": \(JSON.string(feed.url)), "format": \(JSON.string(feed.format)), \
+            {"url": \(JSON.string(feed.url)), "format": \(JSON.string(feed.format?.rawValue)), \
             "format_chosen": \(feed.formatChosen), \
             "items": \(status.itemCount), \
             "remote_total": \(JSON.number(cursor.remoteTotal)), \
