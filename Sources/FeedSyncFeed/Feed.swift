@@ -14,14 +14,21 @@ public struct FeedItem: Sendable, Equatable {
     /// Normalised to ISO 8601 UTC (`2024-05-01T10:00:00Z`) when the feed gave a readable date.
     public var published: String?
     public var summary: String?
+    /// The full content as HTML (`content:encoded`, Atom `content`, JSON Feed `content_html`,
+    /// WordPress `content.rendered`; else RSS `description`), at most `FeedLimits.contentBytes`.
+    public var content: String?
 
-    public init(key: String, title: String, link: String?, pictureURL: String?, published: String?, summary: String?) {
+    public init(
+        key: String, title: String, link: String?, pictureURL: String?, published: String?, summary: String?,
+        content: String? = nil
+    ) {
         self.key = key
         self.title = title
         self.link = link
         self.pictureURL = pictureURL
         self.published = published
         self.summary = summary
+        self.content = content
     }
 }
 
@@ -45,6 +52,10 @@ public struct FeedPage: Sendable, Equatable {
     /// Where the document is not well-formed (`line 12, column 5 (reason)`), when its items were
     /// read past the damage.
     public var malformed: String?
+    /// The feed's own title (`<channel><title>`, Atom's `<title>`, JSON Feed's `title`), plain text.
+    public var title: String?
+    /// The site the feed belongs to (RSS `<channel><link>`, Atom's alternate link, `home_page_url`).
+    public var siteURL: String?
 
     public init(
         items: [FeedItem], page: Int? = nil, total: Int? = nil, hasMore: Bool? = nil, skipped: Int = 0,
@@ -75,9 +86,19 @@ public enum FeedLimits {
     public static let urlBytes = 8192
     /// Text captured for one field of an XML item; the rest is cut.
     public static let fieldBytes = 1 << 20
+    /// An item's stored content: longer HTML is cut at the last tag that starts before the limit.
+    public static let contentBytes = 256 << 10
     /// Character data one XML document may expand to beyond its own length (entities); past it
     /// the document is refused.
     public static let expansionBytes = 16 << 20
+
+    /// `url` when it is an http or https URL within `urlBytes`, else nil.
+    static func webURL(_ url: String?) -> String? {
+        guard let url, url.utf8.count <= urlBytes, url.hasPrefix("http://") || url.hasPrefix("https://") else {
+            return nil
+        }
+        return url
+    }
 
     /// A count from the network, `field` naming it: nil when absent, an error when out of range.
     static func count(_ text: String?, field: String, in range: ClosedRange<Int>) throws(FeedError) -> Int? {
@@ -97,6 +118,7 @@ public enum FeedLimits {
         guard item.key.utf8.count <= keyBytes, (item.link?.utf8.count ?? 0) <= urlBytes else { return nil }
         var bounded = item
         if (item.pictureURL?.utf8.count ?? 0) > urlBytes { bounded.pictureURL = nil }
+        if let content = item.content { bounded.content = HTMLText.cutHTML(content, toBytes: contentBytes) }
         if item.title.utf8.count > titleCharacters, item.title.count > titleCharacters {
             bounded.title = HTMLText.cut(item.title, to: titleCharacters - 1)  // and an ellipsis
         }

@@ -138,15 +138,15 @@ enum HTMLText {
         }
     }
 
-    private static func isASCIILetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
+    static func isASCIILetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
 
-    private static func opensTag(_ byte: UInt8) -> Bool {
+    static func opensTag(_ byte: UInt8) -> Bool {
         isASCIILetter(byte) || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "!") || byte == UInt8(ascii: "?")
     }
 
     /// Where `needle` (lowercase ASCII, starting with a byte that is no letter, like `<`) starts
     /// in `bytes` at or after `start`, ignoring ASCII case.
-    private static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
+    static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
         var index = start
         while let candidate = bytes[index...].firstIndex(of: needle[0]) {
             guard candidate + needle.count <= bytes.count else { return nil }
@@ -179,6 +179,45 @@ enum HTMLText {
         return String(boundary.isEmpty ? head : boundary) + "…"
     }
 
+    /// At most `limit` bytes of `html`: when longer, cut before the last `<` that starts within
+    /// the limit (never inside a tag), else at the last whole character.
+    static func cutHTML(_ html: String, toBytes limit: Int) -> String {
+        let utf8 = html.utf8
+        guard utf8.count > limit else { return html }
+        let head = utf8.prefix(limit)
+        var end = head.lastIndex(of: UInt8(ascii: "<")) ?? head.endIndex
+        if end == head.startIndex { end = head.endIndex }
+        // Back to the start of a character: a continuation byte is 10xxxxxx.
+        while end > head.startIndex, end < utf8.endIndex, utf8[end] & 0xC0 == 0x80 { end = utf8.index(before: end) }
+        return String(html[..<end])
+    }
+
+    /// HTML for plain `text`: escaped, its blank-line-separated paragraphs in `<p>`s.
+    static func html(fromText text: String) -> String {
+        text.replacingOccurrences(of: "\r\n", with: "\n")
+            .components(separatedBy: "\n\n")
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { !$0.isEmpty }
+            .map { "<p>" + escaped($0).replacingOccurrences(of: "\n", with: "<br>") + "</p>" }
+            .joined(separator: "\n")
+    }
+
+    /// `text` with `&`, `<`, `>` and `"` escaped for HTML.
+    static func escaped(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
     /// The `src` of the first `<img>` in `html`, entities decoded.
     static func firstImageSource(_ html: String) -> String? {
         firstImageSource(Array(html.utf8))
@@ -199,7 +238,7 @@ enum HTMLText {
 
     /// The value of attribute `name` (lowercase) in the inside of a tag (`a="1" b='2' c=3`), read
     /// attribute by attribute so a name inside another's quoted value is not taken for one.
-    private static func attribute(_ name: [UInt8], in tag: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+    static func attribute(_ name: [UInt8], in tag: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
         var rest = tag
         while true {
@@ -249,7 +288,7 @@ enum HTMLText {
 
     /// The UTF-8 of the entity starting with the `&` at `index`, and the index after its `;`;
     /// nil when none is there.
-    private static func entity(in bytes: [UInt8], at index: Int) -> ([UInt8], Int)? {
+    static func entity(in bytes: [UInt8], at index: Int) -> ([UInt8], Int)? {
         let start = index + 1
         let body = bytes[start...].prefix(40).prefix {
             $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "&") && $0 != 0x20 && !(0x09...0x0D).contains($0)

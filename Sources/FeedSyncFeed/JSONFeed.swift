@@ -9,7 +9,11 @@ enum JSONFeed {
         }
         let (items, skipped) = JSONValue.items(of: entries) { item(from: $0, base: base) }
         let next = DocumentURL.resolve(object["next_url"]?.text, against: base)
-        return FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)
+        var page = FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)
+        page.title = object["title"]?.text.map(HTMLText.collapsingWhitespace)?.nilIfEmpty
+            .map { HTMLText.cut($0, to: FeedLimits.titleCharacters - 1) }
+        page.siteURL = FeedLimits.webURL(DocumentURL.resolve(object["home_page_url"]?.text, against: base))
+        return page
     }
 
     /// The item an entry of the list makes; nil when it is not an object or carries nothing usable.
@@ -33,7 +37,8 @@ enum JSONFeed {
         return FeedItem(
             key: key, title: title, link: link, pictureURL: picture,
             published: (fields["date_published"] ?? fields["date_modified"]).flatMap(FeedDate.normalise),
-            summary: fields["summary"]?.text ?? text.map { HTMLText.cut($0, to: HTMLText.summaryLength) })
+            summary: fields["summary"]?.text ?? text.map { HTMLText.cut($0, to: HTMLText.summaryLength) },
+            content: html ?? fields["content_text"]?.text.map(HTMLText.html(fromText:)))
     }
 
     /// The first attachment whose `mime_type` is an image.

@@ -59,6 +59,7 @@ enum WordPress {
         return FeedItem(
             key: key, title: title, link: link, pictureURL: picture,
             published: (post["date_gmt"] ?? post["date"]).flatMap(FeedDate.normalise),
-            summary: rendered("excerpt").map { HTMLText.summary(Array($0.utf8), limit: HTMLText.summaryLength) })
+            summary: rendered("excerpt").map { HTMLText.summary(Array($0.utf8), limit: HTMLText.summaryLength) },
+            content: rendered("content")?.trimmed.nilIfEmpty)
     }
 }

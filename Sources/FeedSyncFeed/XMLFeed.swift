@@ -140,6 +140,8 @@ final class XMLFeed {
         let next = next ?? previousArchive
         var page = FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)
         page.malformed = malformed
+        page.title = feedTitle
+        page.siteURL = FeedLimits.webURL(siteURL)
         return .success((format, page))
     }
 
@@ -228,6 +230,11 @@ final class XMLFeed {
     private var unusable = 0
     private var unrecognized = 0
     private var capture: Capture?
+    /// The feed's own title and site, from the channel (RSS) or the feed element (Atom).
+    private var feedTitle: String?
+    private var siteURL: String?
+    /// The local name of the root's child being read (RSS's `channel`).
+    private var topElement: String?
     /// Namespace names by libxml2's interned pointer: each is made a String once per document.
     private var namespaces: [UnsafePointer<UInt8>: String] = [:]
 
@@ -253,6 +260,8 @@ final class XMLFeed {
         /// Atom 0.3's `mode`: `escaped`, `base64` or `xml`.
         var mode: String?
         var base: String
+        /// The feed's own title or link, not an entry's field.
+        var ofFeed = false
     }
 
     /// A field's text, its Atom `type` (and 0.3 `mode`) and the base URL in effect where it was.
@@ -351,7 +360,10 @@ final class XMLFeed {
             entry = nil
             finish(open)
         }
+        // The root is at depth 1: Atom's feed-level elements are at 2, RSS's channel's at 3.
+        if depth == 2 { topElement = name }
         guard entry != nil else {
+            let ofFeed = atom ? depth == 2 : plain && depth == 3 && topElement == "channel"
             if startsEntry {
                 entriesSeen += 1
                 sourceDepth = nil
@@ -364,8 +376,13 @@ final class XMLFeed {
                 switch attributes["rel"]?.lowercased() {
                 case "next": next = next ?? url("href")
                 case "prev-archive": previousArchive = previousArchive ?? url("href")
+                case "alternate", nil: if ofFeed, siteURL == nil { siteURL = url("href") }
                 default: break
                 }
+            } else if ofFeed, name == "title" && feedTitle == nil || !atom && name == "link" && siteURL == nil {
+                capture = Capture(
+                    field: name == "title" ? .title : .link, depth: depth, type: attributes["type"]?.lowercased(),
+                    mode: attributes["mode"]?.lowercased(), base: base, ofFeed: true)
             }
             return
         }
@@ -469,8 +486,13 @@ final class XMLFeed {
         bases.removeLast()
         if let done = capture, done.depth == depth {
             capture = nil
-            entry?[done.field] = Captured(
+            let captured = Captured(
                 text: HTMLEntities.replacingC1(done.text), type: done.type, mode: done.mode, base: done.base)
+            if done.ofFeed {
+                foundOfFeed(done.field, captured)
+            } else {
+                entry?[done.field] = captured
+            }
         } else if capture == nil, depth == sourceDepth {
             sourceDepth = nil
         } else if capture == nil, depth == entryDepth, let finished = entry {
@@ -552,6 +574,18 @@ final class XMLFeed {
         }
     }
 
+    /// The feed's title (plain text, cut like an item's) or its site's link.
+    private func foundOfFeed(_ field: Field, _ captured: Captured) {
+        let text = String(decoding: captured.text, as: UTF8.self)
+        if field == .title {
+            let isText = ["text", "xhtml", "text/plain", "application/xhtml+xml"].contains(captured.type ?? "")
+            let plain = isText ? HTMLText.collapsingWhitespace(text) : HTMLText.plain(captured.text)
+            feedTitle = plain.isEmpty ? nil : HTMLText.cut(plain, to: FeedLimits.titleCharacters - 1)
+        } else {
+            siteURL = DocumentURL.resolve(text.trimmed, against: captured.base)
+        }
+    }
+
     // MARK: Entry to item
 
     private func item(from original: Entry) -> FeedItem? {
@@ -616,12 +650,20 @@ final class XMLFeed {
                 break
             }
         }
+        var content: String?
+        for field in [Field.encoded, .content, .description, .summary] {
+            guard let captured = entry[field] else { continue }
+            let text = String(decoding: captured.text, as: UTF8.self)
+            content = (isText(captured) ? HTMLText.html(fromText: text) : text.trimmed).nilIfEmpty
+            if content != nil { break }
+        }
         let id = string(.id)?.trimmed.nilIfEmpty
         guard let key = id ?? guid ?? entry.about ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else {
             return nil
         }
         return FeedItem(
-            key: key, title: title, link: link, pictureURL: picture, published: date, summary: body?.summary)
+            key: key, title: title, link: link, pictureURL: picture, published: date, summary: body?.summary,
+            content: content)
     }
 
     /// The entry with base64 fields decoded: Atom 0.3's `mode="base64"`, and Atom 1.0 text whose

@@ -42,14 +42,75 @@ public final class FeedSync: Sendable {
 
     // MARK: Feeds and the list
 
-    /// Subscribes to `url` if new, with its format set as `format` says.
+    /// Subscribes to `url` if new, with its format set as `format` says. A URL that differs from a
+    /// subscribed one only in what `FeedURL.normalised` evens out is that feed.
     public func subscribe(url: String, format: FormatSetting = .keep) throws(StoreError) -> Feed {
-        try store.subscribe(url: url, format: format)
+        let known = try feed(url: url)
+        return try store.subscribe(url: known?.url ?? FeedURL.normalised(url), format: format)
     }
 
     public func feeds() throws(StoreError) -> [Feed] { try store.feeds() }
 
-    public func feed(url: String) throws(StoreError) -> Feed? { try store.feed(url: url) }
+    /// Every feed with its item and unread counts.
+    public func feedSummaries() throws(StoreError) -> [FeedSummary] { try store.feedSummaries() }
+
+    /// The subscribed feed at `url`, compared as `FeedURL.normalised` makes URLs.
+    public func feed(url: String) throws(StoreError) -> Feed? {
+        if let exact = try store.feed(url: url) { return exact }
+        let wanted = FeedURL.normalised(url)
+        return try store.feeds().first { FeedURL.normalised($0.url) == wanted }
+    }
+
+    /// What a feed named on the command line is.
+    public enum FeedMatch: Sendable {
+        case found(Feed)
+        case none
+        /// Several feeds' titles contain it.
+        case ambiguous([Feed])
+    }
+
+    /// The feed `name` names: its number (as `feeds` shows it), its URL, its whole title, or a part
+    /// of one title only (letter case aside).
+    public func feed(named name: String) throws(StoreError) -> FeedMatch {
+        let feeds = try store.feeds()
+        if let number = Int64(name), let feed = feeds.first(where: { $0.id == number }) { return .found(feed) }
+        if name.contains("://"), let feed = try feed(url: name) { return .found(feed) }
+        let wanted = name.lowercased()
+        if let feed = feeds.first(where: { $0.name.lowercased() == wanted }) { return .found(feed) }
+        let matches = feeds.filter { $0.name.lowercased().contains(wanted) }
+        switch matches.count {
+        case 0: return .none
+        case 1: return .found(matches[0])
+        default: return .ambiguous(matches)
+        }
+    }
+
+    /// Gives the feed a title of the user's; nil (or an empty one) gives it back its own.
+    public func rename(_ feed: Feed, to title: String?) throws(StoreError) {
+        let title = title?.trimmingCharacters(in: .whitespacesAndNewlines)
+        try store.rename(feedID: feed.id, title: title?.isEmpty == false ? title : nil)
+    }
+
+    /// Unsubscribes `feed` (open for `.writing`: not while a pull runs): the feed, its items and
+    /// the pictures only it used go from the store, then their files from the cache.
+    public func remove(_ feed: Feed) throws(StoreError) {
+        precondition(lock != nil, "a running pull writes the feed: open for .writing")
+        let files = PictureFiles(directory: home.cacheDirectory, folderMayBeLink: home.cacheDirectoryMayBeLink)
+        try store.removeFeed(id: feed.id).forEach(files.remove)
+    }
+
+    /// The item numbered `number`, whole.
+    public func item(number: Int64) throws(StoreError) -> ItemDetail? { try store.item(number: number) }
+
+    /// Marks items read or unread by number; returns the numbers that name no item.
+    public func mark(_ numbers: [Int64], read: Bool) throws(StoreError) -> [Int64] {
+        try store.mark(numbers, read: read)
+    }
+
+    /// Marks every item (of `feed`, published before `before`) read or unread; returns how many changed.
+    public func markAll(read: Bool, feed: Feed?, before: Date?) throws(StoreError) -> Int {
+        try store.markAll(read: read, feedID: feed?.id, before: before)
+    }
 
     public func status() throws(StoreError) -> [FeedStatus] { try store.status() }
 

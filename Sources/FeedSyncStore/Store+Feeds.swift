@@ -41,6 +41,14 @@ extension Store {
         }
     }
 
+    /// Records the feed's own title and site, as its documents give them.
+    public func recordFeedNames(feedID: Int64, title: String?, siteURL: String?) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE feed SET title = ?, site_url = ? WHERE id = ?", arguments: [title, siteURL, feedID])
+        }
+    }
+
     /// Every subscribed feed, in the order they were added.
     public func feeds() throws(StoreError) -> [Feed] {
         try read { db in try Feed.fetchAll(db, sql: "SELECT * FROM feed ORDER BY id") }
@@ -131,5 +139,9 @@ extension Feed: FetchableRecord {
         lastError = row.text("last_error")
         malformed = row.text("malformed")
         nextRetryAt = row.real("next_retry_at").map(Date.init(timeIntervalSince1970:))
+        title = row.text("title")
+        siteURL = row.text("site_url")
+        customTitle = row.text("custom_title")
+        folder = row.text("folder")
     }
 }

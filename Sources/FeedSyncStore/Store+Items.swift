@@ -1,3 +1,4 @@
+import FeedSyncFeed
 import Foundation
 import GRDB
 
@@ -44,13 +45,14 @@ extension Store {
             let insert = try db.cachedStatement(
                 sql: """
                     INSERT INTO item (feed_id, key, band, seq, title, link, pic_url, picture_id, published, summary,
-                                      stored_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                      content, stored_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (feed_id, key) DO NOTHING
                     """)
             let refresh = try db.cachedStatement(
                 sql: """
-                    UPDATE item SET title = ?, link = ?, published = ?, summary = ?, pic_url = ?, picture_id = ?
+                    UPDATE item SET title = ?, link = ?, published = ?, summary = ?, content = ?, pic_url = ?,
+                        picture_id = ?
                     WHERE feed_id = ? AND key = ?
                     """)
             var inserted = 0
@@ -68,6 +70,7 @@ extension Store {
                     values.add(pictureID)
                     values.add(item.published)
                     values.add(item.summary)
+                    values.add(item.content)
                     values.add(now)
                 }
                 if db.changesCount == 1 {
@@ -75,8 +78,8 @@ extension Store {
                     inserted += 1
                 } else {
                     refresh.setUncheckedArguments([
-                        item.title, item.link, item.published, item.summary, item.pictureURL, pictureID, page.feedID,
-                        item.key,
+                        item.title, item.link, item.published, item.summary, item.content, item.pictureURL, pictureID,
+                        page.feedID, item.key,
                     ])
                     try refresh.execute()
                 }

@@ -14,16 +14,18 @@ extension Store {
             let offset = (page - 1) * perPage
             let rows = try Self.listRows(
                 db, feedURL: feedURL, positions: offset..<offset + perPage,
-                columns:
-                    "key, title, link, pic_url, coalesce(picture.status, 'none') AS status, picture.file, published",
-                join: "LEFT JOIN picture ON picture.id = item.picture_id")
+                columns: """
+                    item.id, key, item.title, link, pic_url, coalesce(picture.status, 'none') AS status,
+                    picture.file, published, read, coalesce(feed.custom_title, feed.title, feed.url) AS feed_name
+                    """,
+                join: "LEFT JOIN picture ON picture.id = item.picture_id JOIN feed ON feed.id = item.feed_id")
             let items = rows.map { position, row in
                 StoredItem(
-                    key: row.text("key") ?? "", title: row.text("title") ?? "", link: row.text("link"),
-                    pictureURL: row.text("pic_url"),
+                    number: row["id"], key: row.text("key") ?? "", title: row.text("title") ?? "",
+                    link: row.text("link"), pictureURL: row.text("pic_url"),
                     imageStatus: row.text("status").flatMap(PictureStatus.init(rawValue:)) ?? .none,
                     imagePath: row.text("file"), published: row.text("published"),
-                    position: position + 1)
+                    position: position + 1, read: row.integer("read") == 1, feedName: row.text("feed_name") ?? "")
             }
             let lastPull = try Double.fetchOne(
                 db, sql: "SELECT max(last_pull_at) FROM feed \(feedURL == nil ? "" : "WHERE url = ?")",

@@ -84,6 +84,16 @@ public struct Feed: Sendable, Equatable {
     public var nextRetryAt: Date?
     /// Where the last pull found a document not well-formed (and read past the damage), if it did.
     public var malformed: String?
+    /// The feed's own title and site, from its documents.
+    public var title: String?
+    public var siteURL: String?
+    /// The title the user gave it, which wins over the feed's own.
+    public var customTitle: String?
+    /// Its folder (from OPML), levels joined by "/".
+    public var folder: String?
+
+    /// What the feed is called: the user's title, else its own, else its URL.
+    public var name: String { customTitle ?? title ?? url }
 }
 
 /// Where an item's picture is: what `list` and `status` show.
@@ -99,6 +109,8 @@ public enum PictureStatus: String, Sendable, CaseIterable {
 
 /// A stored item, as `list` shows it.
 public struct StoredItem: Sendable, Equatable {
+    /// The item's number: the same across pulls, what `show`, `open` and `mark` take.
+    public var number: Int64
     public var key: String
     public var title: String
     public var link: String?
@@ -108,6 +120,9 @@ public struct StoredItem: Sendable, Equatable {
     public var published: String?
     /// 1-based rank in the list being shown.
     public var position: Int
+    public var read: Bool
+    /// The name of the item's feed (`Feed.name`).
+    public var feedName: String
 }
 
 /// A page of the local list.
@@ -129,39 +144,20 @@ public struct FeedStatus: Sendable {
 public struct PageCommit: Sendable {
     public var feedID: Int64
     /// Items not stored before, in the server's order, appended to `band`.
-    public var newItems: [ItemContent]
+    public var newItems: [FeedItem]
     /// Items stored before whose content is refreshed in place; their order is kept.
-    public var updatedItems: [ItemContent]
+    public var updatedItems: [FeedItem]
     public var cursor: FeedCursor
 
     /// Band `0` holds the first pull and all backfill; each head walk opens a lower band.
     public var band: Int
 
-    public init(feedID: Int64, band: Int, newItems: [ItemContent], updatedItems: [ItemContent], cursor: FeedCursor) {
+    public init(feedID: Int64, band: Int, newItems: [FeedItem], updatedItems: [FeedItem], cursor: FeedCursor) {
         self.feedID = feedID
         self.band = band
         self.newItems = newItems
         self.updatedItems = updatedItems
         self.cursor = cursor
-    }
-}
-
-/// An item's content as the store keeps it (the Feed module's `FeedItem`, which Store may not import).
-public struct ItemContent: Sendable {
-    public var key: String
-    public var title: String
-    public var link: String?
-    public var pictureURL: String?
-    public var published: String?
-    public var summary: String?
-
-    public init(key: String, title: String, link: String?, pictureURL: String?, published: String?, summary: String?) {
-        self.key = key
-        self.title = title
-        self.link = link
-        self.pictureURL = pictureURL
-        self.published = published
-        self.summary = summary
     }
 }
 

@@ -255,22 +255,19 @@ public struct PagingMachine: Sendable {
     /// committed) and refreshes it. Keys are compared whole: a page is never short of an item
     /// because two keys looked alike.
     private mutating func place(_ items: [FeedItem], bands: [String: Int]) -> (
-        new: [ItemContent], updated: [ItemContent]
+        new: [FeedItem], updated: [FeedItem]
     ) {
-        var newItems: [ItemContent] = []
-        var updated: [ItemContent] = []
+        var newItems: [FeedItem] = []
+        var updated: [FeedItem] = []
         var seen = Set<String>(minimumCapacity: items.count)
         for item in items where seen.insert(item.key).inserted {
             reading.add(item.key)
-            let entry = ItemContent(
-                key: item.key, title: item.title, link: item.link, pictureURL: item.pictureURL,
-                published: item.published, summary: item.summary)
             if let knownBand = bands[item.key] {
-                updated.append(entry)
+                updated.append(item)
                 reading.refreshedCount += 1
                 if knownBand != band { reading.overlap = true }
             } else {
-                newItems.append(entry)
+                newItems.append(item)
                 reading.newCount += 1
             }
         }

@@ -150,6 +150,7 @@ public final class SyncEngine: Sendable {
     private func walk(_ feed: Feed, options: PullOptions, report: inout PullReport) async throws(PullFailure) {
         // The format is found from the first document unless it was chosen or found before.
         var format = feed.format
+        var named = (title: feed.title, site: feed.siteURL)
         var machine = PagingMachine(
             feedID: feed.id, cursor: feed.cursor, topBand: try local { try store.topBand(feedID: feed.id) },
             maxPages: options.maxPages, followsLinks: format?.followsLinks ?? false)
@@ -218,6 +219,12 @@ public final class SyncEngine: Sendable {
                         page.next = nil
                         page.hasMore = false
                         page.unfollowed = "the next page's link \(next) is not followed: \(problem)"
+                    }
+                    let title = page.title ?? named.title
+                    let site = page.siteURL ?? named.site
+                    if title != named.title || site != named.site {
+                        try local { try store.recordFeedNames(feedID: feed.id, title: title, siteURL: site) }
+                        named = (title, site)
                     }
                     if found != format {
                         try local { try store.recordFormat(feedID: feed.id, found) }

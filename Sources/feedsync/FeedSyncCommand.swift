@@ -13,7 +13,10 @@ struct FeedSyncCommand: AsyncParsableCommand {
             the place is saved and the next pull continues from it.
             """,
         version: FeedSyncVersion.string,
-        subcommands: [Pull.self, List.self, Status.self, GC.self])
+        subcommands: [
+            Pull.self, List.self, Show.self, Open.self, Mark.self, Feeds.self, Remove.self, Rename.self,
+            Status.self, GC.self,
+        ])
 
     /// As swift-argument-parser's own `main`, but its messages (which echo the arguments given)
     /// are made safe for a terminal like every other message, and written with a checked write.

@@ -21,6 +21,7 @@ func decode(
         #expect(format == .rss)
         #expect(page.next == "https://example.com/feed.xml?page=2")
         #expect(page.hasMore == true)
+        #expect(page.title == "Awkward & Co" && page.siteURL == "https://example.com/", "the channel's, not an item's")
         let items = page.items
         #expect(items.count == 6, "the duplicate guid is kept once")
 
@@ -47,7 +48,9 @@ func decode(
                     key: "https://example.com/posts/5", title: "Picture in the content",
                     link: "https://example.com/posts/5",
                     pictureURL: "https://example.com/pictures/5.png?w=1&h=2", published: "2024-05-09T06:00:00Z",
-                    summary: "No picture here."))
+                    summary: "No picture here.",
+                    content: #"<p>Look: <IMG alt="x" SRC="/pictures/5.png?w=1&amp;h=2"></p>"#),
+            "content:encoded is the content; the description the summary")
         // No title: the start of the description stands in.
         #expect(items[4].title.hasPrefix("An item with no title at all") && items[4].title.hasSuffix("…"))
         #expect(items[4].title.count <= 81)
@@ -140,6 +143,7 @@ func decode(
         let (format, page) = try decode(fixture("atom-awkward.xml"), url: "https://example.org/atom.xml")
         #expect(format == .atom)
         #expect(page.next == "https://example.org/blog/atom.xml?page=2", "rel=next wins over prev-archive")
+        #expect(page.title == "Atom awkward" && page.siteURL == nil, "a self link is not the site")
         let items = page.items
         #expect(items.map(\.key) == ["urn:uuid:1", "urn:uuid:2", "urn:uuid:3", "https://example.org/blog/posts/4"])
         #expect(
@@ -147,7 +151,7 @@ func decode(
                 == FeedItem(
                     key: "urn:uuid:1", title: "Hello & world", link: "https://example.org/blog/posts/1",
                     pictureURL: "https://example.org/img/1.png", published: "2024-05-01T10:00:00Z",
-                    summary: "Plain summary."))
+                    summary: "Plain summary.", content: "Plain summary."))
         #expect(items[1].title == "Some bold text")
         #expect(items[1].pictureURL == "https://cdn.example.net/2/pic.jpg", "resolved against the entry's xml:base")
         #expect(items[1].published == "2024-05-02T10:00:00Z", "updated stands in for published")
@@ -171,13 +175,16 @@ func decode(
         #expect(format == .jsonFeed)
         #expect(page.next == "https://example.net/feed.json?page=2" && page.hasMore == true)
         #expect(page.skipped == 1)
+        #expect(page.title == "JSON Feed awkward" && page.siteURL == "https://example.net/")
         let items = page.items
         #expect(items.map(\.key) == ["1", "2", "3", "4", "https://example.net/posts/6"])
         #expect(
             items[0]
                 == FeedItem(
                     key: "1", title: "Image field", link: "https://example.net/posts/1",
-                    pictureURL: "https://example.net/img/1.png", published: "2024-05-01T08:00:00Z", summary: "Text."))
+                    pictureURL: "https://example.net/img/1.png", published: "2024-05-01T08:00:00Z", summary: "Text.",
+                    content: "<p>Text.</p>"),
+            "content_text becomes escaped HTML paragraphs")
         #expect(items[1].link == "https://other.example/2")
         #expect(
             items[1].title.hasPrefix("No title here, so the start of this HTML content")
@@ -203,13 +210,15 @@ func decode(
                     key: "https://wp.example/?p=12&lang=en", title: "Café – news & more",
                     link: "https://wp.example/2024/05/03/cafe/",
                     pictureURL: "https://wp.example/wp-content/uploads/featured.jpg",
-                    published: "2024-05-03T08:00:00Z", summary: "Short excerpt…"),
+                    published: "2024-05-03T08:00:00Z", summary: "Short excerpt…",
+                    content: #"<p><img src="https://wp.example/wp-content/inline.jpg"></p>"#),
                 FeedItem(
                     key: "https://wp.example/?p=11", title: "Inline picture",
                     link: "https://wp.example/2024/05/02/inline/",
                     pictureURL: "https://wp.example/wp-content/uploads/inline-11.png",
                     published: "2024-05-02T08:00:00Z",
-                    summary: nil),
+                    summary: nil,
+                    content: #"<figure><img class="x" src="/wp-content/uploads/inline-11.png" /></figure>"#),
                 FeedItem(
                     key: "10", title: "No guid", link: "https://wp.example/2024/05/01/plain/", pictureURL: nil,
                     published: "2024-05-01T08:00:00Z", summary: nil),

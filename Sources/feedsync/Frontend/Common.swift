@@ -61,6 +61,22 @@ func fail<T>(on body: () throws -> T) throws -> T {
     }
 }
 
+extension FeedSync {
+    /// The feed `name` names on the command line (its number, URL, title or a unique part of its
+    /// title), else a usage error that says what it matched.
+    func feed(argument name: String) throws -> Feed {
+        switch try fail(on: { try feed(named: name) }) {
+        case .found(let feed): return feed
+        case .none:
+            complain("no subscribed feed is \(String(reflecting: name)); feedsync feeds lists them")
+        case .ambiguous(let feeds):
+            let names = feeds.prefix(5).map { "\($0.id) \($0.name)" }.joined(separator: ", ")
+            complain("\(String(reflecting: name)) names \(feeds.count) feeds (\(names)); give its number")
+        }
+        throw ExitCode(Exit.usage)
+    }
+}
+
 /// A URL the transport will fetch (`HTTPRequest.problem(with:)`), else a usage error: a feed
 /// subscribed with a URL no request can be made for would stay subscribed, failing every pull.
 func validateFeedURL(_ url: String) throws {

@@ -79,6 +79,35 @@ enum Terminal {
     static func displayWidth(_ text: String) -> Int {
         text.reduce(0) { $0 + cells($1) }
     }
+
+    /// `text` (already safe) in lines of at most `width` cells, broken at spaces; a word longer
+    /// than a line is broken where the line ends.
+    static func wrap(_ text: String, width: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        var used = 0
+        for word in text.split(separator: " ") {
+            let cells = displayWidth(String(word))
+            if used > 0, used + 1 + cells > width {
+                lines.append(line)
+                (line, used) = ("", 0)
+            }
+            if used > 0 {
+                line += " "
+                used += 1
+            }
+            for character in word {
+                if used + self.cells(character) > width, used > 0 {
+                    lines.append(line)
+                    (line, used) = ("", 0)
+                }
+                line.append(character)
+                used += self.cells(character)
+            }
+        }
+        if !line.isEmpty || lines.isEmpty { lines.append(line) }
+        return lines
+    }
 }
 
 /// Writing JSON by hand, so the output is exactly the documented shape, key order included.

@@ -45,12 +45,7 @@ struct List: AsyncParsableCommand {
 
     func jsonPage(_ listed: ListedPage, paths: [String?]) -> String {
         let items = zip(listed.items, paths).map { item, path in
-            """
-            {"id": \(JSON.string(item.key)), "title": \(JSON.string(item.title)), \
-            "link": \(JSON.string(item.link)), "pic_url": \(JSON.string(item.pictureURL)), \
-            "image": {"status": \(JSON.string(item.imageStatus.rawValue)), "path": \(JSON.string(path))}, \
-            "published": \(JSON.string(item.published)), "position": \(item.position)}
-            """
+            "{" + ItemJSON.fields(item, path: path, position: item.position) + "}"
         }
         return """
             {"page": \(page), "per_page": \(perPage), "total": \(listed.total), \
@@ -81,5 +76,19 @@ struct List: AsyncParsableCommand {
             lines.append("\(number)  \(title)\(padding) \(status)")
         }
         return (lines + [footer]).joined(separator: "\n")
+    }
+}
+
+/// An item's fields in `list --json` (and `show --json`): the first seven as they always were, then
+/// the item's number, whether it is unread and its feed's name.
+enum ItemJSON {
+    static func fields(_ item: StoredItem, path: String?, position: Int?) -> String {
+        """
+        "id": \(JSON.string(item.key)), "title": \(JSON.string(item.title)), \
+        "link": \(JSON.string(item.link)), "pic_url": \(JSON.string(item.pictureURL)), \
+        "image": {"status": \(JSON.string(item.imageStatus.rawValue)), "path": \(JSON.string(path))}, \
+        "published": \(JSON.string(item.published)), "position": \(JSON.number(position)), \
+        "number": \(item.number), "unread": \(!item.read), "feed": \(JSON.string(item.feedName))
+        """
     }
 }

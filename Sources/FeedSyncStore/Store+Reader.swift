@@ -1,0 +1,126 @@
+import FeedSyncFeed
+import Foundation
+import GRDB
+
+/// A feed with its counts, as `feeds` shows it.
+public struct FeedSummary: Sendable {
+    public var feed: Feed
+    public var items: Int
+    public var unread: Int
+}
+
+/// One item whole, as `show` shows it.
+public struct ItemDetail: Sendable {
+    public var item: StoredItem
+    public var summary: String?
+    /// The item's full content as stored (HTML), if the feed gave one.
+    public var content: String?
+}
+
+extension Store {
+    /// Every feed with its item and unread counts, in the order they were added. The counts come
+    /// from `band_size` and the triggers' `read_count`: no feed's items are scanned.
+    public func feedSummaries() throws(StoreError) -> [FeedSummary] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT feed.*, coalesce((SELECT sum(size) FROM band_size WHERE feed_id = feed.id), 0) AS items
+                    FROM feed ORDER BY id
+                    """
+            ).map { row in
+                let items = row.integer("items", in: 0...Int(Int32.max)) ?? 0
+                let read = row.integer("read_count", in: 0...Int(Int32.max)) ?? 0
+                return FeedSummary(feed: Feed(row: row), items: items, unread: max(0, items - read))
+            }
+        }
+    }
+
+    /// Gives the feed a title of the user's, or with nil gives it back its own.
+    public func rename(feedID: Int64, title: String?) throws(StoreError) {
+        try write { db in
+            try db.execute(sql: "UPDATE feed SET custom_title = ? WHERE id = ?", arguments: [title, feedID])
+        }
+    }
+
+    /// Unsubscribes: the feed, its items, and the pictures no other feed's item uses go, in one
+    /// transaction. Returns the files of the pictures that went, for the caller to delete.
+    public func removeFeed(id: Int64) throws(StoreError) -> [String] {
+        try write { db in
+            let unused = """
+                FROM picture WHERE id IN (SELECT picture_id FROM item WHERE feed_id = ?)
+                    AND NOT EXISTS (SELECT 1 FROM item WHERE item.picture_id = picture.id AND item.feed_id != ?)
+                """
+            let files = try String?.fetchAll(db, sql: "SELECT file \(unused)", arguments: [id, id]).compactMap { $0 }
+            let pictures = try Int64.fetchAll(db, sql: "SELECT id \(unused)", arguments: [id, id])
+            // Items (and their band sizes) go with the feed: ON DELETE CASCADE.
+            try db.execute(sql: "DELETE FROM feed WHERE id = ?", arguments: [id])
+            let delete = try db.cachedStatement(sql: "DELETE FROM picture WHERE id = ?")
+            for picture in pictures { try delete.execute(arguments: [picture]) }
+            return files
+        }
+    }
+
+    /// The item numbered `number`, whole, or nil when there is none.
+    public func item(number: Int64) throws(StoreError) -> ItemDetail? {
+        try read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT item.id, key, item.title, link, pic_url, coalesce(picture.status, 'none') AS status,
+                        picture.file, published, read, summary, content,
+                        coalesce(feed.custom_title, feed.title, feed.url) AS feed_name
+                    FROM item JOIN feed ON feed.id = item.feed_id LEFT JOIN picture ON picture.id = item.picture_id
+                    WHERE item.id = ?
+                    """, arguments: [number]
+            ).map { row in
+                ItemDetail(
+                    item: StoredItem(
+                        number: row["id"], key: row.text("key") ?? "", title: row.text("title") ?? "",
+                        link: row.text("link"), pictureURL: row.text("pic_url"),
+                        imageStatus: row.text("status").flatMap(PictureStatus.init(rawValue:)) ?? .none,
+                        imagePath: row.text("file"), published: row.text("published"), position: 0,
+                        read: row.integer("read") == 1, feedName: row.text("feed_name") ?? ""),
+                    summary: row.text("summary"), content: row.text("content"))
+            }
+        }
+    }
+
+    /// Marks the items numbered `numbers` read (or unread); returns the numbers that name no item.
+    public func mark(_ numbers: [Int64], read: Bool) throws(StoreError) -> [Int64] {
+        try write { db in
+            let update = try db.cachedStatement(sql: "UPDATE item SET read = ? WHERE id = ?")
+            var missing: [Int64] = []
+            for number in numbers {
+                try update.execute(arguments: [read, number])
+                if db.changesCount == 0,
+                    try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM item WHERE id = ?)", arguments: [number])
+                        != true
+                {
+                    missing.append(number)
+                }
+            }
+            return missing
+        }
+    }
+
+    /// Marks every item read (or unread), or only `feedID`'s, or only those published (or, with no
+    /// date, stored) before `before`; returns how many changed.
+    public func markAll(read: Bool, feedID: Int64?, before: Date?) throws(StoreError) -> Int {
+        try write { db in
+            var conditions = ["read != ?"]
+            var arguments: StatementArguments = [read, read]
+            if let feedID {
+                conditions.append("feed_id = ?")
+                arguments += [feedID]
+            }
+            if let before {
+                conditions.append("coalesce(unixepoch(published), stored_at) < ?")
+                arguments += [before.timeIntervalSince1970]
+            }
+            try db.execute(
+                sql: "UPDATE item SET read = ? WHERE \(conditions.joined(separator: " AND "))", arguments: arguments)
+            return db.changesCount
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import FeedSyncKit
+import FeedSyncStore
+import Foundation
+
+struct Feeds: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "feeds",
+        abstract: "List the subscribed feeds: number, title, URL, items, unread, last pull.")
+
+    @OptionGroup var homeOptions: HomeOptions
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    func run() async throws {
+        let library = try homeOptions.open(.reading)
+        let summaries = try fail(on: { try library.feedSummaries() })
+        try Output.line(json ? jsonList(summaries) : text(summaries))
+    }
+
+    func jsonList(_ summaries: [FeedSummary]) -> String {
+        let feeds = summaries.map { summary in
+            let feed = summary.feed
+            return """
+                {"number": \(feed.id), "title": \(JSON.string(feed.name)), "url": \(JSON.string(feed.url)), \
+                "folder": \(JSON.string(feed.folder)), "items": \(summary.items), "unread": \(summary.unread), \
+                "last_pull": \(JSON.string(feed.lastPullAt.map(iso))), \
+                "outcome": \(JSON.string(feed.lastOutcome?.rawValue))}
+                """
+        }
+        return "{\"feeds\": [\(feeds.joined(separator: ", "))]}"
+    }
+
+    func text(_ summaries: [FeedSummary]) -> String {
+        guard !summaries.isEmpty else { return "no feeds subscribed; add one with: feedsync pull --feed URL" }
+        let numberWidth = String(summaries.last!.feed.id).count
+        return summaries.map { summary in
+            let feed = summary.feed
+            let number = String(repeating: " ", count: numberWidth - String(feed.id).count) + String(feed.id)
+            let pulled =
+                feed.lastPullAt.map { "\(relative($0)), \(Feeds.words(feed.lastOutcome))" } ?? "never pulled"
+            var line = "\(number)  \(Terminal.safe(feed.name))"
+            if feed.name != feed.url { line += "  \(Terminal.safe(feed.url))" }
+            line += "  · \(summary.items) items, \(summary.unread) unread · \(pulled)"
+            return line
+        }.joined(separator: "\n")
+    }
+
+    /// A pull's outcome in words.
+    static func words(_ outcome: PullOutcome?) -> String {
+        switch outcome {
+        case .ok?: "ok"
+        case .transient?: "failed for now (tried again next pull)"
+        case .data?: "the server sent unusable data"
+        case .local?: "a local failure"
+        case nil: "never pulled"
+        }
+    }
+}
+
+struct Remove: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove",
+        abstract: "Unsubscribe: the feeds, their items and the pictures no other feed uses go.")
+
+    @OptionGroup var homeOptions: HomeOptions
+
+    @Argument(help: ArgumentHelp("Feeds, by number, URL or a unique part of the title.", valueName: "feed"))
+    var feeds: [String]
+
+    func run() async throws {
+        // For writing: the pull lock, so a running pull (which writes these feeds) makes this exit 75.
+        let library = try homeOptions.open(.writing)
+        let chosen = try feeds.map { try library.feed(argument: $0) }
+        for feed in chosen {
+            try fail(on: { try library.remove(feed) })
+            try Output.line("removed \(feed.id) \(Terminal.safe(feed.name))")
+        }
+    }
+}
+
+struct Rename: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rename",
+        abstract: "Give a feed a title of your own; an empty title gives it back its own.")
+
+    @OptionGroup var homeOptions: HomeOptions
+
+    @Argument(help: ArgumentHelp("The feed, by number, URL or a unique part of the title.", valueName: "feed"))
+    var feed: String
+
+    @Argument(help: "The new title.")
+    var title: String
+
+    func validate() throws {
+        if title.unicodeScalars.contains(where: Terminal.isUnsafe) || title.count > 1000 {
+            throw ValidationError("the title must be one line of at most 1000 characters")
+        }
+    }
+
+    func run() async throws {
+        let library = try homeOptions.open(.reading)
+        let chosen = try library.feed(argument: feed)
+        try fail(on: { try library.rename(chosen, to: title) })
+    }
+}

@@ -1,0 +1,215 @@
+import ArgumentParser
+import FeedSyncFeed
+import FeedSyncKit
+import FeedSyncStore
+import Foundation
+
+struct Show: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Show an item: title, feed, date, link, picture and its text. Marks it read.")
+
+    @OptionGroup var homeOptions: HomeOptions
+
+    @Argument(help: ArgumentHelp("The item's number, as list shows it.", valueName: "number"))
+    var number: Int64
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    func run() async throws {
+        let library = try homeOptions.open(.reading)
+        let detail = try library.item(argument: number)
+        // The summary is plain text already: a paragraph of its own.
+        let rendered =
+            detail.content.map { ReadableText.render($0, base: detail.item.link) }
+            ?? ReadableText.Rendered(paragraphs: detail.summary.map { [$0] } ?? [], links: [])
+        let path = detail.item.imageStatus == .cached ? detail.item.imagePath.map(library.picturePath) : nil
+        try Output.line(json ? jsonItem(detail, rendered, path: path) : text(detail, rendered, path: path))
+        _ = try fail(on: { try library.mark([number], read: true) })
+    }
+
+    func jsonItem(_ detail: ItemDetail, _ rendered: ReadableText.Rendered, path: String?) -> String {
+        var text = rendered.paragraphs.joined(separator: "\n\n")
+        if !rendered.links.isEmpty {
+            text +=
+                "\n\n" + rendered.links.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "\n")
+        }
+        return "{" + ItemJSON.fields(detail.item, path: path, position: nil) + ", \"text\": \(JSON.string(text)), "
+            + "\"content_html\": \(JSON.string(detail.content))}"
+    }
+
+    func text(_ detail: ItemDetail, _ rendered: ReadableText.Rendered, path: String?) -> String {
+        let item = detail.item
+        let width = max(20, min(Terminal.width, 100))
+        var lines = Terminal.wrap(Terminal.safe(item.title.isEmpty ? "(no title)" : item.title), width: width)
+        var about = Terminal.safe(item.feedName)
+        if let date = item.published.flatMap(localDate) { about += " · " + date }
+        lines.append(about)
+        if let link = item.link { lines.append(Terminal.safe(link)) }
+        switch item.imageStatus {
+        case .none: break
+        case .cached: lines.append("picture: " + Terminal.safe(path ?? ""))
+        case .pending, .failed: lines.append("picture: \(item.imageStatus.rawValue)")
+        }
+        for paragraph in rendered.paragraphs {
+            lines.append("")
+            for line in paragraph.split(separator: "\n", omittingEmptySubsequences: false) {
+                lines += Terminal.wrap(Terminal.safe(String(line)), width: width)
+            }
+        }
+        if !rendered.links.isEmpty {
+            lines.append("")
+            for (index, link) in rendered.links.enumerated() { lines.append("[\(index + 1)] \(Terminal.safe(link))") }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+struct Open: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "open",
+        abstract: "Open an item's link with $BROWSER, else xdg-open; with neither, print it. Marks it read.")
+
+    @OptionGroup var homeOptions: HomeOptions
+
+    @Argument(help: ArgumentHelp("The item's number, as list shows it.", valueName: "number"))
+    var number: Int64
+
+    func run() async throws {
+        let library = try homeOptions.open(.reading)
+        let detail = try library.item(argument: number)
+        guard let link = detail.item.link, link.hasPrefix("http://") || link.hasPrefix("https://") else {
+            complain("item \(number) has no web link to open")
+            throw ExitCode(Exit.dataError)
+        }
+        _ = try fail(on: { try library.mark([number], read: true) })
+        if !Browser.open(link) { try Output.line(Terminal.safe(link)) }
+    }
+}
+
+struct Mark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mark",
+        abstract: "Mark items read or unread, by number, or all of them (of a feed, before a date).")
+
+    enum State: String, ExpressibleByArgument, CaseIterable {
+        case read, unread
+    }
+
+    @OptionGroup var homeOptions: HomeOptions
+
+    @Argument(help: "read or unread.")
+    var state: State
+
+    @Argument(help: ArgumentHelp("Items' numbers, as list shows them.", valueName: "number"))
+    var numbers: [Int64] = []
+
+    @Flag(help: "Every item (with --feed, that feed's; with --before, those older).")
+    var all = false
+
+    @Option(help: ArgumentHelp("With --all: only this feed's items.", valueName: "feed"))
+    var feed: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --all: only items published before this (YYYY-MM-DD, ISO 8601, or 7d, 12h ago).",
+            valueName: "date"))
+    var before: String?
+
+    func validate() throws {
+        if all == !numbers.isEmpty { throw ValidationError("give item numbers, or --all") }
+        if !all, feed != nil || before != nil { throw ValidationError("--feed and --before go with --all") }
+        if let before, DateArgument.parse(before) == nil {
+            throw ValidationError(
+                "--before \(String(reflecting: before)) is not a date (YYYY-MM-DD) or a duration (7d)")
+        }
+    }
+
+    func run() async throws {
+        let library = try homeOptions.open(.reading)
+        let read = state == .read
+        if all {
+            let chosen = try feed.map { try library.feed(argument: $0) }
+            let changed = try fail(on: {
+                try library.markAll(read: read, feed: chosen, before: before.flatMap { DateArgument.parse($0) })
+            })
+            try Output.line("\(changed) item\(changed == 1 ? "" : "s") marked \(state.rawValue)")
+        } else {
+            let missing = try fail(on: { try library.mark(numbers, read: read) })
+            if !missing.isEmpty {
+                complain("no item numbered \(missing.map(String.init).joined(separator: ", ")); the others are marked")
+                throw ExitCode(Exit.usage)
+            }
+        }
+    }
+}
+
+extension FeedSync {
+    /// The item numbered `number`, else a usage error.
+    func item(argument number: Int64) throws -> ItemDetail {
+        guard let detail = try fail(on: { try item(number: number) }) else {
+            complain("no item is numbered \(number); feedsync list shows the numbers")
+            throw ExitCode(Exit.usage)
+        }
+        return detail
+    }
+}
+
+/// Dates given on the command line.
+enum DateArgument {
+    /// `YYYY-MM-DD` (local midnight), ISO 8601 with a time, or a duration back from now: `30m`,
+    /// `12h`, `7d`, `2w`.
+    static func parse(_ text: String, now: Date = Date()) -> Date? {
+        let units: [Character: Double] = ["m": 60, "h": 3600, "d": 86400, "w": 604_800]
+        if let unit = text.last.flatMap({ units[$0] }), let count = Int(text.dropLast()), (0...100_000).contains(count)
+        {
+            return now.addingTimeInterval(-Double(count) * unit)
+        }
+        if text.count == 10 {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.dateFormat = "yyyy-MM-dd"
+            return formatter.date(from: text)
+        }
+        return ISO8601DateFormatter().date(from: text)
+    }
+}
+
+/// `published` (ISO 8601 UTC as stored) in local time, `2026-11-24 14:05`.
+func localDate(_ published: String) -> String? {
+    guard let date = ISO8601DateFormatter().date(from: published) else { return nil }
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.dateFormat = "yyyy-MM-dd HH:mm"
+    return formatter.string(from: date)
+}
+
+/// Opening a link outside feedsync.
+enum Browser {
+    /// Runs the first command of `$BROWSER` (a `%s` in it replaced by the link, else the link
+    /// appended), else `xdg-open`, with the link as one argument (no shell); false when neither
+    /// could run or it failed.
+    static func open(_ link: String) -> Bool {
+        let environment = ProcessInfo.processInfo.environment
+        var commands: [[String]] = []
+        if let browser = environment["BROWSER"] {
+            for command in browser.split(separator: ":") {
+                let words = command.split(separator: " ").map(String.init)
+                guard !words.isEmpty else { continue }
+                commands.append(words.contains("%s") ? words.map { $0 == "%s" ? link : $0 } : words + [link])
+            }
+        }
+        commands.append(["xdg-open", link])
+        for command in commands {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = command
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { continue }
+            process.waitUntilExit()
+            if process.terminationStatus == 0 { return true }
+        }
+        return false
+    }
+}

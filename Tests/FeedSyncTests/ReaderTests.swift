@@ -1,0 +1,149 @@
+import FeedSyncDemoServer
+import Foundation
+import Testing
+
+/// The everyday reader commands (feeds, rename, remove, show, open, mark) through the built binary
+/// against the demo server.
+@Suite(.serialized) struct ReaderTests {
+    func json(_ result: RunResult) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result)")
+    }
+
+    func feeds(_ cli: CLI) async throws -> [[String: Any]] {
+        try json(try await cli.run("feeds", "--json"))["feeds"] as! [[String: Any]]
+    }
+
+    @Test func feedsShowsTitlesAndCountsAndMarksChangeUnread() async throws {
+        let cli = try CLI()
+        try await withServer { server, _ async throws -> Void in
+            let url = await server.feedURL(.rss)
+            #expect(try await cli.run("pull", "--feed", url).status == 0)
+            // Another spelling of the same URL is the same feed, never a second subscription.
+            let shouted = url.replacingOccurrences(of: "http://127.0.0.1", with: "HTTP://127.0.0.1")
+            #expect(try await cli.run("pull", "--feed", shouted).status == 0)
+        }
+        var listed = try await feeds(cli)
+        #expect(listed.count == 1)
+        #expect(listed[0]["number"] as? Int == 1 && listed[0]["title"] as? String == "feedsync demo")
+        #expect(listed[0]["items"] as? Int == 95 && listed[0]["unread"] as? Int == 95)
+        #expect(listed[0]["outcome"] as? String == "ok" && listed[0]["last_pull"] is String)
+        #expect(listed[0]["folder"] is NSNull)
+
+        let page = try json(try await cli.run("list", "--json"))
+        let first = (page["items"] as! [[String: Any]])[0]
+        #expect(first["unread"] as? Bool == true && first["feed"] as? String == "feedsync demo")
+        let number = try #require(first["number"] as? Int)
+
+        let shown = try await cli.run("show", String(number))
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.stdout.hasPrefix("Item 95\nfeedsync demo · "), "\(shown.stdout)")
+        #expect(shown.stdout.contains("Summary of item 95."))
+        listed = try await feeds(cli)
+        #expect(listed[0]["unread"] as? Int == 94, "show marks the item read")
+        let again = try json(try await cli.run("list", "--json"))
+        #expect((again["items"] as! [[String: Any]])[0]["number"] as? Int == number, "numbers stay")
+        #expect((again["items"] as! [[String: Any]])[0]["unread"] as? Bool == false)
+
+        #expect(try await cli.run("mark", "unread", String(number)).status == 0)
+        #expect(try await feeds(cli)[0]["unread"] as? Int == 95)
+        let all = try await cli.run("mark", "read", "--all", "--feed", "demo")
+        #expect(all.status == 0 && all.stdout == "95 items marked read\n", "\(all)")
+        #expect(try await feeds(cli)[0]["unread"] as? Int == 0)
+        #expect(try await cli.run("mark", "unread", "--all", "--before", "2000-01-01").stdout.hasPrefix("0 items"))
+        let missing = try await cli.run("mark", "read", "999999")
+        #expect(missing.status == 64 && missing.stderr.contains("999999"))
+
+        #expect(try await cli.run("rename", "demo", "My demo").status == 0)
+        let text = try await cli.run("feeds")
+        #expect(text.stdout.hasPrefix("1  My demo  http://127.0.0.1:"), "\(text.stdout)")
+        #expect(text.stdout.contains("95 items, 0 unread · just now, ok"))
+        #expect(try await cli.run("rename", "1", "").status == 0)
+        #expect(try await feeds(cli)[0]["title"] as? String == "feedsync demo", "an empty title gives back its own")
+        let nothing = try await cli.run("rename", "no such feed", "x")
+        #expect(nothing.status == 64 && nothing.stderr.contains("feedsync feeds lists them"))
+    }
+
+    @Test func showRendersContentWithNumberedLinksAndOpenUsesTheBrowser() async throws {
+        let cli = try CLI()
+        let rss = """
+            <rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel>
+            <title>Links &amp; more</title><link>https://example.com/</link>
+            <item><title>Read me</title><link>https://example.com/read</link><guid>r1</guid>
+            <description>Short.</description>
+            <content:encoded><![CDATA[<p>First <a href="/one">link</a> here.</p><script>evil()</script>
+            <ul><li>a</li><li>b <a href="https://two.example/">two</a></li></ul><p>Line<br>break \u{1B}[31m</p>]]>
+            </content:encoded></item></channel></rss>
+            """
+        try await withServer { server, _ async throws -> Void in
+            var faults = Faults()
+            faults.documents["/doc/feed"] = .init(headers: ["Content-Type": "application/rss+xml"], rss)
+            server.setFaults(faults)
+            #expect(try await cli.run("pull", "--feed", await server.baseURL + "/doc/feed").status == 0)
+        }
+        let shown = try await cli.run("show", "1")
+        #expect(
+            shown.stdout.hasSuffix(
+                """
+                First link [1] here.
+
+                • a
+
+                • b two [2]
+
+                Line
+                break [31m
+
+                [1] https://example.com/one
+                [2] https://two.example/
+
+                """), "\(shown.stdout)")
+        #expect(!shown.stdout.contains("evil") && !shown.stdout.contains("\u{1B}"), "no script, no escape sequence")
+        let detail = try json(try await cli.run("show", "1", "--json"))
+        #expect(detail["number"] as? Int == 1 && detail["feed"] as? String == "Links & more")
+        #expect((detail["content_html"] as? String)?.contains("<a href=\"/one\">") == true)
+        #expect((detail["text"] as? String)?.hasPrefix("First link [1] here.") == true)
+
+        // $BROWSER gets the link as one argument; with no browser at all, the link is printed.
+        let record = cli.outside.path + "/opened"
+        let script = cli.outside.path + "/browser.sh"
+        try "#!/bin/sh\nprintf '%s' \"$1\" > \(record)\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let browsing = try CLI(environment: ["BROWSER": script, "FEEDSYNC_HOME": cli.home.path])
+        #expect(try await browsing.run("open", "1").status == 0)
+        #expect(try String(contentsOfFile: record, encoding: .utf8) == "https://example.com/read")
+        let bare = try CLI(environment: ["BROWSER": "", "PATH": "/nonexistent", "FEEDSYNC_HOME": cli.home.path])
+        let printed = try await bare.run("open", "1")
+        #expect(printed.status == 0 && printed.stdout == "https://example.com/read\n", "\(printed)")
+    }
+
+    @Test func removeTakesTheFeedItsItemsAndPicturesAndWaitsForAPull() async throws {
+        let cli = try CLI()
+        try await withServer { server, url async throws -> Void in
+            #expect(try await cli.run("pull", "--feed", url).status == 0)
+            var faults = Faults()
+            faults.latency = 30
+            server.setFaults(faults)
+            server.clearLog()
+            let pulling = try cli.start(["pull"])
+            // Once the server has the pull's first request, the pull holds the lock.
+            for _ in 0..<200 where server.requests.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+            let busy = try await cli.run("remove", "1")
+            #expect(busy.status == 75, "a running pull holds the lock: \(busy)")
+            pulling.kill9()
+            _ = try await pulling.wait()
+        }
+        let pictures = cli.home.path + "/pictures"
+        #expect(try !FileManager.default.contentsOfDirectory(atPath: pictures).isEmpty)
+        let removed = try await cli.run("remove", "1")
+        #expect(removed.status == 0 && removed.stdout.hasPrefix("removed 1 "), "\(removed)")
+        #expect(try await feeds(cli).isEmpty)
+        #expect(try await cli.listedKeys().isEmpty)
+        let left = try FileManager.default.subpathsOfDirectory(atPath: pictures).filter { path in
+            var folder: ObjCBool = false
+            return FileManager.default.fileExists(atPath: pictures + "/" + path, isDirectory: &folder)
+                && !folder.boolValue
+        }
+        #expect(left.isEmpty, "no picture file is left: \(left)")
+        #expect(try await cli.run("remove", "1").status == 64)
+    }
+}
