@@ -11,8 +11,8 @@ ALTER TABLE feed ADD COLUMN folder TEXT;
 -- Read marks. New items arrive unread; so do the items stored before marks existed.
 ALTER TABLE item ADD COLUMN read INTEGER NOT NULL DEFAULT 0 CHECK (read IN (0, 1));
 
--- The item's full content as HTML (content:encoded, Atom content, JSON Feed content_html, ...),
--- at most 256 KB; NULL when the feed gave none beyond the summary.
+-- The item's full content as HTML (content:encoded, Atom content, JSON Feed content_html, ...,
+-- else RSS's description), at most 256 KB; NULL when the item has no body at all.
 ALTER TABLE item ADD COLUMN content TEXT;
 
 -- How many of the feed's items are read, kept by the triggers below, so a feed's unread count is

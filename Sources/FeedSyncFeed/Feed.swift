@@ -92,6 +92,12 @@ public enum FeedLimits {
     /// the document is refused.
     public static let expansionBytes = 16 << 20
 
+    /// `title` within `titleCharacters`: a longer one is cut at a word, with an ellipsis.
+    static func boundedTitle(_ title: String) -> String {
+        guard title.utf8.count > titleCharacters, title.count > titleCharacters else { return title }
+        return HTMLText.cut(title, to: titleCharacters - 1)  // and the ellipsis
+    }
+
     /// `url` when it is an http or https URL within `urlBytes`, else nil.
     static func webURL(_ url: String?) -> String? {
         guard let url, url.utf8.count <= urlBytes, url.hasPrefix("http://") || url.hasPrefix("https://") else {
@@ -119,9 +125,7 @@ public enum FeedLimits {
         var bounded = item
         if (item.pictureURL?.utf8.count ?? 0) > urlBytes { bounded.pictureURL = nil }
         if let content = item.content { bounded.content = HTMLText.cutHTML(content, toBytes: contentBytes) }
-        if item.title.utf8.count > titleCharacters, item.title.count > titleCharacters {
-            bounded.title = HTMLText.cut(item.title, to: titleCharacters - 1)  // and an ellipsis
-        }
+        bounded.title = boundedTitle(item.title)
         return bounded
     }
 }

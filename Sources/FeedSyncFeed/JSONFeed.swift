@@ -10,8 +10,8 @@ enum JSONFeed {
         let (items, skipped) = JSONValue.items(of: entries) { item(from: $0, base: base) }
         let next = DocumentURL.resolve(object["next_url"]?.text, against: base)
         var page = FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)
-        page.title = object["title"]?.text.map(HTMLText.collapsingWhitespace)?.nilIfEmpty
-            .map { HTMLText.cut($0, to: FeedLimits.titleCharacters - 1) }
+        page.title =
+            object["title"]?.text.map { FeedLimits.boundedTitle(HTMLText.collapsingWhitespace($0)) }?.nilIfEmpty
         page.siteURL = FeedLimits.webURL(DocumentURL.resolve(object["home_page_url"]?.text, against: base))
         return page
     }

@@ -16,6 +16,8 @@ public enum ReadableText {
         public var paragraphs: [String]
         /// The links, reference `[n]` at index n - 1: absolute http, https or mailto URLs.
         public var links: [String]
+        /// The links as the list after the text: `[1] https://…`.
+        public var references: [String] { links.enumerated().map { "[\($0.offset + 1)] \($0.element)" } }
     }
 
     public static func render(_ html: String, base: String?) -> Rendered {

@@ -270,6 +270,22 @@ final class XMLFeed {
         var type: String?
         var mode: String?
         var base: String
+
+        /// Atom's `type` (and 0.3's `mode`) says whether a field is text or markup; RSS text is
+        /// treated as HTML, as it is in practice.
+        var isText: Bool {
+            switch type {
+            case "text", "xhtml", "text/plain", "application/xhtml+xml": true
+            default: mode == "xml"
+            }
+        }
+
+        /// The field as one line of plain text; with `limit`, only enough of markup for a cut to it.
+        func plain(limit: Int? = nil) -> String {
+            isText
+                ? HTMLText.collapsingWhitespace(String(decoding: text, as: UTF8.self))
+                : HTMLText.plain(text, limit: limit)
+        }
     }
 
     private struct Entry {
@@ -576,13 +592,10 @@ final class XMLFeed {
 
     /// The feed's title (plain text, cut like an item's) or its site's link.
     private func foundOfFeed(_ field: Field, _ captured: Captured) {
-        let text = String(decoding: captured.text, as: UTF8.self)
         if field == .title {
-            let isText = ["text", "xhtml", "text/plain", "application/xhtml+xml"].contains(captured.type ?? "")
-            let plain = isText ? HTMLText.collapsingWhitespace(text) : HTMLText.plain(captured.text)
-            feedTitle = plain.isEmpty ? nil : HTMLText.cut(plain, to: FeedLimits.titleCharacters - 1)
+            feedTitle = FeedLimits.boundedTitle(captured.plain()).nilIfEmpty
         } else {
-            siteURL = DocumentURL.resolve(text.trimmed, against: captured.base)
+            siteURL = DocumentURL.resolve(String(decoding: captured.text, as: UTF8.self), against: captured.base)
         }
     }
 
@@ -592,23 +605,10 @@ final class XMLFeed {
         let entry = Self.decodingBase64(original)
         let limit = HTMLText.summaryLength
         func string(_ field: Field) -> String? { entry[field].map { String(decoding: $0.text, as: UTF8.self) } }
-        /// Atom's `type` (and 0.3's `mode`) says whether a field is text or markup; RSS text is
-        /// treated as HTML, as it is in practice.
-        func isText(_ field: Captured) -> Bool {
-            switch field.type {
-            case "text", "xhtml", "text/plain", "application/xhtml+xml": true
-            default: field.mode == "xml"
-            }
-        }
-        func plain(_ field: Field, limit: Int? = nil) -> String? {
-            guard let captured = entry[field] else { return nil }
-            return isText(captured)
-                ? HTMLText.collapsingWhitespace(String(decoding: captured.text, as: UTF8.self)).nilIfEmpty
-                : HTMLText.plain(captured.text, limit: limit).nilIfEmpty
-        }
+        func plain(_ field: Field, limit: Int? = nil) -> String? { entry[field]?.plain(limit: limit).nilIfEmpty }
         func summary(_ field: Field) -> String? {
             guard let captured = entry[field] else { return nil }
-            return isText(captured)
+            return captured.isText
                 ? HTMLText.cut(HTMLText.collapsingWhitespace(String(decoding: captured.text, as: UTF8.self)), to: limit)
                     .nilIfEmpty
                 : HTMLText.summary(captured.text, limit: limit).nilIfEmpty
@@ -654,7 +654,7 @@ final class XMLFeed {
         for field in [Field.encoded, .content, .description, .summary] {
             guard let captured = entry[field] else { continue }
             let text = String(decoding: captured.text, as: UTF8.self)
-            content = (isText(captured) ? HTMLText.html(fromText: text) : text.trimmed).nilIfEmpty
+            content = (captured.isText ? HTMLText.html(fromText: text) : text.trimmed).nilIfEmpty
             if content != nil { break }
         }
         let id = string(.id)?.trimmed.nilIfEmpty

@@ -57,8 +57,12 @@ public final class FeedSync: Sendable {
     /// The subscribed feed at `url`, compared as `FeedURL.normalised` makes URLs.
     public func feed(url: String) throws(StoreError) -> Feed? {
         if let exact = try store.feed(url: url) { return exact }
+        return Self.feed(url: url, in: try store.feeds())
+    }
+
+    private static func feed(url: String, in feeds: [Feed]) -> Feed? {
         let wanted = FeedURL.normalised(url)
-        return try store.feeds().first { FeedURL.normalised($0.url) == wanted }
+        return feeds.first { FeedURL.normalised($0.url) == wanted }
     }
 
     /// What a feed named on the command line is.
@@ -74,7 +78,7 @@ public final class FeedSync: Sendable {
     public func feed(named name: String) throws(StoreError) -> FeedMatch {
         let feeds = try store.feeds()
         if let number = Int64(name), let feed = feeds.first(where: { $0.id == number }) { return .found(feed) }
-        if name.contains("://"), let feed = try feed(url: name) { return .found(feed) }
+        if name.contains("://"), let feed = Self.feed(url: name, in: feeds) { return .found(feed) }
         let wanted = name.lowercased()
         if let feed = feeds.first(where: { $0.name.lowercased() == wanted }) { return .found(feed) }
         let matches = feeds.filter { $0.name.lowercased().contains(wanted) }

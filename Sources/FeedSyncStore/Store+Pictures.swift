@@ -265,12 +265,14 @@ extension Store {
 
     /// Deletes pictures no item uses any more; returns the files they had.
     public func deleteUnusedPictures() throws(StoreError) -> [String] {
-        try write { db in
-            let unused = "FROM picture WHERE NOT EXISTS (SELECT 1 FROM item WHERE item.picture_id = picture.id)"
-            let files = try String?.fetchAll(db, sql: "SELECT file \(unused)").compactMap { $0 }
-            try db.execute(sql: "DELETE \(unused)")
-            return files
-        }
+        try write { db in try Self.deleteUnusedPictures(db) }
+    }
+
+    static func deleteUnusedPictures(_ db: Database) throws -> [String] {
+        let unused = "FROM picture WHERE NOT EXISTS (SELECT 1 FROM item WHERE item.picture_id = picture.id)"
+        let files = try String?.fetchAll(db, sql: "SELECT file \(unused)").compactMap { $0 }
+        try db.execute(sql: "DELETE \(unused)")
+        return files
     }
 
     /// The file of every cached picture, by the picture's id.

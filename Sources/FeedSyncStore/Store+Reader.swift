@@ -43,21 +43,13 @@ extension Store {
         }
     }
 
-    /// Unsubscribes: the feed, its items, and the pictures no other feed's item uses go, in one
+    /// Unsubscribes: the feed, its items, and the pictures no item uses any more go, in one
     /// transaction. Returns the files of the pictures that went, for the caller to delete.
     public func removeFeed(id: Int64) throws(StoreError) -> [String] {
         try write { db in
-            let unused = """
-                FROM picture WHERE id IN (SELECT picture_id FROM item WHERE feed_id = ?)
-                    AND NOT EXISTS (SELECT 1 FROM item WHERE item.picture_id = picture.id AND item.feed_id != ?)
-                """
-            let files = try String?.fetchAll(db, sql: "SELECT file \(unused)", arguments: [id, id]).compactMap { $0 }
-            let pictures = try Int64.fetchAll(db, sql: "SELECT id \(unused)", arguments: [id, id])
             // Items (and their band sizes) go with the feed: ON DELETE CASCADE.
             try db.execute(sql: "DELETE FROM feed WHERE id = ?", arguments: [id])
-            let delete = try db.cachedStatement(sql: "DELETE FROM picture WHERE id = ?")
-            for picture in pictures { try delete.execute(arguments: [picture]) }
-            return files
+            return try Self.deleteUnusedPictures(db)
         }
     }
 
@@ -93,12 +85,8 @@ extension Store {
             var missing: [Int64] = []
             for number in numbers {
                 try update.execute(arguments: [read, number])
-                if db.changesCount == 0,
-                    try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM item WHERE id = ?)", arguments: [number])
-                        != true
-                {
-                    missing.append(number)
-                }
+                // An UPDATE counts every row its WHERE matched, changed or not.
+                if db.changesCount == 0 { missing.append(number) }
             }
             return missing
         }

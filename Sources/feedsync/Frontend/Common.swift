@@ -61,6 +61,16 @@ func fail<T>(on body: () throws -> T) throws -> T {
     }
 }
 
+extension ArgumentHelp {
+    /// An argument that names a feed (`FeedSync.feed(argument:)` reads it).
+    static var feed: ArgumentHelp {
+        ArgumentHelp("A feed: its number (from feeds), its URL, or a unique part of its title.", valueName: "feed")
+    }
+
+    /// An argument that names an item (`FeedSync.item(argument:)` reads it).
+    static var item: ArgumentHelp { ArgumentHelp("The item's number, as list shows it.", valueName: "number") }
+}
+
 extension FeedSync {
     /// The feed `name` names on the command line (its number, URL, title or a unique part of its
     /// title), else a usage error that says what it matched.

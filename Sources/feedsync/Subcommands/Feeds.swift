@@ -1,4 +1,5 @@
 import ArgumentParser
+import FeedSyncFeed
 import FeedSyncKit
 import FeedSyncStore
 import Foundation
@@ -66,7 +67,7 @@ struct Remove: AsyncParsableCommand {
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Argument(help: ArgumentHelp("Feeds, by number, URL or a unique part of the title.", valueName: "feed"))
+    @Argument(help: .feed)
     var feeds: [String]
 
     func run() async throws {
@@ -87,15 +88,15 @@ struct Rename: AsyncParsableCommand {
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Argument(help: ArgumentHelp("The feed, by number, URL or a unique part of the title.", valueName: "feed"))
+    @Argument(help: .feed)
     var feed: String
 
     @Argument(help: "The new title.")
     var title: String
 
     func validate() throws {
-        if title.unicodeScalars.contains(where: Terminal.isUnsafe) || title.count > 1000 {
-            throw ValidationError("the title must be one line of at most 1000 characters")
+        if title.unicodeScalars.contains(where: Terminal.isUnsafe) || title.count > FeedLimits.titleCharacters {
+            throw ValidationError("the title must be one line of at most \(FeedLimits.titleCharacters) characters")
         }
     }
 

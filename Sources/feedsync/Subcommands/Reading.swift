@@ -11,7 +11,7 @@ struct Show: AsyncParsableCommand {
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Argument(help: ArgumentHelp("The item's number, as list shows it.", valueName: "number"))
+    @Argument(help: .item)
     var number: Int64
 
     @Flag(help: "Print JSON instead of text.")
@@ -31,10 +31,7 @@ struct Show: AsyncParsableCommand {
 
     func jsonItem(_ detail: ItemDetail, _ rendered: ReadableText.Rendered, path: String?) -> String {
         var text = rendered.paragraphs.joined(separator: "\n\n")
-        if !rendered.links.isEmpty {
-            text +=
-                "\n\n" + rendered.links.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "\n")
-        }
+        if !rendered.links.isEmpty { text += "\n\n" + rendered.references.joined(separator: "\n") }
         return "{" + ItemJSON.fields(detail.item, path: path, position: nil) + ", \"text\": \(JSON.string(text)), "
             + "\"content_html\": \(JSON.string(detail.content))}"
     }
@@ -60,7 +57,7 @@ struct Show: AsyncParsableCommand {
         }
         if !rendered.links.isEmpty {
             lines.append("")
-            for (index, link) in rendered.links.enumerated() { lines.append("[\(index + 1)] \(Terminal.safe(link))") }
+            lines += rendered.references.map(Terminal.safe)
         }
         return lines.joined(separator: "\n")
     }
@@ -73,7 +70,7 @@ struct Open: AsyncParsableCommand {
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Argument(help: ArgumentHelp("The item's number, as list shows it.", valueName: "number"))
+    @Argument(help: .item)
     var number: Int64
 
     func run() async throws {
