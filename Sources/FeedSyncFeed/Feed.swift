@@ -30,6 +30,9 @@ public struct FeedItem: Sendable, Equatable {
         self.summary = summary
         self.content = content
     }
+
+    /// `published` in seconds since 1970.
+    public var publishedSeconds: Int64? { published.flatMap(FeedDate.parse) }
 }
 
 /// One page of a feed.

@@ -7,7 +7,7 @@ import Foundation
 /// (with or without weekday, comma or seconds; one-digit days, two-digit years, full month names,
 /// `GMT`, `EST`, `+0200` or `+02:00`, and the `Mon May 05 2024 10:00:00 GMT+0200` JavaScript style).
 /// A date without a zone is read as UTC.
-enum FeedDate {
+public enum FeedDate {
     static func normalise(_ value: JSONValue) -> String? {
         switch value {
         case .string(let text): normalise(text)
@@ -23,7 +23,7 @@ enum FeedDate {
     }
 
     /// Seconds since 1970, or `nil` when `text` is no date this reader knows.
-    static func parse(_ text: String) -> Int64? {
+    public static func parse(_ text: String) -> Int64? {
         parse(Array(text.utf8))
     }
 

@@ -9,6 +9,9 @@ public enum PrefetchPlan {
         return start..<((position.page + pagesAhead) * position.perPage)
     }
 
+    /// The row given to a picture outside the list being read: farther than any row of it.
+    public static let far = Int(Int32.max)
+
     /// 0 for a row on the reading page; otherwise how many rows away from it.
     public static func distance(ofRow row: Int, from position: ReadingPosition) -> Int {
         let page = position.rows

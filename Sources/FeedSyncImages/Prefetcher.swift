@@ -174,8 +174,16 @@ public final class PicturePrefetcher: Sendable {
     func plan(_ position: ReadingPosition, inFlight: Int, start: inout PlanStart?) -> [PictureJob] {
         guard options.mode == .all else {
             let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
-            let due = storing("plan", { try store.duePictures(feedURL: position.feedURL, rows: window) })
-            return PrefetchPlan.order(due ?? [], from: position)
+            let due = storing("plan", { try store.duePictures(feedURL: position.feedURL, rows: window) }) ?? []
+            // A feed never shown on its own gets its first page too, last: a feed just added has
+            // its pictures when the reader first opens it, though its items may sit far from the
+            // reader in the list being read. Far from the reader they are, and admitted only while
+            // the cache has room.
+            var seen = Set(due.map(\.id))
+            let firstPages = (storing("plan", { try store.duePicturesOfUnviewedFeeds(perPage: position.perPage) }) ?? [])
+                .filter { seen.insert($0.id).inserted }
+                .map { PictureJob(id: $0.id, url: $0.url, row: PrefetchPlan.far, place: $0.place) }
+            return PrefetchPlan.order(due, from: position) + firstPages
         }
         let limit = planSize(inFlight: inFlight)
         let top = position.rows.lowerBound

@@ -118,10 +118,9 @@ public final class FeedSync: Sendable {
 
     public func status() throws(StoreError) -> [FeedStatus] { try store.status() }
 
-    /// A page of the list of one feed (`feedURL`) or of all; rows with a cached picture carry its
-    /// absolute path.
-    public func list(feedURL: String?, page: Int, perPage: Int) throws(StoreError) -> ListedPage {
-        try store.list(feedURL: feedURL, page: page, perPage: perPage)
+    /// A page of the list `query` describes: one feed's, or all feeds' as one timeline.
+    public func list(_ query: ListQuery, page: Int, perPage: Int) throws(StoreError) -> ListedPage {
+        try store.list(query, page: page, perPage: perPage)
     }
 
     /// Where a picture stored as `file` is (stored paths are relative to the cache folder).

@@ -45,19 +45,23 @@ extension Store {
             let insert = try db.cachedStatement(
                 sql: """
                     INSERT INTO item (feed_id, key, band, seq, title, link, pic_url, picture_id, published, summary,
-                                      content, stored_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                      content, stored_at, timeline)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (feed_id, key) DO NOTHING
                     """)
             let refresh = try db.cachedStatement(
                 sql: """
                     UPDATE item SET title = ?, link = ?, published = ?, summary = ?, content = ?, pic_url = ?,
                         picture_id = ?
-                    WHERE feed_id = ? AND key = ?
+                    WHERE feed_id = ? AND key = ? RETURNING id
                     """)
+            let index = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO item_search (rowid, title, body) VALUES (?, ?, ?)")
+            var timeline = try Timeline(db, feedID: page.feedID, band: page.band, above: seq)
             var inserted = 0
             for item in [page.newItems, page.updatedItems].joined() {
                 let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
+                let time = timeline.time(published: item.publishedSeconds, now: Int64(now))
                 // The one statement stepped through SQLite's C API (Store+SQLite.swift explains why).
                 try insert.run(db) { values in
                     values.add(page.feedID)
@@ -72,18 +76,29 @@ extension Store {
                     values.add(item.summary)
                     values.add(item.content)
                     values.add(now)
+                    values.add(time)
                 }
+                let id: Int64
                 if db.changesCount == 1 {
                     seq += 1
                     inserted += 1
+                    timeline.append(time, seq: seq)
+                    id = db.lastInsertedRowID
                 } else {
                     refresh.setUncheckedArguments([
                         item.title, item.link, item.published, item.summary, item.content, item.pictureURL, pictureID,
                         page.feedID, item.key,
                     ])
-                    try refresh.execute()
+                    guard let refreshed = try Int64.fetchOne(refresh) else { continue }
+                    id = refreshed
+                }
+                try index.run(db) { values in
+                    values.add(id)
+                    values.add(SearchText.title(item.title))
+                    values.add(SearchText.body(content: item.content, summary: item.summary))
                 }
             }
+            try timeline.write(db)
             // GRDB's observers did not see the inserts stepped above: tell them.
             try db.notifyChanges(in: Table("item"))
             if inserted > 0 {
@@ -119,5 +134,64 @@ extension Store {
         insert.setUncheckedArguments([url])
         try insert.execute()
         return db.lastInsertedRowID
+    }
+}
+
+/// The timeline times of a page's new items, and the runs they make (Migrations/0006_timeline.sql).
+struct Timeline {
+    let feedID: Int64
+    let band: Int
+    /// The time of the item above the next one stored: the band's last item, then each new one.
+    var above: Int64?
+    /// The run the band's last item ends, as it was before this page: a new item of its time grows it.
+    var lastRun: (time: Int64, firstSeq: Int, size: Int)?
+    /// Runs of this page's new items, in order; the first may be the growth of `lastRun`.
+    var runs: [(time: Int64, firstSeq: Int, size: Int)] = []
+
+    init(_ db: Database, feedID: Int64, band: Int, above seq: Int) throws {
+        self.feedID = feedID
+        self.band = band
+        guard seq >= 0,
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT run.timeline, run.first_seq, run.size FROM item
+                        JOIN timeline_run AS run ON run.timeline = item.timeline AND run.feed_id = item.feed_id
+                            AND run.band = item.band AND run.first_seq <= item.seq
+                        WHERE item.feed_id = ? AND item.band = ? AND item.seq = ?
+                        ORDER BY run.first_seq DESC LIMIT 1
+                        """), arguments: [feedID, band, seq])
+        else { return }
+        above = row[0]
+        lastRun = (row[0], row[1], row[2])
+    }
+
+    /// The time of a new item: its published time, never later than `now`; undated, the time of
+    /// the item above it in its feed, else `now`.
+    func time(published: Int64?, now: Int64) -> Int64 {
+        published.map { min($0, now) } ?? above ?? now
+    }
+
+    mutating func append(_ time: Int64, seq: Int) {
+        above = time
+        if let last = runs.last, last.time == time, last.firstSeq + last.size == seq {
+            runs[runs.count - 1].size += 1
+        } else if runs.isEmpty, let lastRun, lastRun.time == time, lastRun.firstSeq + lastRun.size == seq {
+            runs.append((time, lastRun.firstSeq, lastRun.size + 1))
+        } else {
+            runs.append((time, seq, 1))
+        }
+    }
+
+    /// Writes the runs: one statement per run, which for a page of one time (or of undated items) is one.
+    func write(_ db: Database) throws {
+        let upsert = try db.cachedStatement(
+            sql: """
+                INSERT INTO timeline_run (timeline, feed_id, band, first_seq, size) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT DO UPDATE SET size = excluded.size
+                """)
+        for run in runs {
+            try upsert.execute(arguments: [run.time, feedID, band, run.firstSeq, run.size])
+        }
     }
 }

@@ -1,56 +1,137 @@
 import Foundation
 import GRDB
 
+/// What `list` shows: one feed's items in the server's order, or (`feedURL` nil) every feed's as
+/// one timeline, newest first; with any filter, only the items that pass all of them.
+public struct ListQuery: Sendable, Equatable {
+    public var feedURL: String?
+    /// Only feeds in this folder or a folder inside it.
+    public var folder: String?
+    public var unread = false
+    /// An FTS5 query (`SearchText.query`).
+    public var search: String?
+    /// Only items whose timeline time is at or after this.
+    public var since: Date?
+
+    public init(feedURL: String? = nil, folder: String? = nil, unread: Bool = false, search: String? = nil,
+        since: Date? = nil)
+    {
+        self.feedURL = feedURL
+        self.folder = folder
+        self.unread = unread
+        self.search = search
+        self.since = since
+    }
+
+    /// Whether a filter leaves out items: such a list is not one the picture window follows.
+    public var isFiltered: Bool { folder != nil || unread || search != nil || since != nil }
+}
+
 extension Store {
-    /// One page of the local list: a feed's items in the server's order, or with `feedURL` nil,
-    /// every feed's, feed after feed in the order they were added.
-    public func list(feedURL: String?, page: Int, perPage: Int) throws(StoreError) -> ListedPage {
+    static let listColumns = """
+        item.id, key, item.title, link, pic_url, coalesce(picture.status, 'none') AS status, picture.file, published,
+        read, coalesce(feed.custom_title, feed.title, feed.url) AS feed_name
+        """
+    static let listJoin = "LEFT JOIN picture ON picture.id = item.picture_id JOIN feed ON feed.id = item.feed_id"
+
+    static func storedItem(_ row: Row, position: Int) -> StoredItem {
+        StoredItem(
+            number: row["id"], key: row.text("key") ?? "", title: row.text("title") ?? "",
+            link: row.text("link"), pictureURL: row.text("pic_url"),
+            imageStatus: row.text("status").flatMap(PictureStatus.init(rawValue:)) ?? .none,
+            imagePath: row.text("file"), published: row.text("published"), position: position,
+            read: row.integer("read") == 1, feedName: row.text("feed_name") ?? "")
+    }
+
+    /// One page of the list `query` describes.
+    public func list(_ query: ListQuery, page: Int, perPage: Int) throws(StoreError) -> ListedPage {
         try read { db in
-            let (filter, arguments) = Self.bandFilter(feedURL: feedURL)
-            let total =
-                try Int.fetchOne(
-                    db, sql: "SELECT coalesce(sum(size), 0) FROM band_size \(filter)",
-                    arguments: arguments) ?? 0
             let offset = (page - 1) * perPage
-            let rows = try Self.listRows(
-                db, feedURL: feedURL, positions: offset..<offset + perPage,
-                columns: """
-                    item.id, key, item.title, link, pic_url, coalesce(picture.status, 'none') AS status,
-                    picture.file, published, read, coalesce(feed.custom_title, feed.title, feed.url) AS feed_name
-                    """,
-                join: "LEFT JOIN picture ON picture.id = item.picture_id JOIN feed ON feed.id = item.feed_id")
-            let items = rows.map { position, row in
-                StoredItem(
-                    number: row["id"], key: row.text("key") ?? "", title: row.text("title") ?? "",
-                    link: row.text("link"), pictureURL: row.text("pic_url"),
-                    imageStatus: row.text("status").flatMap(PictureStatus.init(rawValue:)) ?? .none,
-                    imagePath: row.text("file"), published: row.text("published"),
-                    position: position + 1, read: row.integer("read") == 1, feedName: row.text("feed_name") ?? "")
+            let total: Int
+            let items: [StoredItem]
+            if query.isFiltered {
+                (total, items) = try Self.filteredList(db, query, offset: offset, limit: perPage)
+            } else {
+                let order = ListOrder(feedURL: query.feedURL)
+                total = try order.total(db)
+                items = try Self.listRows(
+                    db, order, positions: offset..<offset + perPage, columns: Self.listColumns, join: Self.listJoin
+                ).map { position, row in Self.storedItem(row, position: position + 1) }
             }
             let lastPull = try Double.fetchOne(
-                db, sql: "SELECT max(last_pull_at) FROM feed \(feedURL == nil ? "" : "WHERE url = ?")",
-                arguments: feedURL.map { [$0] } ?? [])
+                db, sql: "SELECT max(last_pull_at) FROM feed \(query.feedURL == nil ? "" : "WHERE url = ?")",
+                arguments: query.feedURL.map { [$0] } ?? [])
             return ListedPage(items: items, total: total, lastPullAt: lastPull.map(Date.init(timeIntervalSince1970:)))
         }
     }
 
-    /// `columns` of the items at list positions `positions` (from 0) of the list of `feedURL` that
+    /// A filtered list: one statement for the page, walking the order's index and skipping
+    /// `offset` passing rows, so a deep page costs the rows above it. The count of unread items
+    /// comes from the feeds' counts, not from the items.
+    static func filteredList(_ db: Database, _ query: ListQuery, offset: Int, limit: Int) throws -> (Int, [StoredItem])
+    {
+        var feeds: [String] = []
+        var conditions: [String] = []
+        var arguments: StatementArguments = []
+        if let url = query.feedURL {
+            feeds.append("url = ?")
+            arguments += [url]
+        }
+        if let folder = query.folder {
+            feeds.append("(folder = ? OR substr(folder, 1, length(?) + 1) = ? || '/')")
+            arguments += [folder, folder, folder]
+        }
+        let feedArguments = arguments
+        if !feeds.isEmpty {
+            conditions.append("item.feed_id IN (SELECT id FROM feed WHERE \(feeds.joined(separator: " AND ")))")
+        }
+        if query.unread { conditions.append("item.read = 0") }
+        if let since = query.since {
+            conditions.append("item.timeline >= ?")
+            arguments += [Int64(since.timeIntervalSince1970.rounded(.up))]
+        }
+        if let search = query.search {
+            conditions.append("item.id IN (SELECT rowid FROM item_search WHERE item_search MATCH ?)")
+            arguments += [search]
+        }
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let order =
+            query.feedURL == nil ? "item.timeline DESC, item.feed_id, item.band, item.seq" : "item.band, item.seq"
+        let rows = try Row.fetchAll(
+            db,
+            sql: "SELECT \(listColumns) FROM item \(listJoin) \(filter) ORDER BY \(order) LIMIT ? OFFSET ?",
+            arguments: arguments + [limit, offset])
+        let total: Int
+        if query.search == nil, query.since == nil {
+            let scope = feeds.isEmpty ? "" : "WHERE " + feeds.joined(separator: " AND ")
+            total =
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT coalesce(sum((SELECT coalesce(sum(size), 0) FROM band_size WHERE feed_id = feed.id)
+                            \(query.unread ? "- read_count" : "")), 0)
+                        FROM feed \(scope)
+                        """, arguments: feedArguments) ?? 0
+        } else {
+            total = try Int.fetchOne(db, sql: "SELECT count(*) FROM item \(filter)", arguments: arguments) ?? 0
+        }
+        return (total, rows.enumerated().map { storedItem($1, position: offset + $0 + 1) })
+    }
+
+    /// `columns` of the items at list positions `positions` (from 0) of the list `order` that
     /// pass `filter`, each with its position: the first `limit` in the list's order, or with
-    /// `backwards`, the last `limit` in reverse order. The list is feed after feed, band after
-    /// band, seq within a band, and a band's seq runs from 0 without holes: adding up band sizes
-    /// finds the band and seq where the range starts, and each band's part is one seek in item's
+    /// `backwards`, the last `limit` in reverse order. The list is a row of segments (ListOrder),
+    /// each a stretch of consecutive seqs of one feed's band: adding up their sizes finds the
+    /// segment where the range starts, and each segment's part is one seek in item's
     /// (feed_id, band, seq) index. `filter` runs inside SQLite, so rows it drops never reach Swift.
     /// `arguments` fill placeholders in `columns`, then in `filter`, so the statement stays one
     /// cached statement.
     static func listRows(
-        _ db: Database, feedURL: String?, positions: Range<Int>, columns: String,
+        _ db: Database, _ order: ListOrder, positions: Range<Int>, columns: String,
         join: String = "", filter: String = "1", arguments: StatementArguments = [],
         limit: Int = .max, backwards: Bool = false
     ) throws -> [(position: Int, row: Row)] {
-        let (bandFilter, bandArguments) = bandFilter(feedURL: feedURL)
-        let bands = try Row.fetchCursor(
-            db, sql: "SELECT feed_id, band, size FROM band_size \(bandFilter) ORDER BY feed_id, band",
-            arguments: bandArguments)
+        guard !positions.isEmpty, limit > 0 else { return [] }
         let part = try db.cachedStatement(
             sql: """
                 SELECT item.seq, \(columns) FROM item \(join)
@@ -58,45 +139,65 @@ extension Store {
                 ORDER BY item.seq \(backwards ? "DESC" : "") LIMIT ?
                 """)
         var rows: [(position: Int, row: Row)] = []
-        func read(feedID: Int64, band: Int64, start: Int, seqs: Range<Int>) throws {
+        // From the segment holding the range's first position (or, backwards, its last), on.
+        var (edge, segments) = try order.segments(
+            db, from: backwards ? positions.upperBound - 1 : positions.lowerBound, backwards: backwards)
+        while backwards ? edge > positions.lowerBound : edge < positions.upperBound, rows.count < limit,
+            let segment = try segments.next()
+        {
+            let size = segment.integer("size", in: 0...Int(Int32.max)) ?? 0
+            let start = backwards ? edge - size : edge
+            edge = backwards ? start : start + size
+            let first = max(0, positions.lowerBound - start)
+            let end = min(size, positions.upperBound - start)
+            guard first < end else { continue }
+            let firstSeq = segment.integer("first_seq", in: 0...Int(Int32.max)) ?? 0
             rows += try Row.fetchAll(
                 part,
                 arguments: arguments + [
-                    feedID, band, seqs.lowerBound, seqs.upperBound, limit - rows.count,
+                    segment["feed_id"], segment["band"], firstSeq + first, firstSeq + end, limit - rows.count,
                 ]
-            ).map { (start + $0[0], $0) }
-        }
-        var later: [(feedID: Int64, band: Int64, start: Int, seqs: Range<Int>)] = []  // read backwards
-        var bandStart = 0
-        while bandStart < positions.upperBound, rows.count < limit, let band = try bands.next() {
-            let size = band.integer("size", in: 0...Int(Int32.max)) ?? 0
-            defer { bandStart += size }
-            let first = max(0, positions.lowerBound - bandStart)
-            let end = min(size, positions.upperBound - bandStart)
-            guard first < end else { continue }
-            if backwards {
-                later.append((band["feed_id"], band["band"], bandStart, first..<end))
-            } else {
-                try read(feedID: band["feed_id"], band: band["band"], start: bandStart, seqs: first..<end)
-            }
-        }
-        for part in later.reversed() where rows.count < limit {
-            try read(feedID: part.feedID, band: part.band, start: part.start, seqs: part.seqs)
+            ).map { (start - firstSeq + $0[0], $0) }
         }
         return rows
     }
 
-    /// The row (0-based) that `place` is at now in the list of `feedURL`.
-    static func row(_ db: Database, of place: ListPlace, feedURL: String?) throws -> Int {
-        let (filter, arguments) = bandFilter(feedURL: feedURL)
-        let above =
-            try Int.fetchOne(
+    /// The row (0-based) that `place` is at now in the list `order`; nil when no item is there.
+    static func row(_ db: Database, of place: ListPlace, in order: ListOrder) throws -> Int? {
+        switch order {
+        case .feed(let url):
+            let above = try Int.fetchOne(
                 db,
                 sql: """
-                    SELECT coalesce(sum(size), 0) FROM band_size \(filter.isEmpty ? "WHERE" : filter + " AND")
-                        (band_size.feed_id, band_size.band) < (?, ?)
-                    """, arguments: arguments + [place.feedID, place.band]) ?? 0
-        return above + place.seq
+                    SELECT sum(size) FROM band_size
+                    WHERE feed_id = (SELECT id FROM feed WHERE url = ?) AND feed_id = ? AND band < ?
+                    """, arguments: [url, place.feedID, place.band])
+            return (above ?? 0) + place.seq
+        case .timeline:
+            guard
+                let run = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT run.timeline, run.first_seq FROM item
+                        JOIN timeline_run AS run ON run.timeline = item.timeline AND run.feed_id = item.feed_id
+                            AND run.band = item.band AND run.first_seq <= item.seq
+                        WHERE item.feed_id = ? AND item.band = ? AND item.seq = ?
+                        ORDER BY run.first_seq DESC LIMIT 1
+                        """, arguments: [place.feedID, place.band, place.seq])
+            else { return nil }
+            let time: Int64 = run[0]
+            let firstSeq: Int = run[1]
+            let above =
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT (SELECT coalesce(sum(size), 0) FROM timeline_bucket WHERE bucket > ?1 >> 16)
+                            + (SELECT coalesce(sum(size), 0) FROM timeline_run
+                               WHERE timeline < ((?1 >> 16) + 1) << 16
+                                   AND (timeline > ?1 OR (timeline = ?1 AND (feed_id, band, first_seq) < (?2, ?3, ?4))))
+                        """, arguments: [time, place.feedID, place.band, firstSeq]) ?? 0
+            return above + place.seq - firstSeq
+        }
     }
 
     /// Remembers the page the reader was shown, in the list of one feed or of all feeds. The page
@@ -117,19 +218,83 @@ extension Store {
                 ])
         }
     }
+}
 
-    /// The `WHERE` clause and its arguments that keep the items of the list of `feedURL`
-    /// (every item when nil).
-    static func itemFilter(feedURL: String?) -> (sql: String, arguments: StatementArguments) {
-        guard let feedURL else { return ("", []) }
-        return ("WHERE item.feed_id = (SELECT id FROM feed WHERE url = ?)", [feedURL])
+/// The order of a list without filters, as segments: stretches of consecutive seqs of one feed's
+/// band, each a part of the list on its own (Migrations/0003 and 0006 say how they are kept).
+enum ListOrder: Equatable {
+    /// One feed's list: its bands, highest first, each a segment from seq 0.
+    case feed(String)
+    /// All feeds, newest first: the timeline's runs.
+    case timeline
+
+    init(feedURL: String?) {
+        self = feedURL.map(Self.feed) ?? .timeline
     }
 
-    /// The `WHERE` clause and its arguments that keep the bands of the list of `feedURL` (every
-    /// band when nil).
-    static func bandFilter(feedURL: String?) -> (sql: String, arguments: StatementArguments) {
-        guard let feedURL else { return ("", []) }
-        return ("WHERE band_size.feed_id = (SELECT id FROM feed WHERE url = ?)", [feedURL])
+    /// How many items the list holds.
+    func total(_ db: Database) throws -> Int {
+        switch self {
+        case .feed(let url):
+            try Int.fetchOne(
+                db, sql: "SELECT coalesce(sum(size), 0) FROM band_size WHERE feed_id = (SELECT id FROM feed WHERE url = ?)",
+                arguments: [url]) ?? 0
+        case .timeline:
+            try Int.fetchOne(db, sql: "SELECT coalesce(sum(size), 0) FROM timeline_bucket") ?? 0
+        }
+    }
+
+    /// The segments (`feed_id`, `band`, `first_seq`, `size`) in the list's order, or with
+    /// `backwards` in reverse, from one holding `position` or before it (backwards: at or after
+    /// it), with the position where the first one starts (backwards: where it ends). A feed has a
+    /// few bands, read from its first or last; the timeline skips whole buckets of 2^16 seconds
+    /// by their sizes, so a deep page reads only the runs of its bucket.
+    func segments(_ db: Database, from position: Int, backwards: Bool) throws -> (Int, RowCursor) {
+        switch self {
+        case .feed(let url):
+            let cursor = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT feed_id, band, 0 AS first_seq, size FROM band_size
+                    WHERE feed_id = (SELECT id FROM feed WHERE url = ?) ORDER BY band \(backwards ? "DESC" : "")
+                    """, arguments: [url])
+            return (backwards ? try total(db) : 0, cursor)
+        case .timeline:
+            let buckets = try Row.fetchCursor(db, sql: "SELECT bucket, size FROM timeline_bucket ORDER BY bucket DESC")
+            var start = 0
+            var bucket: Int64?
+            while let row = try buckets.next() {
+                let size = row.integer("size", in: 0...Int(Int32.max)) ?? 0
+                bucket = row["bucket"]
+                if start + size > position { return try runs(db, bucket: bucket!, start: start, size: size, backwards) }
+                start += size
+            }
+            // Past the end: forwards nothing is left; backwards, from the last bucket's end.
+            return try runs(db, bucket: backwards ? bucket : nil, start: start, size: 0, backwards)
+        }
+    }
+
+    /// The runs from `bucket`'s first on (backwards, from its last back), the first starting at `start`.
+    private func runs(_ db: Database, bucket: Int64?, start: Int, size: Int, _ backwards: Bool) throws -> (
+        Int, RowCursor
+    ) {
+        guard let bucket else { return (start, try Row.fetchCursor(db, sql: "SELECT 1 WHERE 0")) }
+        if backwards {
+            let cursor = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT feed_id, band, first_seq, size FROM timeline_run WHERE timeline >= ?
+                    ORDER BY timeline, feed_id DESC, band DESC, first_seq DESC
+                    """, arguments: [bucket << 16])
+            return (start + size, cursor)
+        }
+        let cursor = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT feed_id, band, first_seq, size FROM timeline_run WHERE timeline < ?
+                ORDER BY timeline DESC, feed_id, band, first_seq
+                """, arguments: [(bucket + 1) << 16])
+        return (start, cursor)
     }
 }
 

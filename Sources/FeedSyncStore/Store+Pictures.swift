@@ -125,20 +125,34 @@ extension Store {
         now: Date = Date()
     ) throws(StoreError) -> (jobs: [PictureJob], end: PlaceAtRow?) {
         try read { db in
+            let order = ListOrder(feedURL: feedURL)
             var from = top
-            if let resume, resume.row > top, try Self.row(db, of: resume.place, feedURL: feedURL) == resume.row {
+            if let resume, resume.row > top, try Self.row(db, of: resume.place, in: order) == resume.row {
                 from = resume.row
             }
             let jobs = try Self.duePictures(db, feedURL: feedURL, rows: from..<Int(Int32.max), limit: limit, now: now)
-            let (filter, arguments) = Self.bandFilter(feedURL: feedURL)
-            let last = try Row.fetchOne(
-                db, sql: "SELECT feed_id, band, size FROM band_size \(filter) ORDER BY feed_id DESC, band DESC LIMIT 1",
-                arguments: arguments)
-            let end = try last.map { last in
-                let place = ListPlace(feedID: last[0], band: last[1], seq: last[2])
-                return PlaceAtRow(place: place, row: try Self.row(db, of: place, feedURL: feedURL))
+            // The list's last item: what lands later lands below it or moves it.
+            let total = try order.total(db)
+            let (_, segments) = try order.segments(db, from: total - 1, backwards: true)
+            let end = try segments.next().flatMap { last -> PlaceAtRow? in
+                let firstSeq: Int = last["first_seq"]
+                let size: Int = last["size"]
+                let place = ListPlace(feedID: last["feed_id"], band: last["band"], seq: firstSeq + size - 1)
+                return try Self.row(db, of: place, in: order).map { PlaceAtRow(place: place, row: $0) }
             }
             return (jobs, end)
+        }
+    }
+
+    /// Due pictures of the first `perPage` rows of each feed whose own list was never shown, feed
+    /// by feed in the order they were added.
+    public func duePicturesOfUnviewedFeeds(perPage: Int, now: Date = Date()) throws(StoreError) -> [PictureJob] {
+        try read { db in
+            try String.fetchAll(
+                db, sql: "SELECT url FROM feed WHERE url NOT IN (SELECT scope FROM reading_position) ORDER BY id"
+            ).flatMap { url in
+                try Self.duePictures(db, feedURL: url, rows: 0..<perPage, limit: .max, now: now)
+            }
         }
     }
 
@@ -149,7 +163,7 @@ extension Store {
         // One read per band, the picture's state joined in and tested by SQLite: only due rows
         // reach Swift.
         let found = try listRows(
-            db, feedURL: feedURL, positions: rows, columns: "item.picture_id, picture.url, item.feed_id, item.band",
+            db, ListOrder(feedURL: feedURL), positions: rows, columns: "item.picture_id, picture.url, item.feed_id, item.band",
             join: "JOIN picture ON picture.id = item.picture_id",
             filter: "picture.status != 'cached' AND coalesce(picture.next_attempt_at <= ?, 1)",
             arguments: [now.timeIntervalSince1970], limit: limit, backwards: backwards)
@@ -212,7 +226,9 @@ extension Store {
         -> [CachedPicture]
     {
         try read { db in
-            let (filter, arguments) = Self.itemFilter(feedURL: feedURL)
+            let (filter, arguments): (String, StatementArguments) =
+                feedURL.map { ("WHERE item.feed_id = (SELECT id FROM feed WHERE url = ?)", [$0]) } ?? ("", [])
+            let order = feedURL == nil ? "timeline DESC, feed_id, band, seq" : "band, seq"
             // The distance is PrefetchPlan.distance, 0 inside the window; with one min() in the
             // query, SQLite takes the bare `row` from the row that has it.
             let rows = try Row.fetchAll(
@@ -226,7 +242,7 @@ extension Store {
                             WHEN row >= ? THEN row - ? + 1
                             ELSE 0 END) AS distance
                         FROM (
-                            SELECT picture_id, row_number() OVER (ORDER BY feed_id, band, seq) - 1 AS row
+                            SELECT picture_id, row_number() OVER (ORDER BY \(order)) - 1 AS row
                             FROM item \(filter)
                         ) GROUP BY picture_id
                     ) AS nearest ON nearest.picture_id = picture.id

@@ -58,21 +58,11 @@ extension Store {
         try read { db in
             try Row.fetchOne(
                 db,
-                sql: """
-                    SELECT item.id, key, item.title, link, pic_url, coalesce(picture.status, 'none') AS status,
-                        picture.file, published, read, summary, content,
-                        coalesce(feed.custom_title, feed.title, feed.url) AS feed_name
-                    FROM item JOIN feed ON feed.id = item.feed_id LEFT JOIN picture ON picture.id = item.picture_id
-                    WHERE item.id = ?
-                    """, arguments: [number]
+                sql: "SELECT \(Self.listColumns), summary, content FROM item \(Self.listJoin) WHERE item.id = ?",
+                arguments: [number]
             ).map { row in
                 ItemDetail(
-                    item: StoredItem(
-                        number: row["id"], key: row.text("key") ?? "", title: row.text("title") ?? "",
-                        link: row.text("link"), pictureURL: row.text("pic_url"),
-                        imageStatus: row.text("status").flatMap(PictureStatus.init(rawValue:)) ?? .none,
-                        imagePath: row.text("file"), published: row.text("published"), position: 0,
-                        read: row.integer("read") == 1, feedName: row.text("feed_name") ?? ""),
+                    item: Self.storedItem(row, position: 0),
                     summary: row.text("summary"), content: row.text("content"))
             }
         }
@@ -93,7 +83,7 @@ extension Store {
     }
 
     /// Marks every item read (or unread), or only `feedID`'s, or only those published (or, with no
-    /// date, stored) before `before`; returns how many changed.
+    /// date, placed in the timeline) before `before`; returns how many changed.
     public func markAll(read: Bool, feedID: Int64?, before: Date?) throws(StoreError) -> Int {
         try write { db in
             var conditions = ["read != ?"]
@@ -103,7 +93,7 @@ extension Store {
                 arguments += [feedID]
             }
             if let before {
-                conditions.append("coalesce(unixepoch(published), stored_at) < ?")
+                conditions.append("timeline < ?")
                 arguments += [before.timeIntervalSince1970]
             }
             try db.execute(

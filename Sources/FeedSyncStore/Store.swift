@@ -334,9 +334,25 @@ public final class Store: Sendable {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         for migration in embeddedMigrations {
-            migrator.registerMigration(migration.name) { db in try db.execute(sql: migration.sql) }
+            migrator.registerMigration(migration.name) { db in
+                try db.execute(sql: migration.sql)
+                if migration.name == "0006_timeline" { try indexForSearch(db) }
+            }
         }
         return migrator
+    }
+
+    /// Fills the search index with the items stored before it existed, as a page commit would:
+    /// in Swift, which SQL cannot do (plain text from HTML, spaced-out CJK characters).
+    static func indexForSearch(_ db: Database) throws {
+        let insert = try db.makeStatement(sql: "INSERT INTO item_search (rowid, title, body) VALUES (?, ?, ?)")
+        let items = try Row.fetchCursor(db, sql: "SELECT id, title, content, summary FROM item")
+        while let item = try items.next() {
+            try insert.execute(arguments: [
+                item["id"] as Int64, SearchText.title(item["title"] ?? ""),
+                SearchText.body(content: item["content"], summary: item["summary"]),
+            ])
+        }
     }
 
     /// The names of the migrations applied to this database, in order.

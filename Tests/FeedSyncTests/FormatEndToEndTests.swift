@@ -1,4 +1,5 @@
 import FeedSyncDemoServer
+import FeedSyncStore
 import Foundation
 import Testing
 
@@ -52,7 +53,7 @@ import Testing
             var stored = 0
             for _ in 0..<200 where stored < 30 {
                 try await Task.sleep(nanoseconds: 50_000_000)
-                stored = (try? cli.openStore().list(feedURL: nil, page: 1, perPage: 1).total) ?? 0
+                stored = (try? cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 1).total) ?? 0
             }
             running.kill9()
             let killed = try await running.wait()
@@ -184,7 +185,7 @@ import Testing
             let pull = try await cli.run("pull", "--feed", url, "--images", "none")
             #expect(pull.status == 0, "\(pull.stderr)")
             #expect(server.feedRequests.first?.bytes ?? 0 > 4 << 20)
-            let stored = try cli.openStore().list(feedURL: nil, page: 1, perPage: 20_000)
+            let stored = try cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 20_000)
             #expect(stored.total == 20_000)
             #expect(stored.items.map(\.key) == server.expectedKeys)
             let left = try FileManager.default.contentsOfDirectory(atPath: cli.home.path).filter {
@@ -207,7 +208,7 @@ import Testing
             #expect(pull.status == 0, "\(pull.stderr)")
             #expect(pull.stderr.contains("not well-formed at line"), "\(pull.stderr)")
             #expect(server.feedRequests.first?.bytes ?? 0 > 4 << 20)
-            let stored = try cli.openStore().list(feedURL: nil, page: 1, perPage: 48_000).items.map(\.key)
+            let stored = try cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 48_000).items.map(\.key)
             #expect(stored.count >= 15_000 && stored.count < 17_000, "\(stored.count)")
             #expect(stored == Array(server.expectedKeys.prefix(stored.count)))
             #expect(try cli.openStore().feed(url: url)?.malformed?.contains("line") == true)

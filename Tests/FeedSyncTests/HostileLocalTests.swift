@@ -67,7 +67,7 @@ import Testing
             let url = await server.feedURL(.rss)
             let pull = try await cli.start(["pull", "--feed", url, "--images", "none"]).wait()
             try HostileTests.expectSound(cli, pull, status: 0, good: nil)
-            #expect(try cli.openStore().list(feedURL: url, page: 1, perPage: 1).total == 20_000)
+            #expect(try cli.openStore().list(ListQuery(feedURL: url), page: 1, perPage: 1).total == 20_000)
         }
         #expect(try String(contentsOfFile: canary, encoding: .utf8) == "keep")
         withExtendedLifetime(target) {}
@@ -187,7 +187,7 @@ import Testing
                 let result = try await cli.start(arguments).wait()
                 try HostileTests.expectSound(cli, result, status: 0, good: nil)
             }
-            #expect(try cli.openStore().list(feedURL: url, page: 1, perPage: 1).total == Self.goodItems + 5)
+            #expect(try cli.openStore().list(ListQuery(feedURL: url), page: 1, perPage: 1).total == Self.goodItems + 5)
         }
     }
 
@@ -229,7 +229,7 @@ import Testing
 
     @Test func aFullDiskOnStandardOutputIsExit74() async throws {
         let cli = try CLI()
-        for arguments in [["list"], ["status"], ["status", "--json"], ["--help"]] {
+        for arguments in [["list", "--json"], ["status"], ["status", "--json"], ["--help"]] {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: CLI.binary)
             process.arguments = arguments
@@ -308,7 +308,7 @@ import Testing
             #expect(result.stderr.contains("interrupted; the next pull continues from page"), "\(result.stderr)")
             let feed = try #require(try cli.openStore().feed(url: url))
             #expect(feed.lastPullAt != nil && feed.lastOutcome == .transient, "never 'last pull: never' beside items")
-            #expect(try cli.openStore().list(feedURL: url, page: 1, perPage: 1).total >= 30)
+            #expect(try cli.openStore().list(ListQuery(feedURL: url), page: 1, perPage: 1).total >= 30)
 
             server.setFaults(Faults())
             #expect(try await cli.run("pull", "--images", "none").status == 0)

@@ -45,7 +45,7 @@ import Testing
             #expect(report.newItems == 400 && report.pages == 40)
             #expect(first.pagesStored == 40)
             #expect(first.list.contains { if case .finished(0, .success) = $0 { true } else { false } })
-            #expect(try library.list(feedURL: nil, page: 1, perPage: 10).total == 400)
+            #expect(try library.list(ListQuery(feedURL: nil), page: 1, perPage: 10).total == 400)
 
             // Pictures, one at a time and slow, for a reader on page 1 who moves to page 30.
             try library.setReadingPosition(ReadingPosition(feedURL: nil, page: 1, perPage: 10))
@@ -78,7 +78,7 @@ import Testing
                 second.list.contains { if case .picture(.planned(_, let dropped)) = $0 { dropped > 0 } else { false } })
             let cached = Set(second.picturesCached.compactMap { URL(string: $0)?.path })
             #expect(cached == requested, "each picture fetched was reported cached")
-            let listed = try library.list(feedURL: nil, page: 30, perPage: 10).items
+            let listed = try library.list(ListQuery(feedURL: nil), page: 30, perPage: 10).items
             #expect(listed.allSatisfy { $0.imageStatus == .cached })
             #expect(
                 listed.allSatisfy { item in

@@ -39,7 +39,7 @@ import Testing
         let cli = try CLI()
         try await withServer(items: 200, perPage: 10) { server, url in
             try await storeItems(cli, url)
-            #expect(try await cli.run("list", "--page", "3", "--per-page", "10").status == 0)
+            #expect(try await cli.run("list", "--record-position", "--page", "3", "--per-page", "10").status == 0)
             server.clearLog()
             let pull = try await cli.run("pull", "--prefetch-pages", "2", "--image-concurrency", "1")
             #expect(pull.status == 0, "\(pull.stderr)")
@@ -49,6 +49,8 @@ import Testing
                 if 29 + distance <= 49 { rows.append(29 + distance) }
                 if 20 - distance >= 10 { rows.append(20 - distance) }
             }
+            // Then the feed's own first page, rows 0...9: the feed was never listed on its own.
+            rows += 0...9
             #expect(server.pictureRequests == rows.map { "/pictures/\(200 - $0).png" })
         }
     }
@@ -60,7 +62,7 @@ import Testing
         let server = DemoServer(items: 800, perPage: 20, distinctPictures: 400)
         try await server.start()
         try await storeItems(cli, await server.feedURL)
-        #expect(try await cli.run("list", "--page", "20").status == 0)
+        #expect(try await cli.run("list", "--record-position", "--page", "20").status == 0)
         server.clearLog()
         let pull = try await cli.run("pull", "--images", "all", "--image-concurrency", "1")
         await server.stop()
@@ -142,14 +144,14 @@ import Testing
         _ cli: CLI, _ server: DemoServer, _ url: String, latency: Double, concurrency: Int, after requests: Int
     ) async throws -> (pull: RunningCLI, moved: Date) {
         try await storeItems(cli, server, url, pictureLatency: latency)
-        #expect(try await cli.run("list", "--page", "1", "--per-page", "10").status == 0)
+        #expect(try await cli.run("list", "--record-position", "--page", "1", "--per-page", "10").status == 0)
         server.clearLog()
         let pull = try cli.start(["pull", "--image-concurrency", String(concurrency)])
         for _ in 0..<300 where server.pictureRequests.count < requests {
             try await Task.sleep(nanoseconds: 20_000_000)
         }
         let moved = Date()
-        #expect(try await cli.run("list", "--page", "30", "--per-page", "10").status == 0)
+        #expect(try await cli.run("list", "--record-position", "--page", "30", "--per-page", "10").status == 0)
         return (pull, moved)
     }
 
@@ -183,8 +185,9 @@ import Testing
             let result = try await pull.wait()
             #expect(result.status == 0, "\(result.stderr)")
             // The two running when the reader moved finish; the two waiting behind them are taken
-            // back and never reach the server.
-            let oldWindow = Set((0...59).map { "/pictures/\(400 - $0).png" })
+            // back and never reach the server. (Rows 0...9 are the first page of a feed never listed
+            // on its own, fetched whatever the window.)
+            let oldWindow = Set((10...59).map { "/pictures/\(400 - $0).png" })
             let late = server.requests.filter { $0.receivedAt > moved && oldWindow.contains($0.path) }
             #expect(late.isEmpty, "\(late.map(\.path))")
             #expect(Set(server.pictureRequests).isSuperset(of: newWindow))
@@ -319,7 +322,7 @@ import Testing
         let cli = try CLI()
         try await withServer(items: 100, perPage: 10) { server, url in
             try await storeItems(cli, url)
-            #expect(try await cli.run("list", "--page", "5", "--per-page", "10").status == 0)
+            #expect(try await cli.run("list", "--record-position", "--page", "5", "--per-page", "10").status == 0)
             // 285-byte pictures: the window (rows 30...59) is 30 of them; the budget fits about 35.
             let pull = try await cli.run("pull", "--images", "all", "--prefetch-pages", "1", "--cache-size", "10K")
             #expect(pull.status == 0, "\(pull.stderr)")
@@ -351,16 +354,16 @@ import Testing
         #expect(cached == Array(0..<cached.count), "the nearest")
         #expect(cached.count * 1_000 <= 100 * 1024)
         // Every later pull used to fetch the other 500 and evict them again.
-        #expect(try await cli.run("list", "--page", "1", "--per-page", "20").status == 0)
+        #expect(try await cli.run("list", "--record-position", "--page", "1", "--per-page", "20").status == 0)
         server.clearLog()
         #expect(try await cli.start(pull).wait().status == 0)
         #expect(server.pictureRequests.isEmpty, "each would have been the first evicted")
         // A reader who moves gets the pictures around them, in place of the farthest.
-        #expect(try await cli.run("list", "--page", "25", "--per-page", "20").status == 0)
+        #expect(try await cli.run("list", "--record-position", "--page", "25", "--per-page", "20").status == 0)
         server.clearLog()
         #expect(try await cli.start(pull).wait().status == 0)
         #expect(!server.pictureRequests.isEmpty)
-        #expect(try await cli.run("list", "--page", "25", "--per-page", "20").status == 0)
+        #expect(try await cli.run("list", "--record-position", "--page", "25", "--per-page", "20").status == 0)
         server.clearLog()
         #expect(try await cli.start(pull).wait().status == 0)
         #expect(server.pictureRequests.isEmpty)
@@ -379,7 +382,7 @@ import Testing
         // Room for 10 more, then for 307 more (more than a plan holds): the rest would be evicted as
         // soon as it was recorded.
         for (size, fit) in [("100K", 102), ("400K", 409)] {
-            #expect(try await cli.run("list", "--page", "1", "--per-page", "20").status == 0)
+            #expect(try await cli.run("list", "--record-position", "--page", "1", "--per-page", "20").status == 0)
             server.clearLog()
             let result = try await cli.start(pull + ["--cache-size", size, "--verbose"]).wait()
             #expect(!result.stderr.contains("evicted"), "\(result.stderr)")
@@ -400,7 +403,7 @@ import Testing
         try await storeItems(cli, url)
         let pull = ["pull", "--images", "all", "--prefetch-pages", "1", "--cache-size", "100K"]
         for _ in 0..<2 {
-            #expect(try await cli.run("list", "--page", "16", "--per-page", "20").status == 0)
+            #expect(try await cli.run("list", "--record-position", "--page", "16", "--per-page", "20").status == 0)
             server.clearLog()
             #expect(try await cli.start(pull).wait().status == 0)
         }

@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func appliesTheEmbeddedMigrationsOnceAndInOrder() throws {
-        let migrations = ["0001_init", "0002_formats", "0003_band_sizes", "0004_feed_notes", "0005_reader"]
+        let migrations = ["0001_init", "0002_formats", "0003_band_sizes", "0004_feed_notes", "0005_reader", "0006_timeline"]
         #expect(try store.appliedMigrations() == migrations)
         // Opening again applies nothing twice.
         let again = try Store(path: store.path)
@@ -106,7 +106,7 @@ import Testing
             PageCommit(
                 feedID: feed.id, band: 0, newItems: [item("c")], updatedItems: [item("a", title: "A2")],
                 cursor: FeedCursor()))
-        let page = try store.list(feedURL: nil, page: 1, perPage: 10)
+        let page = try store.list(ListQuery(feedURL: nil), page: 1, perPage: 10)
         #expect(page.items.map(\.key) == ["new", "a", "b", "c"])
         #expect(page.items.map(\.title) == ["new", "A2", "b", "c"])
         #expect(page.items.map(\.position) == [1, 2, 3, 4])
@@ -148,7 +148,7 @@ import Testing
         for (url, keys) in expected.merging([nil: all], uniquingKeysWith: { a, _ in a }) {
             for perPage in 1...6 {
                 for page in 1...(keys.count / perPage + 2) {
-                    let listed = try store.list(feedURL: url, page: page, perPage: perPage)
+                    let listed = try store.list(ListQuery(feedURL: url), page: page, perPage: perPage)
                     let start = min(keys.count, (page - 1) * perPage)
                     #expect(
                         listed.items.map(\.key) == Array(keys[start..<min(keys.count, start + perPage)]),
@@ -181,12 +181,12 @@ import Testing
         try queue.close()
         let upgraded = try Store(path: path)
         #expect(
-            try upgraded.list(feedURL: nil, page: 1, perPage: 10).items.map(\.key) == ["new", "newer", "a", "b", "c"])
-        #expect(try upgraded.list(feedURL: nil, page: 2, perPage: 2).items.map(\.key) == ["a", "b"])
+            try upgraded.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.key) == ["new", "newer", "a", "b", "c"])
+        #expect(try upgraded.list(ListQuery(feedURL: nil), page: 2, perPage: 2).items.map(\.key) == ["a", "b"])
         try upgraded.commit(
             PageCommit(feedID: 1, band: 0, newItems: [item("d")], updatedItems: [], cursor: FeedCursor()))
         #expect(
-            try upgraded.list(feedURL: "http://h/feed", page: 1, perPage: 10).items.map(\.key) == [
+            try upgraded.list(ListQuery(feedURL: "http://h/feed"), page: 1, perPage: 10).items.map(\.key) == [
                 "new", "newer", "a", "b", "c", "d",
             ])
     }
@@ -197,13 +197,13 @@ import Testing
             PageCommit(
                 feedID: feed.id, band: 0, newItems: [item("p", picture: "http://h/1.png"), item("n")], updatedItems: [],
                 cursor: FeedCursor()))
-        #expect(try store.list(feedURL: nil, page: 1, perPage: 10).items.map(\.imageStatus) == [.pending, .none])
+        #expect(try store.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.imageStatus) == [.pending, .none])
         try store.commit(
             PageCommit(
                 feedID: feed.id, band: 0, newItems: [],
                 updatedItems: [item("p"), item("n", picture: "http://h/2.png")],
                 cursor: FeedCursor()))
-        #expect(try store.list(feedURL: nil, page: 1, perPage: 10).items.map(\.imageStatus) == [.none, .pending])
+        #expect(try store.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.imageStatus) == [.none, .pending])
     }
 
     @Test func theCursorIsWrittenWithThePage() throws {

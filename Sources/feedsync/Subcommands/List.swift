@@ -1,4 +1,5 @@
 import ArgumentParser
+import FeedSyncFeed
 import FeedSyncKit
 import FeedSyncStore
 import Foundation
@@ -6,7 +7,13 @@ import Foundation
 struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",  // named here, not derived from the type's name at every start
-        abstract: "Show stored items. Reads only the local store: works offline, and while a pull runs.")
+        abstract: "Show stored items. Reads only the local store: works offline, and while a pull runs.",
+        discussion: """
+            Without --feed, all feeds are one timeline, newest first (an item without a date sits \
+            where its feed puts it); with --feed, the feed's own order. Unread items are marked. On \
+            a terminal, lines fit its width; otherwise each item is one line of tab-separated fields \
+            (number, read or unread, date, feed, title, picture), nothing cut.
+            """)
 
     @OptionGroup var homeOptions: HomeOptions
 
@@ -16,8 +23,25 @@ struct List: AsyncParsableCommand {
     @Option(help: "Items per page, 1 to 500.")
     var perPage = 20
 
-    @Option(help: ArgumentHelp("Show only this feed's items.", valueName: "url"))
+    @Option(help: ArgumentHelp("Show only this feed's items, in its order. \(ArgumentHelp.feed.abstract)"))
     var feed: String?
+
+    @Option(help: ArgumentHelp("Show only the feeds in this folder (and the folders inside it).", valueName: "name"))
+    var folder: String?
+
+    @Flag(help: "Show only unread items.")
+    var unread = false
+
+    @Option(help: ArgumentHelp("Show only items whose title or text has these words (or words starting so).",
+        valueName: "text"))
+    var search: String?
+
+    @Option(help: ArgumentHelp("Show only items from this date on: YYYY-MM-DD, ISO 8601, or a duration back (12h, 7d).",
+        valueName: "date"))
+    var since: String?
+
+    @Flag(help: "Remember this page as where the reader is, which steers picture prefetch, even when the output is not a terminal.")
+    var recordPosition = false
 
     @Flag(help: "Print JSON instead of text.")
     var json = false
@@ -25,22 +49,38 @@ struct List: AsyncParsableCommand {
     func validate() throws {
         try check(page, in: ReadingPosition.pages, "--page")
         try check(perPage, in: ReadingPosition.perPages, "--per-page")
+        if let search, SearchText.query(search) == nil {
+            throw ValidationError("--search needs a word: letters or digits")
+        }
+        if let since, DateArgument.parse(since) == nil {
+            throw ValidationError("--since \(String(reflecting: since)) is no date: give YYYY-MM-DD or a duration like 7d")
+        }
     }
 
     func run() async throws {
         let library = try homeOptions.open(.reading)
-        if let feed, try fail(on: { try library.feed(url: feed) }) == nil {
-            complain("no feed \(feed) is subscribed; add it with: feedsync pull --feed URL")
-            throw ExitCode(Exit.usage)
+        let chosen = try feed.map { try library.feed(argument: $0) }
+        let query = ListQuery(
+            feedURL: chosen?.url, folder: folder, unread: unread, search: search.flatMap(SearchText.query),
+            since: since.flatMap { DateArgument.parse($0) })
+        let listed = try fail(on: { try library.list(query, page: page, perPage: perPage) })
+        // The reader's position steers picture prefetch: a person reading on a terminal moves it, a
+        // script paging through everything does not. A filtered list is not one the window follows,
+        // and a page past the end is no place. Failing to record it must not hide the list.
+        let pages = max(1, (listed.total + perPage - 1) / perPage)
+        if recordPosition || (Terminal.isInteractive && !json), !query.isFiltered, page <= pages {
+            try? library.setReadingPosition(ReadingPosition(feedURL: chosen?.url, page: page, perPage: perPage))
         }
-        let listed = try fail(on: { try library.list(feedURL: feed, page: page, perPage: perPage) })
-        // The reader's position steers picture prefetch; failing to record it must not hide the list.
-        try? library.setReadingPosition(ReadingPosition(feedURL: feed, page: page, perPage: perPage))
-
         let paths = listed.items.map { item in
             item.imageStatus == .cached ? item.imagePath.map(library.picturePath) : nil
         }
-        try Output.line(json ? jsonPage(listed, paths: paths) : text(listed))
+        if json {
+            try Output.line(jsonPage(listed, paths: paths))
+        } else if Terminal.isInteractive {
+            try Output.line(text(listed, allFeeds: chosen == nil, pages: pages))
+        } else if !listed.items.isEmpty {
+            try Output.line(fields(listed, allFeeds: chosen == nil).joined(separator: "\n"))
+        }
     }
 
     func jsonPage(_ listed: ListedPage, paths: [String?]) -> String {
@@ -53,29 +93,54 @@ struct List: AsyncParsableCommand {
             """
     }
 
-    func text(_ listed: ListedPage) -> String {
-        let pages = max(1, (listed.total + perPage - 1) / perPage)
+    /// Lines for a person: the number, an unread mark, the date, in the all-feeds view the feed,
+    /// the title cut or padded so the picture's state lines up; a footer with the page.
+    func text(_ listed: ListedPage, allFeeds: Bool, pages: Int) -> String {
         var footer = "page \(page) of \(pages) · \(listed.total) item\(listed.total == 1 ? "" : "s")"
         footer += " · " + (listed.lastPullAt.map { "last pull \(relative($0))" } ?? "never pulled")
         guard !listed.items.isEmpty else {
             let hint =
-                listed.total == 0 ? "no items stored yet; run: feedsync pull --feed URL" : "no items on this page"
+                listed.total > 0 ? "no items on this page"
+                : listed.lastPullAt == nil ? "no items stored yet; run: feedsync add URL" : "no items"
             return hint + "\n" + footer
         }
-        let numberWidth = String(listed.items.last!.position).count
+        let numberWidth = listed.items.map { String($0.number).count }.max() ?? 1
+        let feedWidth = allFeeds ? min(18, listed.items.map { Terminal.displayWidth(name($0)) }.max() ?? 0) : 0
         let statusWidth = 9  // "[pending]"
-        let titleWidth = max(10, Terminal.width - numberWidth - statusWidth - 3)
+        // number, mark, date (10), feed, title, status, and the spaces between
+        let fixed = numberWidth + 2 + 10 + 2 + (allFeeds ? feedWidth + 2 : 0) + 1 + statusWidth
+        let titleWidth = max(10, Terminal.width - fixed)
         var lines: [String] = []
         for item in listed.items {
-            let number =
-                String(repeating: " ", count: numberWidth - String(item.position).count) + String(item.position)
-            var title = Terminal.safe(item.title.isEmpty ? (item.link ?? item.key) : item.title)
-            title = Terminal.truncate(title, toCells: titleWidth)
-            let padding = String(repeating: " ", count: max(0, titleWidth - Terminal.displayWidth(title)))
+            var line = String(repeating: " ", count: numberWidth - String(item.number).count) + String(item.number)
+            line += item.read ? "  " : " •"
+            line += " " + (item.published.flatMap { LocalTime.string($0, time: false) } ?? String(repeating: " ", count: 10))
+            if allFeeds { line += "  " + padded(Terminal.truncate(name(item), toCells: feedWidth), to: feedWidth) }
+            let title = Terminal.truncate(Terminal.safe(title(item)), toCells: titleWidth)
             let status = item.imageStatus == .none ? "" : "[\(item.imageStatus.rawValue)]"
-            lines.append("\(number)  \(title)\(padding) \(status)")
+            line += "  " + (status.isEmpty ? title : padded(title, to: titleWidth) + " " + status)
+            lines.append(line)
         }
         return (lines + [footer]).joined(separator: "\n")
+    }
+
+    /// Lines for a program: tab-separated fields, none cut or padded (tabs and line breaks in
+    /// them are spaces, as everything untrusted is made safe).
+    func fields(_ listed: ListedPage, allFeeds: Bool) -> [String] {
+        listed.items.map { item in
+            [
+                String(item.number), item.read ? "read" : "unread",
+                item.published.flatMap { LocalTime.string($0, time: true) } ?? "",
+                name(item), Terminal.safe(title(item)), item.imageStatus == .none ? "" : item.imageStatus.rawValue,
+            ].joined(separator: "\t")
+        }
+    }
+
+    func name(_ item: StoredItem) -> String { Terminal.safe(item.feedName) }
+    func title(_ item: StoredItem) -> String { item.title.isEmpty ? (item.link ?? item.key) : item.title }
+
+    func padded(_ text: String, to width: Int) -> String {
+        text + String(repeating: " ", count: max(0, width - Terminal.displayWidth(text)))
     }
 }
 
@@ -90,5 +155,17 @@ enum ItemJSON {
         "published": \(JSON.string(item.published)), "position": \(JSON.number(position)), \
         "number": \(item.number), "unread": \(!item.read), "feed": \(JSON.string(item.feedName))
         """
+    }
+}
+
+/// A stored date (ISO 8601 UTC) in local time, `2026-11-24` or `2026-11-24 14:05`.
+enum LocalTime {
+    static func string(_ published: String, time: Bool) -> String? {
+        guard var seconds = FeedDate.parse(published).map({ time_t($0) }) else { return nil }
+        var parts = tm()
+        guard localtime_r(&seconds, &parts) != nil else { return nil }
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let date = "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))"
+        return time ? date + " \(two(parts.tm_hour)):\(two(parts.tm_min))" : date
     }
 }

@@ -41,7 +41,7 @@ struct Show: AsyncParsableCommand {
         let width = max(20, min(Terminal.width, 100))
         var lines = Terminal.wrap(Terminal.safe(item.title.isEmpty ? "(no title)" : item.title), width: width)
         var about = Terminal.safe(item.feedName)
-        if let date = item.published.flatMap(localDate) { about += " · " + date }
+        if let date = item.published.flatMap { LocalTime.string($0, time: true) } { about += " · " + date }
         lines.append(about)
         if let link = item.link { lines.append(Terminal.safe(link)) }
         switch item.imageStatus {
@@ -171,15 +171,6 @@ enum DateArgument {
         }
         return ISO8601DateFormatter().date(from: text)
     }
-}
-
-/// `published` (ISO 8601 UTC as stored) in local time, `2026-11-24 14:05`.
-func localDate(_ published: String) -> String? {
-    guard let date = ISO8601DateFormatter().date(from: published) else { return nil }
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.dateFormat = "yyyy-MM-dd HH:mm"
-    return formatter.string(from: date)
 }
 
 /// Opening a link outside feedsync.
