@@ -1,4 +1,5 @@
 import FeedSyncDemoServer
+import FeedSyncStore
 import Foundation
 import Testing
 
@@ -145,5 +146,156 @@ import Testing
         }
         #expect(left.isEmpty, "no picture file is left: \(left)")
         #expect(try await cli.run("remove", "1").status == 64)
+    }
+}
+
+/// `list`'s views: one timeline of all feeds, the filters, and what it prints where.
+@Suite(.serialized) struct ListTests {
+    /// An RSS document of `items` (title, date or nil, description).
+    static func rss(_ title: String, _ items: [(String, String?, String)]) -> String {
+        let entries = items.map { item in
+            "<item><title>\(item.0)</title><guid>\(title)-\(item.0)</guid>"
+                + (item.1.map { "<pubDate>\($0)</pubDate>" } ?? "") + "<description>\(item.2)</description></item>"
+        }
+        return "<rss version=\"2.0\"><channel><title>\(title)</title>\(entries.joined())</channel></rss>"
+    }
+
+    func serve(_ server: DemoServer, _ documents: [String: String]) {
+        var faults = Faults()
+        for (path, text) in documents {
+            faults.documents[path] = .init(headers: ["Content-Type": "application/rss+xml"], body: Data(text.utf8))
+        }
+        server.setFaults(faults)
+    }
+
+    func titles(_ cli: CLI, _ arguments: String...) async throws -> [String] {
+        let result = try await cli.start(["list", "--json", "--per-page", "100"] + arguments).wait()
+        let page = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        return (page["items"] as! [[String: Any]]).map { $0["title"] as! String }
+    }
+
+    @Test func allFeedsAreOneTimelineNewestFirstAndAnUndatedItemKeepsItsFeedsOrder() async throws {
+        let cli = try CLI()
+        try await withServer { server, _ async throws -> Void in
+            serve(
+                server,
+                [
+                    "/doc/a": Self.rss(
+                        "A",
+                        [
+                            ("a-future", "Fri, 01 Jan 2100 00:00:00 GMT", "from the future"),
+                            ("a-jan3", "Wed, 03 Jan 2024 10:00:00 GMT", "x"), ("a-undated", nil, "x"),
+                            ("a-jan1", "Mon, 01 Jan 2024 10:00:00 GMT", "x"),
+                        ]),
+                    "/doc/b": Self.rss(
+                        "B",
+                        [
+                            ("b-jan2", "Tue, 02 Jan 2024 10:00:00 GMT", "x"),
+                            ("b-dec31", "Sun, 31 Dec 2023 10:00:00 GMT", "x"),
+                        ]),
+                    "/doc/c": Self.rss("C", [("c-first", nil, "x"), ("c-second", nil, "x")]),
+                ])
+            for path in ["/doc/a", "/doc/b", "/doc/c"] {
+                let pull = try await cli.run("pull", "--feed", server.baseURL + path, "--images", "none")
+                #expect(pull.status == 0, "\(pull.stderr)")
+            }
+        }
+        let timeline = try await titles(cli)
+        // A date in the future counts as the time the item was stored; an undated feed's items
+        // count from when they were stored, in the feed's order; an undated item within a dated
+        // feed follows the item above it.
+        #expect(Array(timeline.suffix(5)) == ["a-jan3", "a-undated", "b-jan2", "a-jan1", "b-dec31"], "\(timeline)")
+        #expect(Set(timeline.prefix(3)) == ["a-future", "c-first", "c-second"], "\(timeline)")
+        #expect(timeline.firstIndex(of: "c-first")! < timeline.firstIndex(of: "c-second")!)
+        // One feed's view keeps the feed's order.
+        #expect(try await titles(cli, "--feed", "A") == ["a-future", "a-jan3", "a-undated", "a-jan1"])
+        // Page by page the timeline is the same, each item once.
+        var paged: [String] = []
+        for page in 1...4 {
+            let result = try await cli.run("list", "--json", "--per-page", "2", "--page", String(page))
+            let object = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            #expect(object["total"] as? Int == 8)
+            paged += (object["items"] as! [[String: Any]]).map { $0["title"] as! String }
+        }
+        #expect(paged == timeline)
+        #expect(try await titles(cli, "--since", "2024-01-02T12:00:00Z") == Array(timeline.prefix(5)))
+        #expect(try await titles(cli, "--since", "2024-01-02T10:00:00Z") == Array(timeline.prefix(6)))
+    }
+
+    @Test func searchFindsWordsByTheirStartInTitleAndTextCJKIncluded() async throws {
+        let cli = try CLI()
+        try await withServer { server, _ async throws -> Void in
+            serve(
+                server,
+                [
+                    "/doc/s": Self.rss(
+                        "S",
+                        [
+                            ("Swift on Linux", "Wed, 03 Jan 2024 10:00:00 GMT", "A compiler story."),
+                            (
+                                "Gardening", "Tue, 02 Jan 2024 10:00:00 GMT",
+                                "&lt;p&gt;Tomatoes and &lt;b&gt;swiftlets&lt;/b&gt;&lt;/p&gt;"
+                            ),
+                            ("東京の天気", "Mon, 01 Jan 2024 10:00:00 GMT", "今日は晴れです"),
+                            ("Café crème", "Sun, 31 Dec 2023 10:00:00 GMT", "naïve résumé"),
+                        ])
+                ])
+            #expect(try await cli.run("pull", "--feed", server.baseURL + "/doc/s", "--images", "none").status == 0)
+        }
+        #expect(try await titles(cli, "--search", "swi") == ["Swift on Linux", "Gardening"])
+        #expect(try await titles(cli, "--search", "swift linux") == ["Swift on Linux"])
+        #expect(try await titles(cli, "--search", "tomato") == ["Gardening"])
+        #expect(try await titles(cli, "--search", "京") == ["東京の天気"])
+        #expect(try await titles(cli, "--search", "晴れ") == ["東京の天気"])
+        #expect(try await titles(cli, "--search", "東京の雨").isEmpty)
+        #expect(try await titles(cli, "--search", "cafe resume") == ["Café crème"])
+        // Nothing in the text is FTS5 syntax.
+        #expect(try await titles(cli, "--search", "\"swift\" OR NEAR(*").isEmpty)
+        let empty = try await cli.run("list", "--search", "?!")
+        #expect(empty.status == 64 && empty.stderr.contains("--search"))
+    }
+
+    @Test func unreadCountsAndTheUnreadViewFollowPullsAndMarks() async throws {
+        let cli = try CLI()
+        try await withServer(items: 30, perPage: 10) { server, url async throws -> Void in
+            #expect(try await cli.run("pull", "--feed", url, "--images", "none").status == 0)
+            #expect(try await cli.run("mark", "read", "--all").status == 0)
+            server.prepend(5)
+            #expect(try await cli.run("pull", "--images", "none").status == 0)
+        }
+        let unread = try await titles(cli, "--unread")
+        #expect(unread == (31...35).reversed().map { "Item \($0)" }, "\(unread)")
+        let result = try await cli.run("list", "--unread", "--json", "--per-page", "2")
+        let page = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(page["total"] as? Int == 5)
+        #expect(try await cli.run("mark", "read", "1").status == 0)  // an old item: no change
+        #expect(try await titles(cli, "--unread").count == 5)
+    }
+
+    @Test func aPipeGetsWholeLinesATerminalFittedOnesAndOnlyATerminalMovesTheReader() async throws {
+        let cli = try CLI()
+        let long = String(repeating: "word ", count: 60) + "end"
+        try await withServer { server, _ async throws -> Void in
+            serve(
+                server, ["/doc/l": Self.rss("L", [(long, "Wed, 03 Jan 2024 10:00:00 GMT", "x"), ("short", nil, "x")])])
+            #expect(try await cli.run("pull", "--feed", server.baseURL + "/doc/l", "--images", "none").status == 0)
+        }
+        let piped = try await cli.run("list")
+        let lines = piped.stdout.split(separator: "\n")
+        #expect(lines.count == 2, "no footer in a pipe: \(piped.stdout)")
+        #expect(lines[0].split(separator: "\t", omittingEmptySubsequences: false).map(String.init)[4] == long)
+        #expect(try cli.openStore().latestReadingPosition() == nil, "a pipe records no position")
+
+        let shown = try await cli.start(["list"], terminalColumns: 60).wait()
+        let screen = shown.stdout.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n")
+        #expect(screen.count == 3 && screen[2].hasPrefix("page 1 of 1 · 2 items"), "\(shown.stdout)")
+        #expect(screen.allSatisfy { $0.count <= 60 } && screen[0].hasSuffix("…"), "\(screen)")
+        #expect(screen[1].contains(" • ") && screen[1].hasSuffix("short"), "unread is marked")
+        #expect(try cli.openStore().latestReadingPosition() == ReadingPosition(feedURL: nil, page: 1, perPage: 20))
+        // A page past the end is no place to be.
+        _ = try await cli.start(["list", "--page", "7"], terminalColumns: 60).wait()
+        #expect(try cli.openStore().latestReadingPosition()?.page == 1)
+        _ = try await cli.run("list", "--per-page", "1", "--page", "2", "--record-position")
+        #expect(try cli.openStore().latestReadingPosition() == ReadingPosition(feedURL: nil, page: 2, perPage: 1))
     }
 }

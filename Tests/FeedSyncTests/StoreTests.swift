@@ -22,7 +22,9 @@ import Testing
     }
 
     @Test func appliesTheEmbeddedMigrationsOnceAndInOrder() throws {
-        let migrations = ["0001_init", "0002_formats", "0003_band_sizes", "0004_feed_notes", "0005_reader", "0006_timeline"]
+        let migrations = [
+            "0001_init", "0002_formats", "0003_band_sizes", "0004_feed_notes", "0005_reader", "0006_timeline",
+        ]
         #expect(try store.appliedMigrations() == migrations)
         // Opening again applies nothing twice.
         let again = try Store(path: store.path)
@@ -144,7 +146,9 @@ import Testing
             "http://h/one": ["top"] + (0..<4).map { "head-\($0)" } + (0..<7).map { "one-\($0)" },
             "http://h/two": (0..<5).map { "two-\($0)" },
         ]
-        let all = expected["http://h/one"]! + expected["http://h/two"]!
+        // All feeds are one timeline (these items are undated: by when each page was stored).
+        let all = try timelineKeys()
+        #expect(Set(all) == Set(expected.values.joined()))
         for (url, keys) in expected.merging([nil: all], uniquingKeysWith: { a, _ in a }) {
             for perPage in 1...6 {
                 for page in 1...(keys.count / perPage + 2) {
@@ -158,6 +162,76 @@ import Testing
                 }
             }
         }
+    }
+
+    /// Every key in the timeline's order by its definition, one ORDER BY over all items.
+    func timelineKeys() throws -> [String] {
+        try DatabaseQueue(path: store.path).read { db in
+            try String.fetchAll(db, sql: "SELECT key FROM item ORDER BY timeline DESC, feed_id, band, seq")
+        }
+    }
+
+    /// The timeline's pages, rows and picture windows, found by adding bucket and run sizes, are
+    /// those of its definition, with dates that repeat, cross buckets, lie ahead or are missing.
+    @Test func theTimelineFindsEveryPageRowAndPictureByItsSizes() throws {
+        var random: UInt64 = 7
+        func next(_ bound: Int) -> Int {
+            random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((random >> 33) % UInt64(bound))
+        }
+        let feeds = try (0..<3).map { try store.subscribe(url: "http://h/\($0)") }
+        var stored = 0
+        for round in 0..<12 {
+            for feed in feeds {
+                let items = (0..<(1 + next(12))).map { _ -> FeedItem in
+                    stored += 1
+                    let date: String? =
+                        switch next(6) {
+                        case 0: nil
+                        case 1: "2100-01-01T00:00:00Z"
+                        default: "2024-01-0\(1 + next(3))T\(10 + next(2)):00:00Z"
+                        }
+                    return FeedItem(
+                        key: "k\(stored)", title: "t", link: nil, pictureURL: next(2) == 0 ? "http://p/\(stored)" : nil,
+                        published: date, summary: nil)
+                }
+                try store.commit(
+                    PageCommit(
+                        feedID: feed.id, band: round % 3 == 0 ? -round : 0, newItems: items, updatedItems: [],
+                        cursor: FeedCursor()))
+            }
+        }
+        let keys = try timelineKeys()
+        #expect(keys.count == stored)
+        for perPage in [1, 7, 50] {
+            for page in 1...(keys.count / perPage + 1) {
+                let listed = try store.list(ListQuery(), page: page, perPage: perPage)
+                let start = (page - 1) * perPage
+                #expect(listed.items.map(\.key) == Array(keys[start..<min(keys.count, start + perPage)]))
+                #expect(listed.total == keys.count)
+            }
+        }
+        let queue = try DatabaseQueue(path: store.path)
+        let rows = try queue.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT feed_id, band, seq, picture_id FROM item ORDER BY timeline DESC, feed_id, band, seq")
+        }
+        let found = try queue.read { db in
+            try rows.map { row in
+                try Store.row(
+                    db, of: ListPlace(feedID: row["feed_id"], band: row["band"], seq: row["seq"]), in: .timeline)
+            }
+        }
+        #expect(found == Array(rows.indices))
+        // Pictures due above a row, nearest first, as the prefetch reads them backwards.
+        for top in [0, 1, 40, 97, keys.count] {
+            let pictures = rows.prefix(top).reversed().compactMap { $0["picture_id"] as Int64? }
+            let due = try store.duePictures(feedURL: nil, rows: 0..<top, limit: 6, backwards: true)
+            #expect(due.map(\.id) == Array(pictures.prefix(6)), "above row \(top)")
+        }
+        let below = try store.duePictures(feedURL: nil, from: 50, resuming: nil, limit: 4)
+        #expect(below.jobs.map(\.id) == Array(rows.dropFirst(50).compactMap { $0["picture_id"] as Int64? }.prefix(4)))
+        #expect(below.end?.row == keys.count - 1)
     }
 
     @Test func upgradingFromVersion2NumbersEachBandWithoutHoles() throws {
@@ -181,7 +255,9 @@ import Testing
         try queue.close()
         let upgraded = try Store(path: path)
         #expect(
-            try upgraded.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.key) == ["new", "newer", "a", "b", "c"])
+            try upgraded.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.key) == [
+                "new", "newer", "a", "b", "c",
+            ])
         #expect(try upgraded.list(ListQuery(feedURL: nil), page: 2, perPage: 2).items.map(\.key) == ["a", "b"])
         try upgraded.commit(
             PageCommit(feedID: 1, band: 0, newItems: [item("d")], updatedItems: [], cursor: FeedCursor()))
@@ -197,13 +273,15 @@ import Testing
             PageCommit(
                 feedID: feed.id, band: 0, newItems: [item("p", picture: "http://h/1.png"), item("n")], updatedItems: [],
                 cursor: FeedCursor()))
-        #expect(try store.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.imageStatus) == [.pending, .none])
+        #expect(
+            try store.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.imageStatus) == [.pending, .none])
         try store.commit(
             PageCommit(
                 feedID: feed.id, band: 0, newItems: [],
                 updatedItems: [item("p"), item("n", picture: "http://h/2.png")],
                 cursor: FeedCursor()))
-        #expect(try store.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.imageStatus) == [.none, .pending])
+        #expect(
+            try store.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.imageStatus) == [.none, .pending])
     }
 
     @Test func theCursorIsWrittenWithThePage() throws {

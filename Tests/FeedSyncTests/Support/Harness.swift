@@ -53,12 +53,22 @@ final class CLI: Sendable {
 
     var databasePath: String { home.path + "/feedsync.sqlite" }
 
-    /// Starts the binary; the returned process can be waited for or killed.
-    func start(_ arguments: [String]) throws -> RunningCLI {
+    /// Starts the binary; the returned process can be waited for or killed. With `terminalColumns`,
+    /// its standard output is a terminal that wide (a pseudo-terminal `script` makes; what it
+    /// prints arrives with CR LF line ends).
+    func start(_ arguments: [String], terminalColumns: Int? = nil) throws -> RunningCLI {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments
         process.environment = environment
+        if let terminalColumns {
+            let command = ([Self.binary] + arguments).map {
+                "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            }
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qec", command.joined(separator: " "), "/dev/null"]
+            process.environment?["COLUMNS"] = String(terminalColumns)
+        }
         process.currentDirectoryURL = URL(fileURLWithPath: outside.path)
         let id = UUID().uuidString
         let outPath = home.path + "/.out-\(id)"
