@@ -24,7 +24,8 @@ public enum SearchText {
     /// quoted phrase, so nothing in `text` is FTS5 syntax.
     public static func query(_ text: String) -> String? {
         let words = text.split(whereSeparator: \.isWhitespace).compactMap { word -> String? in
-            guard word.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil })
+            guard
+                word.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil })
             else { return nil }
             return "\"" + spaced(String(word)).replacingOccurrences(of: "\"", with: "\"\"") + "\"*"
         }

@@ -180,7 +180,8 @@ public final class PicturePrefetcher: Sendable {
             // reader in the list being read. Far from the reader they are, and admitted only while
             // the cache has room.
             var seen = Set(due.map(\.id))
-            let firstPages = (storing("plan", { try store.duePicturesOfUnviewedFeeds(perPage: position.perPage) }) ?? [])
+            let firstPages =
+                (storing("plan", { try store.duePicturesOfUnviewedFeeds(perPage: position.perPage) }) ?? [])
                 .filter { seen.insert($0.id).inserted }
                 .map { PictureJob(id: $0.id, url: $0.url, row: PrefetchPlan.far, place: $0.place) }
             return PrefetchPlan.order(due, from: position) + firstPages

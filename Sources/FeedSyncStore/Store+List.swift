@@ -13,9 +13,10 @@ public struct ListQuery: Sendable, Equatable {
     /// Only items whose timeline time is at or after this.
     public var since: Date?
 
-    public init(feedURL: String? = nil, folder: String? = nil, unread: Bool = false, search: String? = nil,
-        since: Date? = nil)
-    {
+    public init(
+        feedURL: String? = nil, folder: String? = nil, unread: Bool = false, search: String? = nil,
+        since: Date? = nil
+    ) {
         self.feedURL = feedURL
         self.folder = folder
         self.unread = unread
@@ -237,7 +238,8 @@ enum ListOrder: Equatable {
         switch self {
         case .feed(let url):
             try Int.fetchOne(
-                db, sql: "SELECT coalesce(sum(size), 0) FROM band_size WHERE feed_id = (SELECT id FROM feed WHERE url = ?)",
+                db,
+                sql: "SELECT coalesce(sum(size), 0) FROM band_size WHERE feed_id = (SELECT id FROM feed WHERE url = ?)",
                 arguments: [url]) ?? 0
         case .timeline:
             try Int.fetchOne(db, sql: "SELECT coalesce(sum(size), 0) FROM timeline_bucket") ?? 0

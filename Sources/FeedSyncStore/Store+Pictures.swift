@@ -163,7 +163,8 @@ extension Store {
         // One read per band, the picture's state joined in and tested by SQLite: only due rows
         // reach Swift.
         let found = try listRows(
-            db, ListOrder(feedURL: feedURL), positions: rows, columns: "item.picture_id, picture.url, item.feed_id, item.band",
+            db, ListOrder(feedURL: feedURL), positions: rows,
+            columns: "item.picture_id, picture.url, item.feed_id, item.band",
             join: "JOIN picture ON picture.id = item.picture_id",
             filter: "picture.status != 'cached' AND coalesce(picture.next_attempt_at <= ?, 1)",
             arguments: [now.timeIntervalSince1970], limit: limit, backwards: backwards)

@@ -32,15 +32,22 @@ struct List: AsyncParsableCommand {
     @Flag(help: "Show only unread items.")
     var unread = false
 
-    @Option(help: ArgumentHelp("Show only items whose title or text has these words (or words starting so).",
-        valueName: "text"))
+    @Option(
+        help: ArgumentHelp(
+            "Show only items whose title or text has these words (or words starting so).",
+            valueName: "text"))
     var search: String?
 
-    @Option(help: ArgumentHelp("Show only items from this date on: YYYY-MM-DD, ISO 8601, or a duration back (12h, 7d).",
-        valueName: "date"))
+    @Option(
+        help: ArgumentHelp(
+            "Show only items from this date on: YYYY-MM-DD, ISO 8601, or a duration back (12h, 7d).",
+            valueName: "date"))
     var since: String?
 
-    @Flag(help: "Remember this page as where the reader is, which steers picture prefetch, even when the output is not a terminal.")
+    @Flag(
+        help:
+            "Remember this page as where the reader is, which steers picture prefetch, even when the output is not a terminal."
+    )
     var recordPosition = false
 
     @Flag(help: "Print JSON instead of text.")
@@ -53,7 +60,8 @@ struct List: AsyncParsableCommand {
             throw ValidationError("--search needs a word: letters or digits")
         }
         if let since, DateArgument.parse(since) == nil {
-            throw ValidationError("--since \(String(reflecting: since)) is no date: give YYYY-MM-DD or a duration like 7d")
+            throw ValidationError(
+                "--since \(String(reflecting: since)) is no date: give YYYY-MM-DD or a duration like 7d")
         }
     }
 
@@ -100,7 +108,8 @@ struct List: AsyncParsableCommand {
         footer += " · " + (listed.lastPullAt.map { "last pull \(relative($0))" } ?? "never pulled")
         guard !listed.items.isEmpty else {
             let hint =
-                listed.total > 0 ? "no items on this page"
+                listed.total > 0
+                ? "no items on this page"
                 : listed.lastPullAt == nil ? "no items stored yet; run: feedsync add URL" : "no items"
             return hint + "\n" + footer
         }
@@ -114,7 +123,9 @@ struct List: AsyncParsableCommand {
         for item in listed.items {
             var line = String(repeating: " ", count: numberWidth - String(item.number).count) + String(item.number)
             line += item.read ? "  " : " •"
-            line += " " + (item.published.flatMap { LocalTime.string($0, time: false) } ?? String(repeating: " ", count: 10))
+            line +=
+                " "
+                + (item.published.flatMap { LocalTime.string($0, time: false) } ?? String(repeating: " ", count: 10))
             if allFeeds { line += "  " + padded(Terminal.truncate(name(item), toCells: feedWidth), to: feedWidth) }
             let title = Terminal.truncate(Terminal.safe(title(item)), toCells: titleWidth)
             let status = item.imageStatus == .none ? "" : "[\(item.imageStatus.rawValue)]"
