@@ -17,6 +17,10 @@ struct LibXML2: Sendable {
     let stopParser: @convention(c) (Context?) -> Void
     let freeParser: @convention(c) (Context?) -> Void
     let freeDocument: @convention(c) (UnsafeMutablePointer<xmlDoc>?) -> Void
+    /// The HTML parser, for feed autodiscovery in a web page.
+    let readHTML:
+        @convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32) ->
+            UnsafeMutablePointer<xmlDoc>?
 
     /// Loaded and initialised once, before any thread parses.
     static let shared: Result<LibXML2, FeedError> = load()
@@ -41,7 +45,8 @@ struct LibXML2: Sendable {
                     parseChunk: try find("xmlParseChunk"),
                     stopParser: try find("xmlStopParser"),
                     freeParser: try find("xmlFreeParserCtxt"),
-                    freeDocument: try find("xmlFreeDoc")))
+                    freeDocument: try find("xmlFreeDoc"),
+                    readHTML: try find("htmlReadMemory")))
         } catch {
             return .failure(error)
         }

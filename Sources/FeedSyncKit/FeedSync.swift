@@ -197,6 +197,42 @@ public final class FeedSync: Sendable {
     // MARK: Pull
 
     /// What a pull is told to do beside the feeds themselves.
+    /// The feeds the web page at `url` names for autodiscovery, in the page's order: one GET of
+    /// at most 4 MB. A status of 408, 429 or 5xx, or a network failure, is transient; any other
+    /// failure, data.
+    public func discoverFeeds(at url: String, settings: PullSettings) async throws(SyncError) -> [String] {
+        let client = HTTPClient(
+            configuration: TransportConfiguration(
+                userAgent: settings.userAgent, connectTimeout: min(settings.timeout, 10),
+                lowSpeedSeconds: settings.timeout))
+        defer { client.shutdown() }
+        let response: HTTPResponse
+        do {
+            response = try await client.get(HTTPRequest(url: url, maxBodyBytes: 4 << 20))
+        } catch {
+            throw SyncError(error.kind == .tooLarge || error.kind == .refusedRedirect ? .data : .transient, "\(error)")
+        }
+        guard (200..<300).contains(response.status) else {
+            let transient = response.status == 408 || response.status == 429 || response.status >= 500
+            throw SyncError(transient ? .transient : .data, "\(url): the server answered \(response.status)")
+        }
+        do {
+            return try FeedDiscovery.feeds(inHTML: response.body, pageURL: response.effectiveURL)
+                .filter(HTTPRequest.isFetchable)
+        } catch {
+            throw SyncError(.local, error.reason)
+        }
+    }
+
+    /// Forgets `feed` if no page of it was ever stored: what a first pull that failed for good
+    /// leaves is no subscription, so a mistyped URL does not fail every pull after it. Returns
+    /// whether it was forgotten.
+    public func forgetIfNeverStored(_ feed: Feed) throws(StoreError) -> Bool {
+        guard let current = try store.feed(url: feed.url), current.cursor.backfillPage == nil else { return false }
+        try remove(current)
+        return true
+    }
+
     public struct PullSettings: Sendable {
         /// Pages each feed may fetch in this run, nil for no limit.
         public var maxPages: Int?

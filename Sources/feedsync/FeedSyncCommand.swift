@@ -14,7 +14,7 @@ struct FeedSyncCommand: AsyncParsableCommand {
             """,
         version: FeedSyncVersion.string,
         subcommands: [
-            Pull.self, List.self, Show.self, Open.self, Mark.self, Feeds.self, Remove.self, Rename.self,
+            Add.self, Pull.self, List.self, Show.self, Open.self, Mark.self, Feeds.self, Remove.self, Rename.self,
             Status.self, GC.self,
         ])
 

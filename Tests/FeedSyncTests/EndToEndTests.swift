@@ -260,7 +260,7 @@ import Testing
         let cli = try CLI()
         let none = try await cli.run("pull")
         #expect(none.status == 64)
-        #expect(none.stderr.contains("feedsync pull --feed URL"))
+        #expect(none.stderr.contains("feedsync add URL"))
         #expect(try await cli.run("list", "--per-page", "501").status == 64)
         #expect(try await cli.run("list", "--page", "0").status == 64)
         #expect(try await cli.run("pull", "--feed", "ftp://example.com/feed").status == 64)

@@ -299,3 +299,60 @@ import Testing
         #expect(try cli.openStore().latestReadingPosition() == ReadingPosition(feedURL: nil, page: 2, perPage: 1))
     }
 }
+
+/// `add`: a feed, a web page that names feeds, and what a failure leaves subscribed.
+@Suite(.serialized) struct AddTests {
+    func feedURLs(_ cli: CLI) async throws -> [String] {
+        let result = try await cli.run("feeds", "--json")
+        let object = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        return (object["feeds"] as! [[String: Any]]).map { $0["url"] as! String }
+    }
+
+    @Test func aWebPageGivesItsFirstFeedAndNamesTheOthers() async throws {
+        let cli = try CLI()
+        try await withServer { server, _ async throws -> Void in
+            let base = await server.baseURL
+            var faults = Faults()
+            faults.documents["/doc/feed1"] = .init(
+                headers: ["Content-Type": "application/rss+xml"], ListTests.rss("First", [("one", nil, "x")]))
+            faults.documents["/doc/page"] = .init(
+                headers: ["Content-Type": "text/html"],
+                """
+                <!DOCTYPE html><html><head><title>A site</title><base href="/doc/">
+                <link rel="stylesheet" href="/style.css"><link rel="alternate" type="text/html" href="/other">
+                <LINK REL="Alternate" TYPE="application/rss+xml" href="feed1">
+                <link rel="alternate" type="application/atom+xml" href="http://127.0.0.1:1/atom">
+                <link rel="alternate" type="application/feed+json; charset=utf-8" href="/doc/feed.json">
+                <link rel="alternate" type="application/rss+xml" href="javascript:alert(1)">
+                </head><body><p>unclosed <div><table></body>
+                """)
+            faults.documents["/doc/plain"] = .init(headers: ["Content-Type": "text/html"], "<html><p>no feeds</p>")
+            server.setFaults(faults)
+
+            let added = try await cli.run("add", base + "/doc/page", "--title", "Mine")
+            #expect(added.status == 0, "\(added.stderr)")
+            #expect(added.stdout.contains("found 3 feeds on the page; taking \(base)/doc/feed1"), "\(added)")
+            #expect(added.stdout.contains("http://127.0.0.1:1/atom, \(base)/doc/feed.json"))
+            #expect(added.stdout.contains("added 1 Mine: 1 item"))
+            #expect(try await feedURLs(cli) == ["\(base)/doc/feed1"])
+            let again = try await cli.run("add", base + "/doc/feed1")
+            #expect(again.status == 0 && again.stdout.contains("already subscribed: 1 Mine"))
+
+            let plain = try await cli.run("add", base + "/doc/plain")
+            #expect(plain.status == 65 && plain.stderr.contains("nothing was subscribed"), "\(plain)")
+            let missing = try await cli.run("add", base + "/doc/missing")
+            #expect(missing.status == 65 && missing.stderr.contains("404"), "\(missing)")
+            // pull --feed keeps the same rule for a feed it subscribes; a feed subscribed before stays.
+            let pulled = try await cli.run("pull", "--feed", base + "/doc/gone")
+            #expect(pulled.status == 65 && pulled.stderr.contains("was not subscribed"), "\(pulled)")
+            #expect(try await feedURLs(cli) == ["\(base)/doc/feed1"])
+            server.setFaults(Faults())
+            #expect(try await cli.run("pull", "--feed", base + "/doc/feed1").status == 65)
+            #expect(try await feedURLs(cli) == ["\(base)/doc/feed1"])
+        }
+        // Offline: subscribed all the same, for the next pull.
+        let offline = try await cli.run("add", "http://127.0.0.1:1/feed")
+        #expect(offline.status == 75 && offline.stderr.contains("the next pull fetches it"), "\(offline)")
+        #expect(try await feedURLs(cli).last == "http://127.0.0.1:1/feed")
+    }
+}

@@ -89,9 +89,9 @@ extension FeedSync {
 
 /// A URL the transport will fetch (`HTTPRequest.problem(with:)`), else a usage error: a feed
 /// subscribed with a URL no request can be made for would stay subscribed, failing every pull.
-func validateFeedURL(_ url: String) throws {
+func validateFeedURL(_ url: String, option: String = "--feed") throws {
     if let problem = HTTPRequest.problem(with: url) {
-        throw ValidationError("--feed \(String(reflecting: url)) cannot be used: \(problem)")
+        throw ValidationError("\(option) \(String(reflecting: url)) cannot be used: \(problem)")
     }
 }
 

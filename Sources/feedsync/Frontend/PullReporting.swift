@@ -7,11 +7,14 @@ import Synchronization
 final class PullReporting: Sendable {
     let progress: ProgressLine?
     let verbose: Bool
+    /// Whether a feed's failure is said as it happens.
+    let sayFailures: Bool
     private let localFault = Mutex<String?>(nil)
 
-    init(progress: ProgressLine?, verbose: Bool) {
+    init(progress: ProgressLine?, verbose: Bool, sayFailures: Bool = true) {
         self.progress = progress
         self.verbose = verbose
+        self.sayFailures = sayFailures
     }
 
     var hadLocalFault: Bool { localFault.withLock { $0 != nil } }
@@ -34,7 +37,7 @@ final class PullReporting: Sendable {
             progress?.record(event)
             if verbose { Pull.log(event) }
         case .finished(_, .failure(let error)):
-            guard !Task.isCancelled else { return }  // interrupted: said once, after
+            guard !Task.isCancelled, sayFailures else { return }  // interrupted: said once, after
             progress?.clear()
             complain(error.message)
         case .finished:

@@ -34,7 +34,7 @@ struct Feeds: AsyncParsableCommand {
     }
 
     func text(_ summaries: [FeedSummary]) -> String {
-        guard !summaries.isEmpty else { return "no feeds subscribed; add one with: feedsync pull --feed URL" }
+        guard !summaries.isEmpty else { return "no feeds subscribed; add one with: feedsync add URL" }
         let numberWidth = String(summaries.last!.feed.id).count
         return summaries.map { summary in
             let feed = summary.feed

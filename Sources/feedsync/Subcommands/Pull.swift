@@ -62,7 +62,7 @@ struct Pull: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
-        try feed.forEach(validateFeedURL)
+        try feed.forEach { try validateFeedURL($0) }
         if format != nil, feed.isEmpty {
             throw ValidationError("--format needs --feed: it is remembered with the feed")
         }
@@ -79,18 +79,18 @@ struct Pull: AsyncParsableCommand {
     func run() async throws {
         let library = try homeOptions.open(.writing)
         let feeds: [Feed]
+        var new = Set<Int64>()  // subscribed by this run
         if !feed.isEmpty {
-            let setting: FormatSetting =
-                switch format {
-                case nil: .keep
-                case .auto?: .found
-                case .format(let format)?: .chosen(format)
-                }
-            feeds = try feed.map { url in try fail(on: { try library.subscribe(url: url, format: setting) }) }
+            feeds = try feed.map { url in
+                let known = try fail(on: { try library.feed(url: url) }) != nil
+                let subscribed = try fail(on: { try library.subscribe(url: url, format: format?.setting ?? .keep) })
+                if !known { new.insert(subscribed.id) }
+                return subscribed
+            }
         } else {
             feeds = try fail(on: { try library.feeds() })
             guard !feeds.isEmpty else {
-                complain("no feeds to pull yet; subscribe to one with: feedsync pull --feed URL")
+                complain("no feeds to pull yet; subscribe to one with: feedsync add URL")
                 throw ExitCode(Exit.usage)
             }
         }
@@ -116,10 +116,15 @@ struct Pull: AsyncParsableCommand {
             throw ExitCode(Exit.tempFail)
         }
         var worst: SyncError.Kind? = report.hadLocalFault ? .local : nil
-        for outcome in outcomes {
+        for (feed, outcome) in zip(feeds, outcomes) {
             switch outcome {
             case .success(let report)?: if talk { try Output.line(Self.summary(report)) }
-            case .failure(let error)?: worst = max(worst ?? error.kind, error.kind)
+            case .failure(let error)?:
+                worst = max(worst ?? error.kind, error.kind)
+                // A feed this run subscribed whose first pull failed for good is not kept.
+                if error.kind == .data, new.contains(feed.id), try fail(on: { try library.forgetIfNeverStored(feed) }) {
+                    complain("\(feed.url) was not subscribed")
+                }
             case nil: break
             }
         }
@@ -211,4 +216,12 @@ enum FormatChoice: ExpressibleByArgument, Equatable {
     }
 
     static var allValueStrings: [String] { FeedFormat.allCases.map(\.rawValue) + ["auto"] }
+
+    /// What the store does with the feed's format.
+    var setting: FormatSetting {
+        switch self {
+        case .auto: .found
+        case .format(let format): .chosen(format)
+        }
+    }
 }

@@ -19,7 +19,7 @@ struct Status: AsyncParsableCommand {
         if json {
             try Output.line("{\"feeds\": [\(feeds.map(jsonFeed).joined(separator: ", "))]}")
         } else if feeds.isEmpty {
-            try Output.line("no feeds yet; subscribe with: feedsync pull --feed URL")
+            try Output.line("no feeds yet; subscribe with: feedsync add URL")
         } else {
             try Output.line(feeds.map(text).joined(separator: "\n\n"))
         }

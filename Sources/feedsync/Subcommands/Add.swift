@@ -1,0 +1,103 @@
+import ArgumentParser
+import FeedSyncImages
+import FeedSyncKit
+import FeedSyncStore
+import FeedSyncSync
+import Foundation
+
+struct Add: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Subscribe to a feed and pull it now.",
+        discussion: """
+            URL may be the feed or a web page that names its feeds (<link rel="alternate">): the \
+            first named is taken, the others listed. A feed that fails for good (not found, not a \
+            feed) is not subscribed (exit 65); one that cannot be reached now stays subscribed and \
+            the next pull fetches it (exit 75).
+            """)
+
+    @OptionGroup var homeOptions: HomeOptions
+
+    @Argument(help: ArgumentHelp("The feed's URL, or a web page's that names its feeds.", valueName: "url"))
+    var url: String
+
+    @Option(help: ArgumentHelp("A title of your own for the feed.", valueName: "title"))
+    var title: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Read it as this format (\(FormatChoice.allValueStrings.joined(separator: ", "))).", valueName: "format"))
+    var format: FormatChoice?
+
+    @OptionGroup var pictureOptions: PictureOptions
+
+    func validate() throws {
+        try validateFeedURL(url, option: "the URL")
+    }
+
+    func run() async throws {
+        let library = try homeOptions.open(.writing)
+        var settings = FeedSync.PullSettings()
+        settings.retry = Pull.retryPolicy()
+        settings.pictures = PrefetchOptions(mode: .window, cacheBudget: try pictureOptions.budget(library))
+        if let known = try fail(on: { try library.feed(url: url) }) {
+            try Output.line("already subscribed: \(known.id) \(Terminal.safe(known.name))")
+            return
+        }
+        var outcome = try await subscribeAndPull(url, library, settings)
+        if case .failure(let error) = outcome, error.kind == .data, format == nil {
+            // Not a feed, perhaps a web page that names its feeds.
+            let found = (try? await library.discoverFeeds(at: url, settings: settings)) ?? []
+            guard let first = found.first else {
+                complain("\(error.message); nothing was subscribed")
+                throw ExitCode(Exit.dataError)
+            }
+            var line = "found \(found.count) feed\(found.count == 1 ? "" : "s") on the page; taking \(first)"
+            if found.count > 1 { line += " (the others: \(found.dropFirst().joined(separator: ", ")))" }
+            try Output.line(Terminal.safe(line))
+            if let known = try fail(on: { try library.feed(url: first) }) {
+                try Output.line("already subscribed: \(known.id) \(Terminal.safe(known.name))")
+                return
+            }
+            outcome = try await subscribeAndPull(first, library, settings)
+        }
+        switch outcome {
+        case .success(let (feed, report)):
+            let named = try fail(on: { try library.feed(url: feed.url) }) ?? feed
+            try Output.line(
+                "added \(named.id) \(Terminal.safe(named.name)): \(report.newItems) item\(report.newItems == 1 ? "" : "s")"
+            )
+        case .failure(let error) where error.kind == .transient:
+            complain("\(error.message); subscribed, the next pull fetches it")
+            throw ExitCode(Exit.tempFail)
+        case .failure(let error) where error.kind == .data:
+            complain("\(error.message); nothing was subscribed")
+            throw ExitCode(Exit.dataError)
+        case .failure(let error):
+            complain(error.message)
+            throw ExitCode(Exit.code(for: error.kind))
+        }
+    }
+
+    /// Subscribes to `url` and pulls it; a first pull that fails for good leaves nothing subscribed.
+    func subscribeAndPull(_ url: String, _ library: FeedSync, _ settings: FeedSync.PullSettings) async throws
+        -> Result<(Feed, PullReport), SyncError>
+    {
+        let feed = try fail(on: { try library.subscribe(url: url, format: format?.setting ?? .keep) })
+        if let title { try fail(on: { try library.rename(feed, to: title) }) }
+        let talk = Terminal.isInteractive
+        // Failures are said once, with what became of the subscription.
+        let report = PullReporting(progress: talk ? ProgressLine() : nil, verbose: false, sayFailures: false)
+        let outcome = await library.pull([feed], settings: settings, onUpdate: report.update).first ?? nil
+        report.progress?.clear()
+        switch outcome {
+        case .success(let pulled)?:
+            return .success((feed, pulled))
+        case .failure(let error)?:
+            if error.kind == .data { try fail(on: { _ = try library.forgetIfNeverStored(feed) }) }
+            return .failure(error)
+        case nil:
+            throw ExitCode(Exit.tempFail)
+        }
+    }
+}
