@@ -62,7 +62,7 @@ struct Pull: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
-        try feed.forEach { try validateFeedURL($0) }
+        for url in feed { try validateFeedURL(url) }
         if format != nil, feed.isEmpty {
             throw ValidationError("--format needs --feed: it is remembered with the feed")
         }
