@@ -30,12 +30,67 @@ public enum FeedDiscovery {
 
         var base = URL(string: pageURL)
         var found: [String] = []
-        // Depth first, without recursion: a hostile page may nest deeply.
+        XMLTree.walk(document) { element in
+            let name = element.name
+            if name == "base", let href = element["href"], let url = URL(string: href, relativeTo: base) {
+                base = url.absoluteURL
+            } else if name == "link", found.count < maxLinks,
+                let rel = element["rel"]?.lowercased(),
+                rel.split(whereSeparator: \.isWhitespace).contains("alternate"),
+                let type = element["type"]?.lowercased().split(separator: ";").first?
+                    .trimmingCharacters(in: .whitespaces),
+                types.contains(type),
+                let href = element["href"]?.trimmingCharacters(in: .whitespacesAndNewlines),
+                let url = URL(string: href, relativeTo: base)?.absoluteString,
+                url.hasPrefix("http://") || url.hasPrefix("https://"), !found.contains(url)
+            {
+                found.append(url)
+            }
+        } leave: { _ in
+        }
+        return found
+    }
+}
+
+/// Reading a tree libxml2 built: its elements depth first, without recursion (a hostile document
+/// may nest deeply), their names and attributes as bounded strings.
+enum XMLTree {
+    struct Element {
+        let node: UnsafeMutablePointer<xmlNode>
+
+        /// The name in lower case (HTML and OPML writers differ in case).
+        var name: String { node.pointee.name.map { String(cString: $0).lowercased() } ?? "" }
+
+        /// The attribute named so (given in lower case), letter case aside; nil when absent or
+        /// longer than `FeedLimits.urlBytes`.
+        subscript(_ name: String) -> String? {
+            var property = node.pointee.properties
+            while let current = property {
+                if current.pointee.name.map({ String(cString: $0).lowercased() }) == name {
+                    var value = ""
+                    var child = current.pointee.children
+                    while let part = child {
+                        value += part.pointee.content.map { String(cString: $0) } ?? ""
+                        child = part.pointee.next
+                    }
+                    return value.utf8.count <= FeedLimits.urlBytes ? value : nil
+                }
+                property = current.pointee.next
+            }
+            return nil
+        }
+    }
+
+    /// Calls `enter` for each element in document order, and `leave` after its children.
+    static func walk(
+        _ document: UnsafeMutablePointer<xmlDoc>, enter: (Element) -> Void, leave: (Element) -> Void
+    ) {
         var stack: [UnsafeMutablePointer<xmlNode>] = []
         var node = document.pointee.children
         while true {
             guard let current = node else {
                 guard let parent = stack.popLast() else { break }
+                leave(Element(node: parent))
                 node = parent.pointee.next
                 continue
             }
@@ -43,50 +98,14 @@ public enum FeedDiscovery {
                 node = current.pointee.next
                 continue
             }
-            let name = text(current.pointee.name)?.lowercased()
-            if name == "base", let href = attribute("href", of: current), let url = URL(string: href, relativeTo: base)
-            {
-                base = url.absoluteURL
-            } else if name == "link", found.count < maxLinks,
-                let rel = attribute("rel", of: current)?.lowercased(),
-                rel.split(whereSeparator: \.isWhitespace).contains("alternate"),
-                let type = attribute("type", of: current)?.lowercased().trimmingCharacters(in: .whitespaces),
-                types.contains(type.split(separator: ";").first.map(String.init) ?? type),
-                let href = attribute("href", of: current)?.trimmingCharacters(in: .whitespacesAndNewlines),
-                let url = URL(string: href, relativeTo: base)?.absoluteString,
-                url.hasPrefix("http://") || url.hasPrefix("https://"), !found.contains(url)
-            {
-                found.append(url)
-            }
+            enter(Element(node: current))
             if let child = current.pointee.children {
                 stack.append(current)
                 node = child
             } else {
+                leave(Element(node: current))
                 node = current.pointee.next
             }
         }
-        return found
-    }
-
-    /// The value of the attribute `name` of `element`, bounded like every string from a server.
-    private static func attribute(_ name: String, of element: UnsafeMutablePointer<xmlNode>) -> String? {
-        var property = element.pointee.properties
-        while let current = property {
-            if text(current.pointee.name)?.lowercased() == name {
-                var value = ""
-                var child = current.pointee.children
-                while let part = child {
-                    value += text(part.pointee.content) ?? ""
-                    child = part.pointee.next
-                }
-                return value.utf8.count <= FeedLimits.urlBytes ? value : nil
-            }
-            property = current.pointee.next
-        }
-        return nil
-    }
-
-    private static func text(_ pointer: UnsafePointer<xmlChar>?) -> String? {
-        pointer.map { String(cString: $0) }
     }
 }

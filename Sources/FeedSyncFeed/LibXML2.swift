@@ -17,6 +17,12 @@ struct LibXML2: Sendable {
     let stopParser: @convention(c) (Context?) -> Void
     let freeParser: @convention(c) (Context?) -> Void
     let freeDocument: @convention(c) (UnsafeMutablePointer<xmlDoc>?) -> Void
+    /// The XML reader that builds a tree, for OPML files.
+    let readXML:
+        @convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32) ->
+            UnsafeMutablePointer<xmlDoc>?
+    /// A node's line, past the 65 535 its own field holds.
+    let lineNumber: @convention(c) (UnsafePointer<xmlNode>?) -> Int
     /// The HTML parser, for feed autodiscovery in a web page.
     let readHTML:
         @convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32) ->
@@ -46,6 +52,8 @@ struct LibXML2: Sendable {
                     stopParser: try find("xmlStopParser"),
                     freeParser: try find("xmlFreeParserCtxt"),
                     freeDocument: try find("xmlFreeDoc"),
+                    readXML: try find("xmlReadMemory"),
+                    lineNumber: try find("xmlGetLineNo"),
                     readHTML: try find("htmlReadMemory")))
         } catch {
             return .failure(error)

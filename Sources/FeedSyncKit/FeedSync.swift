@@ -51,6 +51,47 @@ public final class FeedSync: Sendable {
 
     public func feeds() throws(StoreError) -> [Feed] { try store.feeds() }
 
+    /// What an import did with each feed of an OPML file.
+    public struct ImportReport: Sendable {
+        public var added: [OPML.Entry] = []
+        /// Subscribed before, or listed twice.
+        public var already: [OPML.Entry] = []
+        /// Feeds whose URL no request can be made for, with why.
+        public var invalid: [(entry: OPML.Entry, reason: String)] = []
+    }
+
+    /// Subscribes to the feeds of an OPML file not subscribed yet, with their titles, sites and
+    /// folders, in one transaction; fetches nothing. Importing a file again adds nothing.
+    public func importFeeds(_ entries: [OPML.Entry]) throws(StoreError) -> ImportReport {
+        var report = ImportReport()
+        var known = Set(try store.feeds().map { FeedURL.normalised($0.url) })
+        var new: [OPML.Entry] = []
+        for entry in entries {
+            if let problem = HTTPRequest.problem(with: entry.url) {
+                report.invalid.append((entry, "xmlUrl \(String(reflecting: entry.url)) cannot be used: \(problem)"))
+                continue
+            }
+            var entry = entry
+            entry.url = FeedURL.normalised(entry.url)
+            if known.insert(entry.url).inserted { new.append(entry) } else { report.already.append(entry) }
+        }
+        let added = try store.subscribe(
+            new.map { NewFeed(url: $0.url, title: $0.title, folder: $0.folder, siteURL: $0.siteURL) })
+        for (entry, wasAdded) in zip(new, added) {
+            if wasAdded { report.added.append(entry) } else { report.already.append(entry) }
+        }
+        return report
+    }
+
+    /// Every feed as an OPML outline: its title (the user's, else its own), site and folder.
+    public func exportedFeeds() throws(StoreError) -> [OPML.Entry] {
+        try store.feeds().map { feed in
+            OPML.Entry(
+                url: feed.url, title: feed.customTitle ?? feed.title, siteURL: feed.siteURL, folder: feed.folder,
+                line: 0)
+        }
+    }
+
     /// Every feed with its item and unread counts.
     public func feedSummaries() throws(StoreError) -> [FeedSummary] { try store.feedSummaries() }
 

@@ -32,6 +32,23 @@ extension Store {
         }
     }
 
+    /// Subscribes to those of `feeds` not subscribed yet (URLs compared as given), each with its
+    /// title, site and folder, in one transaction; returns which were added.
+    public func subscribe(_ feeds: [NewFeed]) throws(StoreError) -> [Bool] {
+        try write { db in
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO feed (url, added_at, format, custom_title, folder, site_url)
+                    VALUES (?, ?, 'auto', ?, ?, ?) ON CONFLICT (url) DO NOTHING
+                    """)
+            let now = Date().timeIntervalSince1970
+            return try feeds.map { feed in
+                try insert.execute(arguments: [feed.url, now, feed.title, feed.folder, feed.siteURL])
+                return db.changesCount == 1
+            }
+        }
+    }
+
     /// Records the format the feed's documents turned out to be, unless one was chosen.
     public func recordFormat(feedID: Int64, _ format: FeedFormat) throws(StoreError) {
         try write { db in
@@ -143,5 +160,19 @@ extension Feed: FetchableRecord {
         siteURL = row.text("site_url")
         customTitle = row.text("custom_title")
         folder = row.text("folder")
+    }
+}
+
+/// A feed to subscribe to with what an OPML outline says of it.
+public struct NewFeed: Sendable, Equatable {
+    public var url: String
+    public var title: String?
+    public var folder: String?
+    public var siteURL: String?
+    public init(url: String, title: String?, folder: String?, siteURL: String?) {
+        self.url = url
+        self.title = title
+        self.folder = folder
+        self.siteURL = siteURL
     }
 }

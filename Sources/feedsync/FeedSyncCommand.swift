@@ -14,7 +14,8 @@ struct FeedSyncCommand: AsyncParsableCommand {
             """,
         version: FeedSyncVersion.string,
         subcommands: [
-            Add.self, Pull.self, List.self, Show.self, Open.self, Mark.self, Feeds.self, Remove.self, Rename.self,
+            Add.self, Pull.self, List.self, Import.self, Export.self, Show.self, Open.self, Mark.self, Feeds.self,
+            Remove.self, Rename.self,
             Status.self, GC.self,
         ])
 

@@ -356,3 +356,108 @@ import Testing
         #expect(try await feedURLs(cli).last == "http://127.0.0.1:1/feed")
     }
 }
+
+/// OPML: folders, odd outlines, invalid entries, idempotence, and the way back out.
+@Suite(.serialized) struct OPMLTests {
+    static let subscriptions = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!-- written by another reader -->
+        <opml version="1.0">
+          <head><title>My feeds</title></head>
+          <body>
+            <outline text="Top" type="rss" xmlUrl="https://top.example/feed" htmlUrl="https://top.example/"/>
+            <outline title="News">
+              <outline text="World &amp; more" type="rss" xmlUrl="https://news.example/world.xml"/>
+              <outline text="Tech">
+                <outline TITLE="Gadgets" XMLURL="HTTPS://Gadgets.Example:443/rss"/>
+                <outline text="Broken" type="rss" xmlUrl="ftp://files.example/feed"/>
+              </outline>
+              <outline text="Empty folder"/>
+            </outline>
+            <outline text="No URL" type="rss"/>
+            <outline text="Twice" type="rss" xmlUrl="https://news.example/world.xml"/>
+          </body>
+        </opml>
+        """
+
+    func feeds(_ cli: CLI) async throws -> [[String: Any]] {
+        let result = try await cli.run("feeds", "--json")
+        let object = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        return object["feeds"] as! [[String: Any]]
+    }
+
+    @Test func importKeepsFoldersReportsBadOutlinesByLineAndExportRoundTrips() async throws {
+        let cli = try CLI()
+        let file = cli.home.path + "/subscriptions.opml"
+        try Self.subscriptions.write(toFile: file, atomically: true, encoding: .utf8)
+        let imported = try await cli.run("import", file)
+        #expect(imported.status == 65, "an invalid outline makes it 65: \(imported)")
+        #expect(imported.stdout == "3 added, 1 already subscribed, 2 invalid; the next pull fetches them\n")
+        #expect(imported.stderr.contains("line 11: xmlUrl \"ftp://files.example/feed\" cannot be used"), "\(imported)")
+        #expect(imported.stderr.contains("line 15: a feed outline without xmlUrl"))
+        let listed = try await feeds(cli)
+        #expect(
+            listed.map { $0["url"] as! String } == [
+                "https://top.example/feed", "https://news.example/world.xml", "https://gadgets.example/rss",
+            ])
+        #expect(listed.map { $0["title"] as! String } == ["Top", "World & more", "Gadgets"])
+        #expect(listed.map { $0["folder"] as? String } == [nil, "News", "News/Tech"])
+
+        // Again, from standard input: nothing new.
+        let again = try await cli.start(["import", "-"], input: file).wait()
+        #expect(again.stdout == "0 added, 4 already subscribed, 2 invalid\n", "\(again)")
+        #expect(try await feeds(cli).count == 3)
+
+        // Out and into another home: the same feeds, titles and folders, and the same file again.
+        let exported = try await cli.run("export")
+        #expect(exported.status == 0 && exported.stdout.contains("<outline text=\"Tech\" title=\"Tech\">"))
+        #expect(exported.stdout.contains("text=\"World &amp; more\""))
+        let copy = cli.home.path + "/exported.opml"
+        #expect(try await cli.run("export", copy).status == 0)
+        let other = try CLI()
+        let read = try await other.run("import", copy)
+        #expect(read.status == 0 && read.stdout.hasPrefix("3 added, 0 already"), "\(read)")
+        let copied = try await feeds(other)
+        #expect(copied.map { $0["folder"] as? String } == listed.map { $0["folder"] as? String })
+        #expect(copied.map { $0["title"] as? String } == listed.map { $0["title"] as? String })
+        #expect(copied.map { $0["url"] as? String } == listed.map { $0["url"] as? String })
+
+        // A file that is not OPML subscribes nothing; a link planted at the export's name is not followed.
+        try "<rss/>".write(toFile: file, atomically: true, encoding: .utf8)
+        let notOPML = try await cli.run("import", file)
+        #expect(notOPML.status == 65 && notOPML.stderr.contains("not an OPML file"))
+        let target = cli.home.path + "/target"
+        try "keep".write(toFile: target, atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: cli.home.path + "/link.opml", withDestinationPath: target)
+        #expect(try await cli.run("export", cli.home.path + "/link.opml").status == 74)
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "keep")
+    }
+
+    @Test func listByFolderTakesTheFoldersInsideIt() async throws {
+        let cli = try CLI()
+        try await withServer { server, _ async throws -> Void in
+            let base = await server.baseURL
+            var faults = Faults()
+            for name in ["a", "b", "c"] {
+                faults.documents["/doc/\(name)"] = .init(
+                    headers: ["Content-Type": "application/rss+xml"],
+                    ListTests.rss(name, [("\(name)-item", "Mon, 01 Jan 2024 10:00:00 GMT", "x")]))
+            }
+            server.setFaults(faults)
+            let opml = cli.home.path + "/f.opml"
+            try """
+            <opml version="2.0"><body>
+            <outline text="News"><outline text="A" xmlUrl="\(base)/doc/a"/>
+              <outline text="Deep"><outline text="B" xmlUrl="\(base)/doc/b"/></outline></outline>
+            <outline text="Newsletters"><outline text="C" xmlUrl="\(base)/doc/c"/></outline>
+            </body></opml>
+            """.write(toFile: opml, atomically: true, encoding: .utf8)
+            #expect(try await cli.run("import", opml).status == 0)
+            #expect(try await cli.run("pull", "--images", "none").status == 0)
+        }
+        let result = try await cli.run("list", "--folder", "News", "--json")
+        let page = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let titles = (page["items"] as! [[String: Any]]).map { $0["title"] as! String }
+        #expect(Set(titles) == ["a-item", "b-item"] && page["total"] as? Int == 2, "\(result)")
+    }
+}

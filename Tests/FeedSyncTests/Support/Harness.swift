@@ -53,11 +53,13 @@ final class CLI: Sendable {
 
     var databasePath: String { home.path + "/feedsync.sqlite" }
 
-    /// Starts the binary; the returned process can be waited for or killed. With `terminalColumns`,
+    /// Starts the binary; the returned process can be waited for or killed. `input`: a file for
+    /// its standard input. With `terminalColumns`,
     /// its standard output is a terminal that wide (a pseudo-terminal `script` makes; what it
     /// prints arrives with CR LF line ends).
-    func start(_ arguments: [String], terminalColumns: Int? = nil) throws -> RunningCLI {
+    func start(_ arguments: [String], terminalColumns: Int? = nil, input: String? = nil) throws -> RunningCLI {
         let process = Process()
+        if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments
         process.environment = environment

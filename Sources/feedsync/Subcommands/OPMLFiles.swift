@@ -1,0 +1,96 @@
+import ArgumentParser
+import FeedSyncFeed
+import FeedSyncKit
+import Foundation
+
+struct Import: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Subscribe to the feeds of an OPML file (from another reader); fetches nothing.",
+        discussion: """
+            Nested outlines become folders. Feeds already subscribed are left as they are, so \
+            importing again adds nothing. Outlines whose URL cannot be used are listed with their \
+            line, and make the exit status 65; the others are imported all the same.
+            """)
+
+    @OptionGroup var homeOptions: HomeOptions
+
+    @Argument(help: ArgumentHelp("The OPML file; - reads standard input.", valueName: "file"))
+    var file: String
+
+    /// The largest file read: a subscription list of 100 000 feeds is a few megabytes.
+    static let maxBytes = 64 << 20
+
+    func run() async throws {
+        let data = try read()
+        let entries: [OPML.Entry]
+        let missing: [Int]
+        do {
+            (entries, missing) = try OPML.read(data)
+        } catch {
+            complain("\(file): \(error.reason); nothing was subscribed")
+            throw ExitCode(Exit.dataError)
+        }
+        let library = try homeOptions.open(.reading)
+        let report = try fail(on: { try library.importFeeds(entries) })
+        for (entry, reason) in report.invalid { complain("\(file), line \(entry.line): \(reason)") }
+        for line in missing { complain("\(file), line \(line): a feed outline without xmlUrl") }
+        let invalid = report.invalid.count + missing.count
+        try Output.line(
+            "\(report.added.count) added, \(report.already.count) already subscribed, \(invalid) invalid"
+                + (report.added.isEmpty ? "" : "; the next pull fetches them"))
+        if invalid > 0 { throw ExitCode(Exit.dataError) }
+    }
+
+    func read() throws -> Data {
+        let handle = file == "-" ? FileHandle.standardInput : FileHandle(forReadingAtPath: file)
+        guard let handle else {
+            complain("cannot read \(file): \(String(cString: strerror(errno)))")
+            throw ExitCode(Exit.ioError)
+        }
+        let data: Data
+        do {
+            data = try handle.read(upToCount: Self.maxBytes + 1) ?? Data()
+        } catch {
+            complain("cannot read \(file): \(error.localizedDescription)")
+            throw ExitCode(Exit.ioError)
+        }
+        guard data.count <= Self.maxBytes else {
+            complain("\(file) is larger than \(Self.maxBytes >> 20) MB; no subscription list is")
+            throw ExitCode(Exit.dataError)
+        }
+        return data
+    }
+}
+
+struct Export: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write the subscriptions as OPML 2.0, folders and titles included.")
+
+    @OptionGroup var homeOptions: HomeOptions
+
+    @Argument(
+        help: ArgumentHelp("The file to write (replaced); - or nothing writes standard output.", valueName: "file"))
+    var file: String?
+
+    func run() async throws {
+        let library = try homeOptions.open(.reading)
+        let document = OPML.write(try fail(on: { try library.exportedFeeds() }), title: "feedsync subscriptions")
+        guard let file, file != "-" else { return try Output.write(document) }
+        // Never through a link planted at the name: O_NOFOLLOW.
+        let descriptor = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            complain("cannot write \(file): \(String(cString: strerror(errno)))")
+            throw ExitCode(Exit.ioError)
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        do {
+            try handle.write(contentsOf: Data(document.utf8))
+            try handle.synchronize()
+        } catch {
+            complain("cannot write \(file): \(error.localizedDescription)")
+            throw ExitCode(Exit.ioError)
+        }
+    }
+}
