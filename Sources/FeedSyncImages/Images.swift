@@ -37,8 +37,9 @@ public struct PrefetchOptions: Sendable {
 /// What prefetch does, for `--verbose` and the progress line.
 public enum PictureEvent: Sendable, Equatable {
     case planned(queued: Int, dropped: Int)
-    case cached(url: String, bytes: Int)
-    case failed(url: String, reason: String)
+    /// A picture of an item of `feedID` (the first row that shows it) was stored.
+    case cached(url: String, bytes: Int, feedID: Int64)
+    case failed(url: String, reason: String, feedID: Int64)
     case evicted(count: Int, bytes: Int64)
     /// A picture could not be written for a local reason the user must fix (a symbolic link in
     /// the picture folder); the pull goes on and exits 74.

@@ -144,7 +144,9 @@ public struct PrefetchMachine: Sendable {
             if let failure {
                 actions += batch.map { .fail($0.job, reason: failure, permanent: false) }
             } else {
-                actions += batch.map { .report(.cached(url: $0.job.url, bytes: Int($0.picture.bytes))) }
+                actions += batch.map {
+                    .report(.cached(url: $0.job.url, bytes: Int($0.picture.bytes), feedID: $0.job.place.feedID))
+                }
             }
         case .tick:
             break

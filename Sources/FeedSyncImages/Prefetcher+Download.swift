@@ -65,7 +65,7 @@ extension PicturePrefetcher {
 
     /// Records the failure; the picture is not tried again before `PrefetchMachine.retryDelay`.
     func fail(_ job: PictureJob, _ reason: String, permanent: Bool) {
-        onEvent(.failed(url: job.url, reason: reason))
+        onEvent(.failed(url: job.url, reason: reason, feedID: job.place.feedID))
         storing("record a failed picture") {
             let attempts = try store.pictureAttempts(id: job.id)
             let delay = PrefetchMachine.retryDelay(permanent: permanent, attempts: attempts)

@@ -19,7 +19,7 @@ import Testing
             list.filter { if case .feed(.page) = $0 { true } else { false } }.count
         }
         var picturesCached: [String] {
-            list.compactMap { if case .picture(.cached(let url, _)) = $0 { url } else { nil } }
+            list.compactMap { if case .picture(.cached(let url, _, _)) = $0 { url } else { nil } }
         }
     }
 

@@ -159,8 +159,8 @@ struct PrefetchMachineTests {
         _ = send(.ended(id: 3, .written(picture(3))), to: &machine, at: 0.35)
         #expect(records(send(.tick, to: &machine, at: 0.7)).isEmpty)
         let done = send(.recorded(failure: nil), to: &machine, at: 0.71)
-        #expect(done.contains(.report(.cached(url: "http://h/1.png", bytes: 100))))
-        #expect(done.contains(.report(.cached(url: "http://h/2.png", bytes: 100))))
+        #expect(done.contains(.report(.cached(url: "http://h/1.png", bytes: 100, feedID: 1))))
+        #expect(done.contains(.report(.cached(url: "http://h/2.png", bytes: 100, feedID: 1))))
         #expect(records(done).isEmpty, "a quarter second after the last record")
         #expect(records(send(.tick, to: &machine, at: 0.96)) == [[3]])
     }

@@ -461,3 +461,25 @@ import Testing
         #expect(Set(titles) == ["a-item", "b-item"] && page["total"] as? Int == 2, "\(result)")
     }
 }
+
+/// What a pull shows on a terminal, and `status` in words.
+@Suite(.serialized) struct PullOutputTests {
+    @Test func theProgressLineFitsTheTerminalShowsRetriesAndTheSummaryCountsPictures() async throws {
+        let cli = try CLI(environment: ["FEEDSYNC_RETRY_BASE_DELAY": "1"])
+        try await withServer(items: 30, perPage: 10) { server, url async throws -> Void in
+            var faults = Faults()
+            faults.next = [.status(503)]
+            server.setFaults(faults)
+            let pulled = try await cli.start(["pull", "--feed", url], terminalColumns: 50).wait()
+            #expect(pulled.status == 0, "\(pulled)")
+            let segments = pulled.stdout.replacingOccurrences(of: "\u{1B}[K", with: "")
+                .replacingOccurrences(of: "\r\n", with: "\n").split(whereSeparator: { $0 == "\r" || $0 == "\n" })
+            let progress = segments.filter { $0.contains("pages ") }
+            #expect(!progress.isEmpty && progress.allSatisfy { $0.count < 50 }, "\(segments)")
+            #expect(progress.contains { $0.hasPrefix("127.0.0.1: retry 1 in 1 s · pages 0") }, "\(segments)")
+            #expect(segments.last?.hasSuffix("30 new items, 3 requests, 30 pictures (8 KB)") == true, "\(segments)")
+        }
+        let status = try await cli.run("status")
+        #expect(status.stdout.contains("just now, ok") && status.stdout.contains("KB cached)"), "\(status.stdout)")
+    }
+}

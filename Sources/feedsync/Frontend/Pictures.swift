@@ -48,7 +48,8 @@ enum ByteSize {
     }
 }
 
-/// The live progress line of a pull on a terminal: pages, items, pictures, bytes, rate.
+/// The live progress line of a pull on a terminal: pages, items, pictures, bytes, rate, and a
+/// retry while it waits. It never wraps: a wrapped line cannot be erased, and leaves stale lines.
 final class ProgressLine: Sendable {
     private struct Counts {
         var pages = 0
@@ -56,6 +57,8 @@ final class ProgressLine: Sendable {
         var picturesDone = 0
         var picturesQueued = 0
         var bytes = 0
+        /// The feed waiting to retry and what it waits for, until its next page.
+        var retry: (url: String, text: String)?
         var lastDraw = Date.distantPast
         var drawn = false
     }
@@ -63,10 +66,18 @@ final class ProgressLine: Sendable {
     private let started = Date()
 
     func record(_ event: PullEvent) {
-        guard case .page(_, _, _, let new, _, _) = event else { return }
-        update {
-            $0.pages += 1
-            $0.items += new
+        switch event {
+        case .page(let url, _, _, let new, _, _):
+            update {
+                $0.pages += 1
+                $0.items += new
+                if $0.retry?.url == url { $0.retry = nil }
+            }
+        case .retrying(let url, let attempt, let delay, _):
+            let host = URLComponents(string: url)?.host ?? url
+            update(force: true) { $0.retry = (url, "\(host): retry \(attempt) in \(String(format: "%.0f", delay)) s") }
+        default:
+            break
         }
     }
 
@@ -74,7 +85,7 @@ final class ProgressLine: Sendable {
         update { counts in
             switch event {
             case .planned(let queued, _): counts.picturesQueued = queued
-            case .cached(_, let bytes):
+            case .cached(_, let bytes, _):
                 counts.picturesDone += 1
                 counts.bytes += bytes
                 counts.picturesQueued = max(0, counts.picturesQueued - 1)
@@ -84,16 +95,20 @@ final class ProgressLine: Sendable {
         }
     }
 
-    private func update(_ change: (inout Counts) -> Void) {
+    private func update(force: Bool = false, _ change: (inout Counts) -> Void) {
         let line: String? = counts.withLock { counts in
             change(&counts)
             let now = Date()
-            guard now.timeIntervalSince(counts.lastDraw) >= 0.1 else { return nil }
+            guard force || now.timeIntervalSince(counts.lastDraw) >= 0.1 else { return nil }
             counts.lastDraw = now
             counts.drawn = true
             let rate = Double(counts.bytes) / max(0.001, now.timeIntervalSince(started))
-            return "pages \(counts.pages) · items \(counts.items) · pictures \(counts.picturesDone) done, "
+            var line =
+                "pages \(counts.pages) · items \(counts.items) · pictures \(counts.picturesDone) done, "
                 + "\(counts.picturesQueued) queued · \(Self.format(Double(counts.bytes))) · \(Self.format(rate))/s"
+            // A wait is news: first, where a narrow terminal still shows it.
+            if let retry = counts.retry { line = retry.text + " · " + line }
+            return Terminal.truncate(Terminal.safe(line), toCells: max(10, Terminal.width - 1))
         }
         if let line { Output.attempt("\r\u{1B}[K\(line)") }
     }

@@ -10,6 +10,8 @@ final class PullReporting: Sendable {
     /// Whether a feed's failure is said as it happens.
     let sayFailures: Bool
     private let localFault = Mutex<String?>(nil)
+    /// Pictures stored and failed per feed, for the summaries.
+    private let pictures = Mutex<[Int64: (count: Int, bytes: Int, failed: Int)]>([:])
 
     init(progress: ProgressLine?, verbose: Bool, sayFailures: Bool = true) {
         self.progress = progress
@@ -19,12 +21,29 @@ final class PullReporting: Sendable {
 
     var hadLocalFault: Bool { localFault.withLock { $0 != nil } }
 
+    /// "12 pictures (240 KB)", with failures, for the feed numbered `feedID`; nil when none.
+    func pictures(of feedID: Int64) -> String? {
+        guard let tally = pictures.withLock({ $0[feedID] }) else { return nil }
+        var text = "\(tally.count) picture\(tally.count == 1 ? "" : "s") (\(ProgressLine.format(Double(tally.bytes))))"
+        if tally.failed > 0 { text += ", \(tally.failed) failed" }
+        return text
+    }
+
     func update(_ update: FeedSync.PullUpdate) {
         switch update {
         case .feed(let event):
             progress?.record(event)
             if verbose { Pull.log(event) }
         case .picture(let event):
+            switch event {
+            case .cached(_, let bytes, let feedID):
+                pictures.withLock {
+                    $0[feedID, default: (0, 0, 0)].count += 1
+                    $0[feedID, default: (0, 0, 0)].bytes += bytes
+                }
+            case .failed(_, _, let feedID): pictures.withLock { $0[feedID, default: (0, 0, 0)].failed += 1 }
+            default: break
+            }
             if case .localFault(let reason) = event,
                 localFault.withLock({ fault in
                     defer { fault = fault ?? reason }

@@ -118,7 +118,8 @@ struct Pull: AsyncParsableCommand {
         var worst: SyncError.Kind? = report.hadLocalFault ? .local : nil
         for (feed, outcome) in zip(feeds, outcomes) {
             switch outcome {
-            case .success(let report)?: if talk { try Output.line(Self.summary(report)) }
+            case .success(let pulled)?:
+                if talk { try Output.line(Self.summary(pulled, pictures: report.pictures(of: feed.id))) }
             case .failure(let error)?:
                 worst = max(worst ?? error.kind, error.kind)
                 // A feed this run subscribed whose first pull failed for good is not kept.
@@ -156,12 +157,12 @@ struct Pull: AsyncParsableCommand {
         return policy
     }
 
-    static func summary(_ report: PullReport) -> String {
+    static func summary(_ report: PullReport, pictures: String? = nil) -> String {
         let url = Terminal.safe(report.url)
         if let until = report.skippedUntil { return "\(url): skipped, the server asked to wait until \(iso(until))" }
         var line =
             "\(url): \(report.newItems) new item\(report.newItems == 1 ? "" : "s"), "
-            + "\(report.pages) request\(report.pages == 1 ? "" : "s")"
+            + "\(report.pages) request\(report.pages == 1 ? "" : "s")" + (pictures.map { ", " + $0 } ?? "")
         switch report.finish {
         case .budgetSpent: line += "; --max-pages reached, the next pull continues"
         case .endless(let reason): line += "; stopped an endless feed (\(reason))"
@@ -173,7 +174,7 @@ struct Pull: AsyncParsableCommand {
     static func log(_ event: PictureEvent) {
         let line: String
         switch event {
-        case .failed(let url, let reason): line = "picture \(url): \(reason)"
+        case .failed(let url, let reason, _): line = "picture \(url): \(reason)"
         case .evicted(let count, let bytes): line = "evicted \(count) pictures (\(bytes) bytes) to fit the cache size"
         case .planned, .cached, .localFault: return
         }

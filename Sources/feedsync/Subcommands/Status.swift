@@ -38,7 +38,7 @@ struct Status: AsyncParsableCommand {
 
     func text(_ status: FeedStatus) -> String {
         let feed = status.feed
-        var lines = [Terminal.safe(feed.url)]
+        var lines = [Terminal.safe(feed.name == feed.url ? feed.url : "\(feed.name) (\(feed.url))")]
         let format = feed.format.map {
             "\($0.rawValue) (\(feed.formatChosen ? "chosen with --format" : "found in its documents"))"
         }
@@ -47,7 +47,7 @@ struct Status: AsyncParsableCommand {
             "  items stored:  \(status.itemCount)" + (feed.cursor.remoteTotal.map { " (server reports \($0))" } ?? ""))
         lines.append("  backfill:      \(backfill(feed.cursor))")
         if let at = feed.lastPullAt {
-            var line = "  last pull:     \(relative(at)), \(feed.lastOutcome?.rawValue ?? "unknown")"
+            var line = "  last pull:     \(relative(at)), \(Feeds.words(feed.lastOutcome))"
             if let error = feed.lastError { line += ": \(Terminal.safe(error))" }
             lines.append(line)
         } else {
@@ -61,7 +61,8 @@ struct Status: AsyncParsableCommand {
             "\($0.rawValue) \(status.pictures[$0]?.count ?? 0)"
         }
         let bytes = status.pictures[.cached]?.bytes ?? 0
-        lines.append("  pictures:      \(pictures.joined(separator: ", ")) (\(bytes) bytes cached)")
+        lines.append(
+            "  pictures:      \(pictures.joined(separator: ", ")) (\(ProgressLine.format(Double(bytes))) cached)")
         lines.append("  no picture:    \(status.pictures[.none]?.count ?? 0) items")
         return lines.joined(separator: "\n")
     }
