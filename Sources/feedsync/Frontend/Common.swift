@@ -71,6 +71,21 @@ extension ArgumentHelp {
     static var item: ArgumentHelp { ArgumentHelp("The item's number, as list shows it.", valueName: "number") }
 }
 
+extension CompletionKind {
+    /// The subscribed feeds' numbers and titles, for the shells' completion of an argument that
+    /// takes a feed (read from the store the command line's --home, else the default, names).
+    static var feeds: CompletionKind {
+        .custom { words, _, prefix in
+            let home = words.firstIndex(of: "--home").flatMap { words.indices.contains($0 + 1) ? words[$0 + 1] : nil }
+            guard let library = try? FeedSync(home: DataHome(override: home), access: .reading),
+                let feeds = try? library.feeds()
+            else { return [] }
+            let names = feeds.map { String($0.id) } + feeds.map { Terminal.safe($0.name) }
+            return names.filter { $0.hasPrefix(prefix) }
+        }
+    }
+}
+
 extension FeedSync {
     /// The feed `name` names on the command line (its number, URL, title or a unique part of its
     /// title), else a usage error that says what it matched.

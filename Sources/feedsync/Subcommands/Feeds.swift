@@ -67,7 +67,7 @@ struct Remove: AsyncParsableCommand {
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Argument(help: .feed)
+    @Argument(help: .feed, completion: .feeds)
     var feeds: [String]
 
     func run() async throws {
@@ -88,7 +88,7 @@ struct Rename: AsyncParsableCommand {
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Argument(help: .feed)
+    @Argument(help: .feed, completion: .feeds)
     var feed: String
 
     @Argument(help: "The new title.")

@@ -23,7 +23,10 @@ struct List: AsyncParsableCommand {
     @Option(help: "Items per page, 1 to 500.")
     var perPage = 20
 
-    @Option(help: ArgumentHelp("Show only this feed's items, in its order. \(ArgumentHelp.feed.abstract)"))
+    @Option(
+        help: ArgumentHelp(
+            "Show only this feed's items, in its order. \(ArgumentHelp.feed.abstract)", valueName: "feed"),
+        completion: .feeds)
     var feed: String?
 
     @Option(help: ArgumentHelp("Show only the feeds in this folder (and the folders inside it).", valueName: "name"))

@@ -105,7 +105,7 @@ struct Mark: AsyncParsableCommand {
     @Flag(help: "Every item (with --feed, that feed's; with --before, those older).")
     var all = false
 
-    @Option(help: ArgumentHelp("With --all: only this feed's items.", valueName: "feed"))
+    @Option(help: ArgumentHelp("With --all: only this feed's items.", valueName: "feed"), completion: .feeds)
     var feed: String?
 
     @Option(

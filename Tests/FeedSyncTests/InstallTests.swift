@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+/// What is around the program: the man page kept in the repository, the install step, the
+/// systemd units.
+@Suite struct InstallTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    /// Every subcommand of `feedsync --help`, with the long options of its own help.
+    func commands(_ cli: CLI) async throws -> [(name: String, options: Set<String>)] {
+        let help = try await cli.run("--help").stdout
+        let names = help.components(separatedBy: "SUBCOMMANDS:")[1].split(separator: "\n").compactMap { line in
+            line.hasPrefix("  ") && !line.hasPrefix("   ") ? line.split(separator: " ").first.map(String.init) : nil
+        }
+        var commands: [(String, Set<String>)] = []
+        for name in names where name != "help" && name != "See" {
+            // The options are the lines of OPTIONS that start with one, --help and --version aside.
+            let text = try await cli.run(name, "--help").stdout
+            let section = text.components(separatedBy: "OPTIONS:").dropFirst().joined()
+            let options = section.split(separator: "\n").compactMap { line -> String? in
+                guard
+                    let first = line.split(whereSeparator: { $0 == " " || $0 == "," }).first(where: {
+                        $0.hasPrefix("--")
+                    })
+                else { return nil }
+                return String(first.dropFirst(2))
+            }.filter { $0 != "help" && $0 != "version" }
+            commands.append((name, Set(options)))
+        }
+        return commands
+    }
+
+    @Test func theManPageHasEveryCommandAndOption() async throws {
+        let cli = try CLI()
+        let page = try String(contentsOfFile: Self.root + "/man/feedsync.1", encoding: .utf8)
+        let commands = try await commands(cli)
+        #expect(commands.count >= 13)
+        for (name, options) in commands {
+            let sections = page.components(separatedBy: "\n.It Em \(name)\n")
+            #expect(sections.count == 2, "man/feedsync.1 lacks \(name): run scripts/man")
+            guard sections.count == 2 else { continue }
+            let section = sections[1].components(separatedBy: "\n.It Em ")[0]
+            for option in options {
+                #expect(section.contains("Fl -\(option)"), "man/feedsync.1 lacks \(name) --\(option): run scripts/man")
+            }
+        }
+    }
+
+    @Test func installPutsTheBinaryManPageCompletionsAndUnitsInThePrefix() async throws {
+        let prefix = try TempDirectory()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.root + "/scripts/install")
+        process.arguments = ["--prefix", prefix.path, "--binary", CLI.binary]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        for file in [
+            "bin/feedsync", "share/man/man1/feedsync.1", "share/bash-completion/completions/feedsync",
+            "share/zsh/site-functions/_feedsync", "share/fish/vendor_completions.d/feedsync.fish",
+        ] {
+            let size = (try? FileManager.default.attributesOfItem(atPath: prefix.path + "/" + file))?[.size] as? Int
+            #expect((size ?? 0) > 0, "\(file)")
+        }
+        let bash = try String(
+            contentsOfFile: prefix.path + "/share/bash-completion/completions/feedsync", encoding: .utf8)
+        #expect(bash.contains("---completion remove -- positional@0"), "remove completes feeds")
+        let units = prefix.path + "/share/systemd/user"
+        let service = try String(contentsOfFile: units + "/feedsync-pull.service", encoding: .utf8)
+        #expect(service.contains("ExecStart=\(prefix.path)/bin/feedsync pull --quiet"))
+
+        // systemd checks the units as it would load them, where it is installed.
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else { return }
+        let verify = Process()
+        verify.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
+        verify.arguments = ["verify", "--man=no", units + "/feedsync-pull.service", units + "/feedsync-pull.timer"]
+        verify.currentDirectoryURL = URL(fileURLWithPath: units)
+        let errors = Pipe()
+        verify.standardError = errors
+        try verify.run()
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        verify.waitUntilExit()
+        #expect(verify.terminationStatus == 0 && said.isEmpty, "\(said)")
+    }
+}
