@@ -54,7 +54,7 @@ INSERT INTO timeline_run (timeline, feed_id, band, first_seq, size)
 -- Written when an item is stored, with the characters of scripts written without spaces (Chinese,
 -- Japanese) spaced out, so each is a word and a phrase of them finds any run of characters. Filled
 -- for the items already stored by the migration's Swift step (Store.swift).
-CREATE VIRTUAL TABLE item_search USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE item_search USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2', columnsize = 0);
 CREATE TRIGGER item_deleted_search AFTER DELETE ON item BEGIN
     DELETE FROM item_search WHERE rowid = old.id;
 END;

@@ -304,7 +304,8 @@ public enum FeedDate {
         return era * 146_097 + doe - 719_468
     }
 
-    static func format(_ seconds: Int64) -> String {
+    /// `seconds` since 1970 as stored: ISO 8601 UTC to the second, `2024-05-01T10:00:00Z`.
+    public static func format(_ seconds: Int64) -> String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let rest = Int(seconds - days * 86_400)
         // Inverse of daysFromCivil.

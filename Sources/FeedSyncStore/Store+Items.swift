@@ -59,6 +59,7 @@ extension Store {
                 sql: "INSERT OR REPLACE INTO item_search (rowid, title, body) VALUES (?, ?, ?)")
             var timeline = try Timeline(db, feedID: page.feedID, band: page.band, above: seq)
             var inserted = 0
+            var searched: [(id: Int64, item: FeedItem)] = []
             for item in [page.newItems, page.updatedItems].joined() {
                 let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
                 let time = timeline.time(published: item.publishedSeconds, now: Int64(now))
@@ -92,6 +93,11 @@ extension Store {
                     guard let refreshed = try Int64.fetchOne(refresh) else { continue }
                     id = refreshed
                 }
+                searched.append((id, item))
+            }
+            // The search index is written after the items, not between them: FTS5 rows inserted
+            // between other statements cost four times as much (BENCHMARKS.md, P6).
+            for (id, item) in searched {
                 try index.run(db) { values in
                     values.add(id)
                     values.add(SearchText.title(item.title))

@@ -22,17 +22,20 @@ extension Store {
     /// from `band_size` and the triggers' `read_count`: no feed's items are scanned.
     public func feedSummaries() throws(StoreError) -> [FeedSummary] {
         try read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT feed.*, coalesce((SELECT sum(size) FROM band_size WHERE feed_id = feed.id), 0) AS items
-                    FROM feed ORDER BY id
-                    """
-            ).map { row in
-                let items = row.integer("items", in: 0...Int(Int32.max)) ?? 0
-                let read = row.integer("read_count", in: 0...Int(Int32.max)) ?? 0
-                return FeedSummary(feed: Feed(row: row), items: items, unread: max(0, items - read))
-            }
+            // A cursor, not fetchAll: a copied row finds a column by name by lowering the case of
+            // every name it holds, and a feed has thirty (a fifth of `feeds`' time for 1 000 feeds).
+            try Array(
+                Row.fetchCursor(
+                    db,
+                    sql: """
+                        SELECT feed.*, coalesce((SELECT sum(size) FROM band_size WHERE feed_id = feed.id), 0) AS items
+                        FROM feed ORDER BY id
+                        """
+                ).map { row in
+                    let items = row.integer("items", in: 0...Int(Int32.max)) ?? 0
+                    let read = row.integer("read_count", in: 0...Int(Int32.max)) ?? 0
+                    return FeedSummary(feed: Feed(row: row), items: items, unread: max(0, items - read))
+                })
         }
     }
 

@@ -156,6 +156,12 @@ import Testing
         let cli = try CLI()
         try await withServer { server, _ async throws -> Void in
             let url = await server.feedURL(.rss)
+            // A feed new to this pull whose first pull fails for good is not kept…
+            let first = try await cli.run("pull", "--feed", url, "--format", "jsonfeed")
+            #expect(first.status == 65 && first.stderr.hasSuffix("; nothing was subscribed\n"), "\(first.stderr)")
+            #expect(try await cli.run("feeds").stdout.hasPrefix("no feeds subscribed"))
+            // …one subscribed before keeps the format chosen for it.
+            #expect(try await cli.run("pull", "--feed", url, "--max-pages", "1").status == 0)
             let wrong = try await cli.run("pull", "--feed", url, "--format", "jsonfeed")
             #expect(wrong.status == 65)
             #expect(

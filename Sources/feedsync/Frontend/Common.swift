@@ -1,4 +1,5 @@
 import ArgumentParser
+import FeedSyncFeed
 import FeedSyncKit
 import FeedSyncStore
 import FeedSyncSync
@@ -130,7 +131,7 @@ func relative(_ date: Date, now: Date = Date()) -> String {
 
 /// ISO 8601 UTC, second precision.
 func iso(_ date: Date) -> String {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime]
-    return formatter.string(from: date)
+    // FeedDate's own writer: an ISO8601DateFormatter made per call cost 80 µs, which `feeds --json`
+    // paid per feed.
+    FeedDate.format(Int64(date.timeIntervalSince1970.rounded(.down)))
 }

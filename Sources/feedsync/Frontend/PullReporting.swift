@@ -7,16 +7,19 @@ import Synchronization
 final class PullReporting: Sendable {
     let progress: ProgressLine?
     let verbose: Bool
-    /// Whether a feed's failure is said as it happens.
-    let sayFailures: Bool
+    /// The sentence said as the feed at an index fails (nil: nothing), as it happens.
+    let failure: @Sendable (Int, SyncError) -> String?
     private let localFault = Mutex<String?>(nil)
     /// Pictures stored and failed per feed, for the summaries.
     private let pictures = Mutex<[Int64: (count: Int, bytes: Int, failed: Int)]>([:])
 
-    init(progress: ProgressLine?, verbose: Bool, sayFailures: Bool = true) {
+    init(
+        progress: ProgressLine?, verbose: Bool,
+        failure: @escaping @Sendable (Int, SyncError) -> String? = { $1.message }
+    ) {
         self.progress = progress
         self.verbose = verbose
-        self.sayFailures = sayFailures
+        self.failure = failure
     }
 
     var hadLocalFault: Bool { localFault.withLock { $0 != nil } }
@@ -55,10 +58,11 @@ final class PullReporting: Sendable {
             }
             progress?.record(event)
             if verbose { Pull.log(event) }
-        case .finished(_, .failure(let error)):
-            guard !Task.isCancelled, sayFailures else { return }  // interrupted: said once, after
+        case .finished(let index, .failure(let error)):
+            guard !Task.isCancelled else { return }  // interrupted: said once, after
+            guard let sentence = failure(index, error) else { return }
             progress?.clear()
-            complain(error.message)
+            complain(sentence)
         case .finished:
             break
         }

@@ -29,8 +29,11 @@ enum Terminal {
     /// Line breaks and tabs become spaces; any other unsafe character becomes U+FFFD, visibly.
     /// A password in a URL (`http://user:secret@host/`) is replaced by `***`.
     static func safe(_ text: String) -> String {
+        let redacted = Redact.passwords(in: text)
+        // Nearly every title and URL is safe as it is: returned without being rebuilt.
+        guard redacted.unicodeScalars.contains(where: isUnsafe) else { return redacted }
         var scalars = String.UnicodeScalarView()
-        for scalar in Redact.passwords(in: text).unicodeScalars {
+        for scalar in redacted.unicodeScalars {
             if !isUnsafe(scalar) {
                 scalars.append(scalar)
             } else if scalar == "\n" || scalar == "\r" || scalar == "\t" || scalar.value == 0x2028

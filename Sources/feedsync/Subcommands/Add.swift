@@ -87,7 +87,7 @@ struct Add: AsyncParsableCommand {
         if let title { try fail(on: { try library.rename(feed, to: title) }) }
         let talk = Terminal.isInteractive
         // Failures are said once, with what became of the subscription.
-        let report = PullReporting(progress: talk ? ProgressLine() : nil, verbose: false, sayFailures: false)
+        let report = PullReporting(progress: talk ? ProgressLine() : nil, verbose: false, failure: { _, _ in nil })
         let outcome = await library.pull([feed], settings: settings, onUpdate: report.update).first ?? nil
         report.progress?.clear()
         switch outcome {

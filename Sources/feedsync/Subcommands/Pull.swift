@@ -104,7 +104,14 @@ struct Pull: AsyncParsableCommand {
         settings.feedConcurrency = feedConcurrency
         settings.timeout = timeout
         let talk = !quiet && Terminal.isInteractive
-        let report = PullReporting(progress: talk ? ProgressLine() : nil, verbose: verbose)
+        // A feed this run subscribed whose first pull failed for good is not kept, and the one
+        // sentence about its failure says so.
+        let report = PullReporting(progress: talk ? ProgressLine() : nil, verbose: verbose) { [new] index, error in
+            guard error.kind == .data, new.contains(feeds[index].id),
+                (try? library.forgetIfNeverStored(feeds[index])) == true
+            else { return error.message }
+            return error.message + "; nothing was subscribed"
+        }
 
         let work = Task { await library.pull(feeds, settings: settings, onUpdate: report.update) }
         let interruption = Interruption { work.cancel() }
@@ -122,10 +129,6 @@ struct Pull: AsyncParsableCommand {
                 if talk { try Output.line(Self.summary(pulled, pictures: report.pictures(of: feed.id))) }
             case .failure(let error)?:
                 worst = max(worst ?? error.kind, error.kind)
-                // A feed this run subscribed whose first pull failed for good is not kept.
-                if error.kind == .data, new.contains(feed.id), try fail(on: { try library.forgetIfNeverStored(feed) }) {
-                    complain("\(feed.url) was not subscribed")
-                }
             case nil: break
             }
         }
