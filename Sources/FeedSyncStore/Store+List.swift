@@ -98,18 +98,13 @@ extension Store {
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let order =
             query.feedURL == nil ? "item.timeline DESC, item.feed_id, item.band, item.seq" : "item.band, item.seq"
-        // Unread counts come from the feeds' counts; any other filter is counted in the same
-        // statement as the page (count(*) OVER (): the search runs once, not twice).
-        let countedFromFeeds = query.search == nil && query.since == nil
         let rows = try Row.fetchAll(
             db,
-            sql: """
-                SELECT \(listColumns)\(countedFromFeeds ? "" : ", count(*) OVER () AS matches")
-                FROM item \(listJoin) \(filter) ORDER BY \(order) LIMIT ? OFFSET ?
-                """,
+            sql: "SELECT \(listColumns) FROM item \(listJoin) \(filter) ORDER BY \(order) LIMIT ? OFFSET ?",
             arguments: arguments + [limit, offset])
         let total: Int
-        if countedFromFeeds {
+        if query.search == nil, query.since == nil {
+            // Unread counts from the feeds' counts: no item is read.
             let scope = feeds.isEmpty ? "" : "WHERE " + feeds.joined(separator: " AND ")
             total =
                 try Int.fetchOne(
@@ -119,10 +114,12 @@ extension Store {
                             \(query.unread ? "- read_count" : "")), 0)
                         FROM feed \(scope)
                         """, arguments: feedArguments) ?? 0
-        } else if let first = rows.first {
-            total = first.integer("matches", in: 0...Int(Int32.max)) ?? 0
+        } else if let search = query.search, conditions.count == 1 {
+            // The search alone: counted in the index, without reading an item.
+            total =
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM item_search WHERE item_search MATCH ?", arguments: [search]) ?? 0
         } else {
-            // A page past the end has no row to carry the count.
             total = try Int.fetchOne(db, sql: "SELECT count(*) FROM item \(filter)", arguments: arguments) ?? 0
         }
         return (total, rows.enumerated().map { storedItem($1, position: offset + $0 + 1) })
