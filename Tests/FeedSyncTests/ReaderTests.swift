@@ -402,6 +402,11 @@ import Testing
             ])
         #expect(listed.map { $0["title"] as! String } == ["Top", "World & more", "Gadgets"])
         #expect(listed.map { $0["folder"] as? String } == [nil, "News", "News/Tech"])
+        // The shells' completion of a feed argument offers the feeds' numbers and titles.
+        let offered = try await cli.run(
+            "---completion", "remove", "--", "positional@0", "2", "0", "feedsync", "remove", "")
+        #expect(
+            offered.stdout.split(separator: "\n") == ["1", "2", "3", "Top", "World & more", "Gadgets"], "\(offered)")
 
         // Again, from standard input: nothing new.
         let again = try await cli.start(["import", "-"], input: file).wait()
