@@ -200,10 +200,13 @@ public final class SyncEngine: Sendable {
                             (found, page) = try FeedDocument.decode(response.body, format: expected, context: context)
                         }
                     } catch let error as FeedError {
+                        // Said only when there are such items: a first pull's first page has none.
+                        let kept = feed.cursor.backfillPage != nil || report.newItems > 0
                         throw PullFailure(
                             SyncError(
-                                .data, "\(url) sent an unusable page: \(error.reason); the items stored before are kept"
-                            ))
+                                .data,
+                                "\(url) sent an unusable page: \(error.reason)"
+                                    + (kept ? "; the items stored before are kept" : "")))
                     } catch let failure as PullFailure {
                         throw failure
                     } catch {
