@@ -45,6 +45,16 @@ public final class PicturePrefetcher: Sendable {
 
     static let rescan: TimeInterval = 30
 
+    /// In window mode, the due pictures of the first page of each feed never listed on its own, as
+    /// found at `since`: a plan follows every committed page, and reading them for a thousand feeds
+    /// each time would cost more than the plan. Read again every `rescan`, for another page size,
+    /// and once paging has finished; pictures this run already tried are left out of each plan.
+    struct FirstPages {
+        var jobs: [PictureJob]
+        var perPage: Int
+        var since: Date
+    }
+
     /// - Parameter directoryMayBeLink: the picture folder is the user's own, which may be a link
     ///   (see `PictureFiles`).
     public init(
@@ -87,6 +97,7 @@ public final class PicturePrefetcher: Sendable {
             totals: storing("sum the cache", { try store.cachedTotals() }) ?? CacheTotals())
         var handles: [Int64: HTTPTransferHandle] = [:]  // to take back downloads still waiting
         var planStart: PlanStart?
+        var firstPages: FirstPages?
         var recording = CacheTotals()
         await withDiscardingTaskGroup { group in
             group.addTask { [sink] in
@@ -104,7 +115,7 @@ public final class PicturePrefetcher: Sendable {
                         let position = currentPosition()
                         if position != machine.lastPosition { cache.readerMoved() }
                         cache.evictIfOver(around: position) { evict(around: $0) }
-                        let wanted = plan(position, inFlight: inFlight, start: &planStart)
+                        let wanted = plan(position, inFlight: inFlight, start: &planStart, firstPages: &firstPages)
                         let admitted = cache.admit(
                             wanted.filter { !machine.hasTried($0.id) }, around: position, inFlight: inFlight,
                             planSize: planSize(inFlight: inFlight)
@@ -133,6 +144,7 @@ public final class PicturePrefetcher: Sendable {
                 switch event {
                 case .ended(let id, _): handles[id] = nil
                 case .recorded(nil): cache.totals.add(recording)
+                case .pagingFinished: firstPages = nil  // the last pages may have brought new feeds'
                 default: break
                 }
                 actions = machine.handle(event, now: Date())
@@ -171,7 +183,9 @@ public final class PicturePrefetcher: Sendable {
     /// Only that many due rows are read on either side of the reading page, however long the list
     /// (a plan is made after every committed page). Below the reader SQLite starts at `start`, so
     /// it does not step again over the cached rows the last plan stepped over; above, it does.
-    func plan(_ position: ReadingPosition, inFlight: Int, start: inout PlanStart?) -> [PictureJob] {
+    func plan(
+        _ position: ReadingPosition, inFlight: Int, start: inout PlanStart?, firstPages: inout FirstPages?
+    ) -> [PictureJob] {
         guard options.mode == .all else {
             let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
             let due = storing("plan", { try store.duePictures(feedURL: position.feedURL, rows: window) }) ?? []
@@ -179,12 +193,19 @@ public final class PicturePrefetcher: Sendable {
             // its pictures when the reader first opens it, though its items may sit far from the
             // reader in the list being read. Far from the reader they are, and admitted only while
             // the cache has room.
+            if let kept = firstPages,
+                kept.perPage != position.perPage || Date().timeIntervalSince(kept.since) >= Self.rescan
+            {
+                firstPages = nil
+            }
+            if firstPages == nil {
+                let jobs = storing("plan", { try store.duePicturesOfUnviewedFeeds(perPage: position.perPage) })
+                firstPages = FirstPages(jobs: jobs ?? [], perPage: position.perPage, since: Date())
+            }
             var seen = Set(due.map(\.id))
-            let firstPages =
-                (storing("plan", { try store.duePicturesOfUnviewedFeeds(perPage: position.perPage) }) ?? [])
-                .filter { seen.insert($0.id).inserted }
+            let far = (firstPages?.jobs ?? []).filter { seen.insert($0.id).inserted }
                 .map { PictureJob(id: $0.id, url: $0.url, row: PrefetchPlan.far, place: $0.place) }
-            return PrefetchPlan.order(due, from: position) + firstPages
+            return PrefetchPlan.order(due, from: position) + far
         }
         let limit = planSize(inFlight: inFlight)
         let top = position.rows.lowerBound

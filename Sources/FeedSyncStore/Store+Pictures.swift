@@ -145,13 +145,31 @@ extension Store {
     }
 
     /// Due pictures of the first `perPage` rows of each feed whose own list was never shown, feed
-    /// by feed in the order they were added.
+    /// by feed in the order they were added, each at its row in its feed's list. One statement for
+    /// all feeds: each band's first row from the band sizes, then a seek per band.
     public func duePicturesOfUnviewedFeeds(perPage: Int, now: Date = Date()) throws(StoreError) -> [PictureJob] {
         try read { db in
-            try String.fetchAll(
-                db, sql: "SELECT url FROM feed WHERE url NOT IN (SELECT scope FROM reading_position) ORDER BY id"
-            ).flatMap { url in
-                try Self.duePictures(db, feedURL: url, rows: 0..<perPage, limit: .max, now: now)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    WITH band AS (
+                        SELECT feed_id, band, sum(size) OVER (PARTITION BY feed_id ORDER BY band) - size AS start
+                        FROM band_size
+                        WHERE feed_id IN (SELECT id FROM feed WHERE url NOT IN (SELECT scope FROM reading_position)))
+                    SELECT item.picture_id, picture.url, item.feed_id, item.band, item.seq, band.start + item.seq
+                    FROM band
+                    JOIN item ON item.feed_id = band.feed_id AND item.band = band.band AND item.seq < ?1 - band.start
+                    JOIN picture ON picture.id = item.picture_id
+                    WHERE band.start < ?1 AND picture.status != 'cached' AND coalesce(picture.next_attempt_at <= ?2, 1)
+                    ORDER BY item.feed_id, item.band, item.seq
+                    """, arguments: [perPage, now.timeIntervalSince1970])
+            var seen = Set<Int64>()
+            return rows.compactMap { row in
+                let id: Int64 = row[0]
+                guard seen.insert(id).inserted else { return nil }
+                return PictureJob(
+                    id: id, url: row.text("url") ?? "", row: row[5],
+                    place: ListPlace(feedID: row[2], band: row[3], seq: row[4]))
             }
         }
     }

@@ -234,6 +234,31 @@ import Testing
         #expect(below.end?.row == keys.count - 1)
     }
 
+    /// A feed never listed on its own: the due pictures of its first page, across its bands, and
+    /// none of a feed the reader has listed.
+    @Test func theFirstPageOfEachFeedNeverListedSpansItsBands() throws {
+        let new = try store.subscribe(url: "http://h/new")
+        let seen = try store.subscribe(url: "http://h/seen")
+        for feed in [new, seen] {
+            let name = feed.url.split(separator: "/").last!
+            try store.commit(
+                PageCommit(
+                    feedID: feed.id, band: 0,
+                    newItems: (0..<30).map { item("\(name)-\($0)", picture: "http://p/\(name)/\($0)") },
+                    updatedItems: [], cursor: FeedCursor()))
+            try store.commit(
+                PageCommit(
+                    feedID: feed.id, band: -1,
+                    newItems: (0..<3).map { item("\(name)-head-\($0)", picture: "http://p/\(name)/head-\($0)") },
+                    updatedItems: [], cursor: FeedCursor()))
+        }
+        try store.setReadingPosition(ReadingPosition(feedURL: seen.url, page: 2, perPage: 10))
+        let jobs = try store.duePicturesOfUnviewedFeeds(perPage: 10)
+        #expect(jobs.map(\.url) == (0..<3).map { "http://p/new/head-\($0)" } + (0..<7).map { "http://p/new/\($0)" })
+        #expect(jobs.map(\.row) == Array(0..<10))
+        #expect(jobs.allSatisfy { $0.place.feedID == new.id })
+    }
+
     @Test func upgradingFromVersion2NumbersEachBandWithoutHoles() throws {
         let path = directory.path + "/version2.sqlite"
         var migrator = DatabaseMigrator()
