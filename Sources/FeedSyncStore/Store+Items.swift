@@ -157,19 +157,10 @@ struct Timeline {
     init(_ db: Database, feedID: Int64, band: Int, above seq: Int) throws {
         self.feedID = feedID
         self.band = band
-        guard seq >= 0,
-            let row = try Row.fetchOne(
-                db.cachedStatement(
-                    sql: """
-                        SELECT run.timeline, run.first_seq, run.size FROM item
-                        JOIN timeline_run AS run ON run.timeline = item.timeline AND run.feed_id = item.feed_id
-                            AND run.band = item.band AND run.first_seq <= item.seq
-                        WHERE item.feed_id = ? AND item.band = ? AND item.seq = ?
-                        ORDER BY run.first_seq DESC LIMIT 1
-                        """), arguments: [feedID, band, seq])
+        guard seq >= 0, let run = try Store.run(db, holding: ListPlace(feedID: feedID, band: band, seq: seq))
         else { return }
-        above = row[0]
-        lastRun = (row[0], row[1], row[2])
+        above = run.time
+        lastRun = run
     }
 
     /// The time of a new item: its published time, never later than `now`; undated, the time of

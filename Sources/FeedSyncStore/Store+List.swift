@@ -96,8 +96,7 @@ extension Store {
             arguments += [search]
         }
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        let order =
-            query.feedURL == nil ? "item.timeline DESC, item.feed_id, item.band, item.seq" : "item.band, item.seq"
+        let order = ListOrder(feedURL: query.feedURL).itemOrder
         let rows = try Row.fetchAll(
             db,
             sql: "SELECT \(listColumns) FROM item \(listJoin) \(filter) ORDER BY \(order) LIMIT ? OFFSET ?",
@@ -181,19 +180,7 @@ extension Store {
                     """, arguments: [url, place.feedID, place.band])
             return (above ?? 0) + place.seq
         case .timeline:
-            guard
-                let run = try Row.fetchOne(
-                    db,
-                    sql: """
-                        SELECT run.timeline, run.first_seq FROM item
-                        JOIN timeline_run AS run ON run.timeline = item.timeline AND run.feed_id = item.feed_id
-                            AND run.band = item.band AND run.first_seq <= item.seq
-                        WHERE item.feed_id = ? AND item.band = ? AND item.seq = ?
-                        ORDER BY run.first_seq DESC LIMIT 1
-                        """, arguments: [place.feedID, place.band, place.seq])
-            else { return nil }
-            let time: Int64 = run[0]
-            let firstSeq: Int = run[1]
+            guard let (time, firstSeq, _) = try run(db, holding: place) else { return nil }
             let above =
                 try Int.fetchOne(
                     db,
@@ -205,6 +192,21 @@ extension Store {
                         """, arguments: [time, place.feedID, place.band, firstSeq]) ?? 0
             return above + place.seq - firstSeq
         }
+    }
+
+    /// The timeline run that holds the item at `place`: its time, first seq and size; nil when no
+    /// item is there.
+    static func run(_ db: Database, holding place: ListPlace) throws -> (time: Int64, firstSeq: Int, size: Int)? {
+        try Row.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT run.timeline, run.first_seq, run.size FROM item
+                    JOIN timeline_run AS run ON run.timeline = item.timeline AND run.feed_id = item.feed_id
+                        AND run.band = item.band AND run.first_seq <= item.seq
+                    WHERE item.feed_id = ? AND item.band = ? AND item.seq = ?
+                    ORDER BY run.first_seq DESC LIMIT 1
+                    """), arguments: [place.feedID, place.band, place.seq]
+        ).map { ($0[0], $0[1], $0[2]) }
     }
 
     /// Remembers the page the reader was shown, in the list of one feed or of all feeds. The page
@@ -237,6 +239,14 @@ enum ListOrder: Equatable {
 
     init(feedURL: String?) {
         self = feedURL.map(Self.feed) ?? .timeline
+    }
+
+    /// The order as an SQL `ORDER BY` of item rows (what the segments add up to).
+    var itemOrder: String {
+        switch self {
+        case .feed: "item.band, item.seq"
+        case .timeline: "item.timeline DESC, item.feed_id, item.band, item.seq"
+        }
     }
 
     /// How many items the list holds.

@@ -132,8 +132,7 @@ extension Store {
             }
             let jobs = try Self.duePictures(db, feedURL: feedURL, rows: from..<Int(Int32.max), limit: limit, now: now)
             // The list's last item: what lands later lands below it or moves it.
-            let total = try order.total(db)
-            let (_, segments) = try order.segments(db, from: total - 1, backwards: true)
+            let (_, segments) = try order.segments(db, from: .max, backwards: true)
             let end = try segments.next().flatMap { last -> PlaceAtRow? in
                 let firstSeq: Int = last["first_seq"]
                 let size: Int = last["size"]
@@ -247,7 +246,7 @@ extension Store {
         try read { db in
             let (filter, arguments): (String, StatementArguments) =
                 feedURL.map { ("WHERE item.feed_id = (SELECT id FROM feed WHERE url = ?)", [$0]) } ?? ("", [])
-            let order = feedURL == nil ? "timeline DESC, feed_id, band, seq" : "band, seq"
+            let order = ListOrder(feedURL: feedURL).itemOrder
             // The distance is PrefetchPlan.distance, 0 inside the window; with one min() in the
             // query, SQLite takes the bare `row` from the row that has it.
             let rows = try Row.fetchAll(
