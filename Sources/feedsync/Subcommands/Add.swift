@@ -40,12 +40,9 @@ struct Add: AsyncParsableCommand {
         var settings = FeedSync.PullSettings()
         settings.retry = Pull.retryPolicy()
         settings.pictures = PrefetchOptions(mode: .window, cacheBudget: try pictureOptions.budget(library))
-        if let known = try fail(on: { try library.feed(url: url) }) {
-            try Output.line("already subscribed: \(known.id) \(Terminal.safe(known.name))")
-            return
-        }
+        if try alreadySubscribed(url, library) { return }
         var outcome = try await subscribeAndPull(url, library, settings)
-        if case .failure(let error) = outcome, error.kind == .data, format == nil {
+        if case .failed(let error, kept: false) = outcome, format == nil {
             // Not a feed, perhaps a web page that names its feeds.
             let found = (try? await library.discoverFeeds(at: url, settings: settings)) ?? []
             guard let first = found.first else {
@@ -55,33 +52,43 @@ struct Add: AsyncParsableCommand {
             var line = "found \(found.count) feed\(found.count == 1 ? "" : "s") on the page; taking \(first)"
             if found.count > 1 { line += " (the others: \(found.dropFirst().joined(separator: ", ")))" }
             try Output.line(Terminal.safe(line))
-            if let known = try fail(on: { try library.feed(url: first) }) {
-                try Output.line("already subscribed: \(known.id) \(Terminal.safe(known.name))")
-                return
-            }
+            if try alreadySubscribed(first, library) { return }
             outcome = try await subscribeAndPull(first, library, settings)
         }
         switch outcome {
-        case .success(let (feed, report)):
+        case .pulled(let feed, let report):
             let named = try fail(on: { try library.feed(url: feed.url) }) ?? feed
             try Output.line(
                 "added \(named.id) \(Terminal.safe(named.name)): \(report.newItems) item\(report.newItems == 1 ? "" : "s")"
             )
-        case .failure(let error) where error.kind == .transient:
-            complain("\(error.message); subscribed, the next pull fetches it")
-            throw ExitCode(Exit.tempFail)
-        case .failure(let error) where error.kind == .data:
+        case .failed(let error, kept: false):
             complain("\(error.message); nothing was subscribed")
             throw ExitCode(Exit.dataError)
-        case .failure(let error):
+        case .failed(let error, _) where error.kind == .transient:
+            complain("\(error.message); subscribed, the next pull fetches it")
+            throw ExitCode(Exit.tempFail)
+        case .failed(let error, _):
             complain(error.message)
             throw ExitCode(Exit.code(for: error.kind))
         }
     }
 
+    /// Says so when `url` (in any spelling) is subscribed already.
+    func alreadySubscribed(_ url: String, _ library: FeedSync) throws -> Bool {
+        guard let known = try fail(on: { try library.feed(url: url) }) else { return false }
+        try Output.line("already subscribed: \(known.id) \(Terminal.safe(known.name))")
+        return true
+    }
+
+    enum Outcome {
+        case pulled(Feed, PullReport)
+        /// `kept`: the feed stays subscribed (a transient failure, or pages stored before it).
+        case failed(SyncError, kept: Bool)
+    }
+
     /// Subscribes to `url` and pulls it; a first pull that fails for good leaves nothing subscribed.
     func subscribeAndPull(_ url: String, _ library: FeedSync, _ settings: FeedSync.PullSettings) async throws
-        -> Result<(Feed, PullReport), SyncError>
+        -> Outcome
     {
         let feed = try fail(on: { try library.subscribe(url: url, format: format?.setting ?? .keep) })
         if let title { try fail(on: { try library.rename(feed, to: title) }) }
@@ -92,10 +99,10 @@ struct Add: AsyncParsableCommand {
         report.progress?.clear()
         switch outcome {
         case .success(let pulled)?:
-            return .success((feed, pulled))
+            return .pulled(feed, pulled)
         case .failure(let error)?:
-            if error.kind == .data { try fail(on: { _ = try library.forgetIfNeverStored(feed) }) }
-            return .failure(error)
+            let forgotten = try error.kind == .data && fail(on: { try library.forgetIfNeverStored(feed) })
+            return .failed(error, kept: !forgotten)
         case nil:
             throw ExitCode(Exit.tempFail)
         }

@@ -90,7 +90,7 @@ struct List: AsyncParsableCommand {
         } else if Terminal.isInteractive {
             try Output.line(text(listed, allFeeds: chosen == nil, pages: pages))
         } else if !listed.items.isEmpty {
-            try Output.line(fields(listed, allFeeds: chosen == nil).joined(separator: "\n"))
+            try Output.line(fields(listed).joined(separator: "\n"))
         }
     }
 
@@ -140,7 +140,7 @@ struct List: AsyncParsableCommand {
 
     /// Lines for a program: tab-separated fields, none cut or padded (tabs and line breaks in
     /// them are spaces, as everything untrusted is made safe).
-    func fields(_ listed: ListedPage, allFeeds: Bool) -> [String] {
+    func fields(_ listed: ListedPage) -> [String] {
         listed.items.map { item in
             [
                 String(item.number), item.read ? "read" : "unread",
