@@ -75,8 +75,7 @@ public final class FeedSync: Sendable {
             entry.url = FeedURL.normalised(entry.url)
             if known.insert(entry.url).inserted { new.append(entry) } else { report.already.append(entry) }
         }
-        let added = try store.subscribe(
-            new.map { NewFeed(url: $0.url, title: $0.title, folder: $0.folder, siteURL: $0.siteURL) })
+        let added = try store.subscribe(new)
         for (entry, wasAdded) in zip(new, added) {
             if wasAdded { report.added.append(entry) } else { report.already.append(entry) }
         }
@@ -243,9 +242,7 @@ public final class FeedSync: Sendable {
     /// failure, data.
     public func discoverFeeds(at url: String, settings: PullSettings) async throws(SyncError) -> [String] {
         let client = HTTPClient(
-            configuration: TransportConfiguration(
-                userAgent: settings.userAgent, connectTimeout: min(settings.timeout, 10),
-                lowSpeedSeconds: settings.timeout))
+            configuration: settings.transport(maxConnections: 1))
         defer { client.shutdown() }
         let response: HTTPResponse
         do {
@@ -286,6 +283,13 @@ public final class FeedSync: Sendable {
         public var userAgent = FeedSyncVersion.userAgent
 
         public init() {}
+
+        /// The client's settings: this user agent, `timeout` without progress, at most 10 s to connect.
+        func transport(maxConnections: Int) -> TransportConfiguration {
+            TransportConfiguration(
+                userAgent: userAgent, connectTimeout: min(timeout, 10), lowSpeedSeconds: timeout,
+                maxConnections: maxConnections)
+        }
     }
 
     /// What a pull reports while it runs, in the order it happens.
@@ -307,10 +311,7 @@ public final class FeedSync: Sendable {
     ) async -> [Result<PullReport, SyncError>?] {
         precondition(lock != nil, "a pull needs the data home's lock: open for .writing")
         let client = HTTPClient(
-            configuration: TransportConfiguration(
-                userAgent: settings.userAgent, connectTimeout: min(settings.timeout, 10),
-                lowSpeedSeconds: settings.timeout,
-                maxConnections: settings.pictures.concurrency + settings.feedConcurrency))
+            configuration: settings.transport(maxConnections: settings.pictures.concurrency + settings.feedConcurrency))
         defer { client.shutdown() }
         let prefetcher = PicturePrefetcher(
             store: store, client: client, directory: home.cacheDirectory,

@@ -32,9 +32,9 @@ extension Store {
         }
     }
 
-    /// Subscribes to those of `feeds` not subscribed yet (URLs compared as given), each with its
-    /// title, site and folder, in one transaction; returns which were added.
-    public func subscribe(_ feeds: [NewFeed]) throws(StoreError) -> [Bool] {
+    /// Subscribes to those of `feeds` (an OPML file's) not subscribed yet (URLs compared as given),
+    /// each with its title, site and folder, in one transaction; returns which were added.
+    public func subscribe(_ feeds: [OPML.Entry]) throws(StoreError) -> [Bool] {
         try write { db in
             let insert = try db.cachedStatement(
                 sql: """
@@ -160,19 +160,5 @@ extension Feed: FetchableRecord {
         siteURL = row.text("site_url")
         customTitle = row.text("custom_title")
         folder = row.text("folder")
-    }
-}
-
-/// A feed to subscribe to with what an OPML outline says of it.
-public struct NewFeed: Sendable, Equatable {
-    public var url: String
-    public var title: String?
-    public var folder: String?
-    public var siteURL: String?
-    public init(url: String, title: String?, folder: String?, siteURL: String?) {
-        self.url = url
-        self.title = title
-        self.folder = folder
-        self.siteURL = siteURL
     }
 }
