@@ -92,12 +92,15 @@ public enum OPML {
 
             """
         var open: [String] = []
-        // Feeds of one folder together, folders in the order they first appear, top-level feeds first.
+        // Feeds of one folder together, top-level feeds first, then the folders by name level by
+        // level (each one's sub-folders inside it), feeds in the order given within each.
+        func path(_ entry: Entry) -> [String] { entry.folder.map { $0.split(separator: "/").map(String.init) } ?? [] }
         let order = entries.enumerated().sorted { a, b in
-            (a.element.folder ?? "", a.offset) < (b.element.folder ?? "", b.offset)
+            let (first, second) = (path(a.element), path(b.element))
+            return first == second ? a.offset < b.offset : first.lexicographicallyPrecedes(second)
         }.map(\.element)
         for entry in order {
-            let path = entry.folder.map { $0.split(separator: "/").map(String.init) } ?? []
+            let path = path(entry)
             var common = 0
             while common < min(open.count, path.count), open[common] == path[common] { common += 1 }
             while open.count > common {

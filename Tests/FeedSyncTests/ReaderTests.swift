@@ -1,4 +1,5 @@
 import FeedSyncDemoServer
+import FeedSyncFeed
 import FeedSyncStore
 import Foundation
 import Testing
@@ -436,6 +437,17 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: cli.home.path + "/link.opml", withDestinationPath: target)
         #expect(try await cli.run("export", cli.home.path + "/link.opml").status == 74)
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "keep")
+    }
+
+    @Test func exportWritesEachFolderOnceWithItsSubfoldersInside() throws {
+        let entries = ["News/Tech", "News-x", nil, "News", "News/Tech"].enumerated().map { index, folder in
+            OPML.Entry(url: "https://f.example/\(index)", title: "F\(index)", siteURL: nil, folder: folder, line: 0)
+        }
+        let written = OPML.write(entries, title: "t")
+        #expect(written.components(separatedBy: "text=\"News\"").count == 2, "\(written)")
+        let read = try OPML.read(Data(written.utf8)).entries
+        #expect(read.map(\.url) == [2, 3, 0, 4, 1].map { "https://f.example/\($0)" })
+        #expect(read.map(\.folder) == [nil, "News", "News/Tech", "News/Tech", "News-x"])
     }
 
     @Test func listByFolderTakesTheFoldersInsideIt() async throws {
