@@ -29,6 +29,13 @@ struct PictureOptions: ParsableArguments {
 }
 
 enum ByteSize {
+    /// `812 B`, `64 KB`, `3.5 MB`: for people, in the progress line, summaries and `status`.
+    static func format(_ bytes: Double) -> String {
+        if bytes >= 1_048_576 { return String(format: "%.1f MB", bytes / 1_048_576) }
+        if bytes >= 1024 { return String(format: "%.0f KB", bytes / 1024) }
+        return "\(Int(bytes)) B"
+    }
+
     /// `123`, `64K`, `500M`, `2G` (powers of 1024; a trailing `B` or `iB` is accepted).
     static func parse(_ text: String) throws -> Int64 {
         var digits = text.trimmingCharacters(in: .whitespaces).uppercased()
@@ -105,7 +112,7 @@ final class ProgressLine: Sendable {
             let rate = Double(counts.bytes) / max(0.001, now.timeIntervalSince(started))
             var line =
                 "pages \(counts.pages) · items \(counts.items) · pictures \(counts.picturesDone) done, "
-                + "\(counts.picturesQueued) queued · \(Self.format(Double(counts.bytes))) · \(Self.format(rate))/s"
+                + "\(counts.picturesQueued) queued · \(ByteSize.format(Double(counts.bytes))) · \(ByteSize.format(rate))/s"
             // A wait is news: first, where a narrow terminal still shows it.
             if let retry = counts.retry { line = retry.text + " · " + line }
             return Terminal.truncate(Terminal.safe(line), toCells: max(10, Terminal.width - 1))
@@ -118,9 +125,4 @@ final class ProgressLine: Sendable {
         if counts.withLock({ $0.drawn }) { Output.attempt("\r\u{1B}[K") }
     }
 
-    static func format(_ bytes: Double) -> String {
-        if bytes >= 1_048_576 { return String(format: "%.1f MB", bytes / 1_048_576) }
-        if bytes >= 1024 { return String(format: "%.0f KB", bytes / 1024) }
-        return "\(Int(bytes)) B"
-    }
 }

@@ -27,7 +27,7 @@ final class PullReporting: Sendable {
     /// "12 pictures (240 KB)", with failures, for the feed numbered `feedID`; nil when none.
     func pictures(of feedID: Int64) -> String? {
         guard let tally = pictures.withLock({ $0[feedID] }) else { return nil }
-        var text = "\(tally.count) picture\(tally.count == 1 ? "" : "s") (\(ProgressLine.format(Double(tally.bytes))))"
+        var text = "\(tally.count) picture\(tally.count == 1 ? "" : "s") (\(ByteSize.format(Double(tally.bytes))))"
         if tally.failed > 0 { text += ", \(tally.failed) failed" }
         return text
     }

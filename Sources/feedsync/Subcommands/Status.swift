@@ -62,7 +62,7 @@ struct Status: AsyncParsableCommand {
         }
         let bytes = status.pictures[.cached]?.bytes ?? 0
         lines.append(
-            "  pictures:      \(pictures.joined(separator: ", ")) (\(ProgressLine.format(Double(bytes))) cached)")
+            "  pictures:      \(pictures.joined(separator: ", ")) (\(ByteSize.format(Double(bytes))) cached)")
         lines.append("  no picture:    \(status.pictures[.none]?.count ?? 0) items")
         return lines.joined(separator: "\n")
     }
