@@ -7,14 +7,6 @@ import Testing
 /// The everyday reader commands (feeds, rename, remove, show, open, mark) through the built binary
 /// against the demo server.
 @Suite(.serialized) struct ReaderTests {
-    func json(_ result: RunResult) throws -> [String: Any] {
-        try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result)")
-    }
-
-    func feeds(_ cli: CLI) async throws -> [[String: Any]] {
-        try json(try await cli.run("feeds", "--json"))["feeds"] as! [[String: Any]]
-    }
-
     @Test func feedsShowsTitlesAndCountsAndMarksChangeUnread() async throws {
         let cli = try CLI()
         try await withServer { server, _ async throws -> Void in
@@ -171,7 +163,7 @@ import Testing
 
     func titles(_ cli: CLI, _ arguments: String...) async throws -> [String] {
         let result = try await cli.start(["list", "--json", "--per-page", "100"] + arguments).wait()
-        let page = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let page = try json(result)
         return (page["items"] as! [[String: Any]]).map { $0["title"] as! String }
     }
 
@@ -214,7 +206,7 @@ import Testing
         var paged: [String] = []
         for page in 1...4 {
             let result = try await cli.run("list", "--json", "--per-page", "2", "--page", String(page))
-            let object = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            let object = try json(result)
             #expect(object["total"] as? Int == 8)
             paged += (object["items"] as! [[String: Any]]).map { $0["title"] as! String }
         }
@@ -267,7 +259,7 @@ import Testing
         let unread = try await titles(cli, "--unread")
         #expect(unread == (31...35).reversed().map { "Item \($0)" }, "\(unread)")
         let result = try await cli.run("list", "--unread", "--json", "--per-page", "2")
-        let page = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let page = try json(result)
         #expect(page["total"] as? Int == 5)
         #expect(try await cli.run("mark", "read", "1").status == 0)  // an old item: no change
         #expect(try await titles(cli, "--unread").count == 5)
@@ -304,9 +296,7 @@ import Testing
 /// `add`: a feed, a web page that names feeds, and what a failure leaves subscribed.
 @Suite(.serialized) struct AddTests {
     func feedURLs(_ cli: CLI) async throws -> [String] {
-        let result = try await cli.run("feeds", "--json")
-        let object = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        return (object["feeds"] as! [[String: Any]]).map { $0["url"] as! String }
+        try await feeds(cli).map { $0["url"] as! String }
     }
 
     @Test func aWebPageGivesItsFirstFeedAndNamesTheOthers() async throws {
@@ -380,12 +370,6 @@ import Testing
           </body>
         </opml>
         """
-
-    func feeds(_ cli: CLI) async throws -> [[String: Any]] {
-        let result = try await cli.run("feeds", "--json")
-        let object = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        return object["feeds"] as! [[String: Any]]
-    }
 
     @Test func importKeepsFoldersReportsBadOutlinesByLineAndExportRoundTrips() async throws {
         let cli = try CLI()
@@ -473,7 +457,7 @@ import Testing
             #expect(try await cli.run("pull", "--images", "none").status == 0)
         }
         let result = try await cli.run("list", "--folder", "News", "--json")
-        let page = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let page = try json(result)
         let titles = (page["items"] as! [[String: Any]]).map { $0["title"] as! String }
         #expect(Set(titles) == ["a-item", "b-item"] && page["total"] as? Int == 2, "\(result)")
     }

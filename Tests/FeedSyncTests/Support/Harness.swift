@@ -19,6 +19,16 @@ final class TempDirectory: Sendable {
     }
 }
 
+/// The JSON object a command printed.
+func json(_ result: RunResult) throws -> [String: Any] {
+    try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result)")
+}
+
+/// The feeds of `feeds --json`.
+func feeds(_ cli: CLI) async throws -> [[String: Any]] {
+    try json(try await cli.run("feeds", "--json"))["feeds"] as! [[String: Any]]
+}
+
 /// What a run of the built binary printed and how it exited.
 struct RunResult {
     var status: Int32
