@@ -47,7 +47,7 @@ extension DemoServer {
             return Document(body: jsonFeed(items, next: next), contentType: "application/feed+json")
         case .rss:
             return Document(
-                body: rss(items, next: next.map { baseURL + $0 }, baseURL: baseURL),
+                body: rss(items, next: next.map { baseURL + $0 }, baseURL: baseURL, schedule: state.faults),
                 contentType: "application/rss+xml; charset=utf-8")
         case .atom:
             return Document(body: atom(items, next: next), contentType: "application/atom+xml")
@@ -104,7 +104,12 @@ extension DemoServer {
 
     /// Pictures take turns among the carriers RSS has: a relative enclosure, media:content, and
     /// an <img> in the description.
-    static func rss(_ items: [DemoItem], next: String?, baseURL: String) -> Data {
+    /// `<skipHours><hour>1</hour>…</skipHours>`, or nothing for no values.
+    private static func list(_ name: String, _ element: String, _ values: [String]) -> String {
+        values.isEmpty ? "" : "<\(name)>" + values.map { "<\(element)>\($0)</\(element)>" }.joined() + "</\(name)>"
+    }
+
+    static func rss(_ items: [DemoItem], next: String?, baseURL: String, schedule: Faults = Faults()) -> Data {
         let entries = items.map { item in
             let picture = xml(item.picture)
             let relative =
@@ -128,6 +133,8 @@ extension DemoServer {
             <?xml version="1.0" encoding="UTF-8"?>
             <rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom" xmlns:media="http://search.yahoo.com/mrss/">
             <channel><title>feedsync demo</title><link>http://127.0.0.1/</link>\
+            \(schedule.ttl.map { "<ttl>\($0)</ttl>" } ?? "")\
+            \(list("skipHours", "hour", schedule.skipHours.map(String.init)))\(list("skipDays", "day", schedule.skipDays))\
             \(next.map { "<atom:link rel=\"next\" href=\"\(xml($0))\"/>" } ?? "")
             \(entries.joined(separator: "\n"))
             </channel></rss>

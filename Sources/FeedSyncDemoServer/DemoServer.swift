@@ -41,6 +41,13 @@ public struct Faults: Sendable {
     public var staleWordPressTotals = 0
     /// Titles carry terminal escape sequences, control characters and bidi overrides.
     public var hostileTitles = false
+    /// Headers added to every feed page that is answered (not a 304): `Cache-Control`, `Expires`,
+    /// `Last-Modified`, `Retry-After`.
+    public var feedHeaders: [String: String] = [:]
+    /// The RSS channel's `<ttl>` (minutes), `<skipHours>` and `<skipDays>`.
+    public var ttl: Int?
+    public var skipHours: [Int] = []
+    public var skipDays: [String] = []
 
     /// How a picture fails.
     public enum PictureFault: Sendable, Equatable {
@@ -119,6 +126,10 @@ public struct LoggedRequest: Sendable {
     public var isFeed: Bool
     public var page: Int?
     public var ifNoneMatch: String?
+    /// The request's headers, names in lower case.
+    public var headers: [String: String] = [:]
+    /// The client's port: one per connection.
+    public var clientPort: UInt16?
     public var status: Int
     /// The body's length, when it was sent whole (not streamed).
     public var bytes: Int?
@@ -143,6 +154,8 @@ public final class DemoServer: Sendable {
     /// with the log inside it every request logged meanwhile copied the whole log.
     private let log: Mutex<[LoggedRequest]> = Mutex([])
     private let runner: Mutex<Task<Void, any Error>?> = Mutex(nil)
+    /// Requests being answered now, and the most ever at once.
+    private let inFlight = Mutex((now: 0, peak: 0))
 
     /// - Parameters:
     ///   - items: items in the feed; item `n` is the n-th oldest, and page 1 is the newest.
@@ -165,12 +178,14 @@ public final class DemoServer: Sendable {
         let server = server
         for format in DemoFormat.allCases {
             await server.appendRoute(HTTPRoute(method: .GET, path: format.path)) { [self] request in
-                try await self.feedPage(request, format: format)
+                try await self.counted { try await self.feedPage(request, format: format) }
             }
         }
-        await server.appendRoute("GET /pictures/*") { [self] request in try await self.picture(request) }
+        await server.appendRoute("GET /pictures/*") { [self] request in
+            try await self.counted { try await self.picture(request) }
+        }
         await server.appendRoute("GET /redirect") { request in Self.redirect(request) }
-        await server.appendRoute("GET /doc/*") { [self] request in self.document(request) }
+        await server.appendRoute("GET /doc/*") { [self] request in await self.counted { self.document(request) } }
         await server.appendRoute("GET /bytes") { request in Self.bytes(request) }
         runner.withLock { $0 = Task { try await server.run() } }
         try await server.waitUntilListening(timeout: 10)
@@ -242,6 +257,27 @@ public final class DemoServer: Sendable {
 
     public func clearLog() {
         log.withLock { $0.removeAll() }
+        inFlight.withLock { $0.peak = $0.now }
+    }
+
+    /// The most feed, picture and document requests answered at once since the log was cleared:
+    /// over HTTP/1.1, the most connections busy at once.
+    public var peakConcurrentRequests: Int { inFlight.withLock { $0.peak } }
+
+    private func counted(_ answer: () async throws -> HTTPResponse) async rethrows -> HTTPResponse {
+        inFlight.withLock {
+            $0.now += 1
+            $0.peak = max($0.peak, $0.now)
+        }
+        defer { inFlight.withLock { $0.now -= 1 } }
+        return try await answer()
+    }
+
+    static func logged(_ request: HTTPRequest) -> (headers: [String: String], port: UInt16?) {
+        var headers: [String: String] = [:]
+        for (name, value) in request.headers { headers[name.rawValue.lowercased()] = value }
+        if case .ip4(_, let port)? = request.remoteAddress { return (headers, port) }
+        return (headers, nil)
     }
 
     /// The key `feedsync` stores for item `n`, in the feed's order (newest first).
@@ -308,15 +344,18 @@ public final class DemoServer: Sendable {
                 response = HTTPResponse(statusCode: .notModified, headers: [HTTPHeader("ETag"): etag] as HTTPHeaders)
             } else {
                 var headers: HTTPHeaders = [.contentType: contentType, HTTPHeader("ETag"): etag]
-                for (name, value) in document.headers { headers[HTTPHeader(name)] = value }
+                for (name, value) in document.headers + snapshot.faults.feedHeaders.map({ ($0, $1) }) {
+                    headers[HTTPHeader(name)] = value
+                }
                 bytes = body.count
                 response = HTTPResponse(
                     statusCode: HTTPStatusCode(document.status, phrase: "Feed"), headers: headers, body: body)
             }
         }
+        let (headers, port) = Self.logged(request)
         let logged = LoggedRequest(
-            path: request.path, isFeed: true, page: page, ifNoneMatch: ifNoneMatch, status: response.statusCode.code,
-            bytes: bytes, receivedAt: received, at: Date())
+            path: request.path, isFeed: true, page: page, ifNoneMatch: ifNoneMatch, headers: headers, clientPort: port,
+            status: response.statusCode.code, bytes: bytes, receivedAt: received, at: Date())
         log.withLock { $0.append(logged) }
         return response
     }
@@ -325,9 +364,10 @@ public final class DemoServer: Sendable {
         let name = request.path.split(separator: "/").last.map(String.init) ?? ""
         let number = name.hasSuffix(".png") ? Int(name.dropLast(4)) : nil
         let (faults, size) = state.withLock { ($0.faults, $0.pictureBytes) }
+        let (sent, port) = Self.logged(request)
         let logged = LoggedRequest(
-            path: request.path, isFeed: false, page: nil, ifNoneMatch: nil, status: number == nil ? 404 : 200,
-            bytes: nil, receivedAt: Date(), at: Date())
+            path: request.path, isFeed: false, page: nil, ifNoneMatch: nil, headers: sent, clientPort: port,
+            status: number == nil ? 404 : 200, bytes: nil, receivedAt: Date(), at: Date())
         log.withLock { $0.append(logged) }
         guard let number, request.path == "/pictures/\(name)" else { return HTTPResponse(statusCode: .notFound) }
         if faults.pictureLatency > 0 { try await Task.sleep(nanoseconds: UInt64(faults.pictureLatency * 1e9)) }
@@ -367,9 +407,11 @@ public final class DemoServer: Sendable {
         let documents = state.withLock { $0.faults.documents }
         let query = request.query.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
         let found = documents[request.path + (query.isEmpty ? "" : "?" + query)] ?? documents[request.path]
+        let (sent, port) = Self.logged(request)
         let logged = LoggedRequest(
-            path: request.path, isFeed: true, page: request.query["page"].flatMap(Int.init), ifNoneMatch: nil,
-            status: found?.status ?? 404, bytes: found?.body.count, receivedAt: Date(), at: Date())
+            path: request.path, isFeed: true, page: request.query["page"].flatMap(Int.init),
+            ifNoneMatch: sent["if-none-match"], headers: sent, clientPort: port, status: found?.status ?? 404,
+            bytes: found?.body.count, receivedAt: Date(), at: Date())
         log.withLock { $0.append(logged) }
         guard let found else { return HTTPResponse(statusCode: .notFound) }
         var headers: HTTPHeaders = [:]

@@ -59,6 +59,8 @@ public struct FeedPage: Sendable, Equatable {
     public var title: String?
     /// The site the feed belongs to (RSS `<channel><link>`, Atom's alternate link, `home_page_url`).
     public var siteURL: String?
+    /// What the document says about how often to ask for it.
+    public var schedule = FeedSchedule()
 
     public init(
         items: [FeedItem], page: Int? = nil, total: Int? = nil, hasMore: Bool? = nil, skipped: Int = 0,
@@ -70,6 +72,61 @@ public struct FeedPage: Sendable, Equatable {
         self.hasMore = hasMore
         self.skipped = skipped
         self.next = next
+    }
+}
+
+/// What a document says about when to ask for it again: RSS `<ttl>`, `<skipHours>`, `<skipDays>`
+/// and the syndication module's `sy:updatePeriod` / `sy:updateFrequency`, each range-checked.
+public struct FeedSchedule: Sendable, Equatable {
+    /// `<ttl>`: minutes the feed may be cached.
+    public var ttlMinutes: Int?
+    /// `sy:updatePeriod` divided by `sy:updateFrequency`, in seconds.
+    public var updateSeconds: Int?
+    /// Hours (UTC) not to ask in: bit h for hour h.
+    public var skipHours: Int = 0
+    /// Days (UTC) not to ask on: bit d for day d, Sunday 0.
+    public var skipDays: Int = 0
+
+    public init(ttlMinutes: Int? = nil, updateSeconds: Int? = nil, skipHours: Int = 0, skipDays: Int = 0) {
+        self.ttlMinutes = ttlMinutes
+        self.updateSeconds = updateSeconds
+        self.skipHours = skipHours
+        self.skipDays = skipDays
+    }
+
+    /// Minutes a `<ttl>` may say: up to a year (a due time is capped at a day anyway).
+    static let ttls = 0...525_600
+
+    /// Reads `<ttl>`: digits only.
+    static func minutes(_ text: String) -> Int? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 9, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let value = Int(trimmed), ttls.contains(value)
+        else { return nil }
+        return value
+    }
+
+    /// Reads `<hour>`: 0 to 23 (24, which some write for midnight, is 0).
+    static func hour(_ text: String) -> Int? {
+        minutes(text).flatMap { $0 == 24 ? 0 : (0...23).contains($0) ? $0 : nil }
+    }
+
+    /// Reads `<day>`: an English day name, any letter case.
+    static func day(_ text: String) -> Int? {
+        let days = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
+        return days.firstIndex(of: text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased())
+    }
+
+    /// Seconds of an `sy:updatePeriod`.
+    static func period(_ text: String) -> Int? {
+        switch text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() {
+        case "hourly": 3600
+        case "daily": 86_400
+        case "weekly": 604_800
+        case "monthly": 2_592_000
+        case "yearly": 31_536_000
+        default: nil
+        }
     }
 }
 

@@ -142,6 +142,11 @@ final class XMLFeed {
         page.malformed = malformed
         page.title = feedTitle
         page.siteURL = FeedLimits.webURL(siteURL)
+        page.schedule = schedule
+        // The syndication module: the period (daily by default) divided by the frequency (1 by default).
+        if updatePeriod != nil || updateFrequency != nil {
+            page.schedule.updateSeconds = max(1, (updatePeriod ?? 86_400) / (updateFrequency ?? 1))
+        }
         return .success((format, page))
     }
 
@@ -235,6 +240,11 @@ final class XMLFeed {
     private var siteURL: String?
     /// The local name of the root's child being read (RSS's `channel`).
     private var topElement: String?
+    /// What the feed says about its schedule; the `skipHours` or `skipDays` element being read.
+    private var schedule = FeedSchedule()
+    private var skipList: (field: Field, depth: Int)?
+    private var updatePeriod: Int?
+    private var updateFrequency: Int?
     /// Namespace names by libxml2's interned pointer: each is made a String once per document.
     private var namespaces: [UnsafePointer<UInt8>: String] = [:]
 
@@ -249,7 +259,9 @@ final class XMLFeed {
     enum Field: Int, CaseIterable {
         case title, dcTitle, mediaTitle, link, guid, id, description, encoded, summary, content, pubDate, dcDate,
             published,
-            updated, issued, modified, created
+            updated, issued, modified, created,
+            // The feed's schedule (read only at the feed's level).
+            ttl, skipHour, skipDay, updatePeriod, updateFrequency
     }
 
     private struct Capture {
@@ -321,6 +333,7 @@ final class XMLFeed {
         static let media = "http://search.yahoo.com/mrss/"
         static let itunes = "http://www.itunes.com/dtds/podcast-1.0.dtd"
         static let xhtml = "http://www.w3.org/1999/xhtml"
+        static let sy = "http://purl.org/rss/1.0/modules/syndication/"
     }
 
     // MARK: Events
@@ -395,6 +408,10 @@ final class XMLFeed {
                 case "alternate", nil: if ofFeed, siteURL == nil { siteURL = url("href") }
                 default: break
                 }
+            } else if let field = scheduleField(name, namespace, depth: depth, ofFeed: ofFeed && plain) {
+                capture = Capture(field: field, depth: depth, base: base, ofFeed: true)
+            } else if ofFeed, plain, name == "skipHours" || name == "skipDays" {
+                skipList = (name == "skipHours" ? .skipHour : .skipDay, depth)
             } else if ofFeed, name == "title" && feedTitle == nil || !atom && name == "link" && siteURL == nil {
                 capture = Capture(
                     field: name == "title" ? .title : .link, depth: depth, type: attributes["type"]?.lowercased(),
@@ -473,6 +490,24 @@ final class XMLFeed {
         }
     }
 
+    /// The schedule element (of the feed, not an entry) that starts here, if one does: RSS's
+    /// `ttl`, an `hour` or `day` of its skip lists, or an `sy:` element of the channel or feed.
+    private func scheduleField(_ name: String, _ namespace: String, depth: Int, ofFeed: Bool) -> Field? {
+        if ofFeed, name == "ttl", schedule.ttlMinutes == nil { return .ttl }
+        if let list = skipList, depth == list.depth + 1, namespace.isEmpty || namespace == rssNamespace,
+            name == (list.field == .skipHour ? "hour" : "day")
+        {
+            return list.field
+        }
+        let feedLevel = format == .atom ? depth == 2 : depth == 3 && topElement == "channel"
+        guard feedLevel, namespace == Namespace.sy else { return nil }
+        switch name {
+        case "updatePeriod" where updatePeriod == nil: return .updatePeriod
+        case "updateFrequency" where updateFrequency == nil: return .updateFrequency
+        default: return nil
+        }
+    }
+
     private func namespace(at uri: UnsafePointer<UInt8>) -> String {
         if let known = namespaces[uri] { return known }
         let name = String(cString: uri)
@@ -509,6 +544,8 @@ final class XMLFeed {
             } else {
                 entry?[done.field] = captured
             }
+        } else if capture == nil, depth == skipList?.depth {
+            skipList = nil
         } else if capture == nil, depth == sourceDepth {
             sourceDepth = nil
         } else if capture == nil, depth == entryDepth, let finished = entry {
@@ -592,10 +629,15 @@ final class XMLFeed {
 
     /// The feed's title (plain text, cut like an item's) or its site's link.
     private func foundOfFeed(_ field: Field, _ captured: Captured) {
-        if field == .title {
-            feedTitle = FeedLimits.boundedTitle(captured.plain()).nilIfEmpty
-        } else {
-            siteURL = DocumentURL.resolve(String(decoding: captured.text, as: UTF8.self), against: captured.base)
+        let text = String(decoding: captured.text, as: UTF8.self)
+        switch field {
+        case .title: feedTitle = FeedLimits.boundedTitle(captured.plain()).nilIfEmpty
+        case .ttl: schedule.ttlMinutes = FeedSchedule.minutes(text)
+        case .skipHour: if let hour = FeedSchedule.hour(text) { schedule.skipHours |= 1 << hour }
+        case .skipDay: if let day = FeedSchedule.day(text) { schedule.skipDays |= 1 << day }
+        case .updatePeriod: updatePeriod = FeedSchedule.period(text)
+        case .updateFrequency: updateFrequency = FeedSchedule.minutes(text).flatMap { $0 > 0 ? $0 : nil }
+        default: siteURL = DocumentURL.resolve(text, against: captured.base)
         }
     }
 

@@ -281,14 +281,20 @@ public final class FeedSync: Sendable {
         /// Seconds a transfer may make no progress.
         public var timeout = 20
         public var userAgent = FeedSyncVersion.userAgent
+        /// Connections to one host at once, pages and pictures together.
+        public var perHost = 2
+        /// When feeds are due, and which ones this pull asks for.
+        public var schedule = Schedule()
+        public var asking = Schedule.Asking.due
 
         public init() {}
 
-        /// The client's settings: this user agent, `timeout` without progress, at most 10 s to connect.
+        /// The client's settings: this user agent, `timeout` without progress, at most 10 s to
+        /// connect, `perHost` connections to a host.
         func transport(maxConnections: Int) -> TransportConfiguration {
             TransportConfiguration(
                 userAgent: userAgent, connectTimeout: min(timeout, 10), lowSpeedSeconds: timeout,
-                maxConnections: maxConnections)
+                maxConnections: maxConnections, maxHostConnections: min(perHost, maxConnections))
         }
     }
 
@@ -296,20 +302,33 @@ public final class FeedSync: Sendable {
     public enum PullUpdate: Sendable {
         case feed(PullEvent)
         case picture(PictureEvent)
-        /// The pull of `feeds[index]` ended so.
-        case finished(index: Int, Result<PullReport, SyncError>)
+        /// The pull of `feeds[index]` ended so (or it was skipped).
+        case finished(index: Int, PullReport)
     }
 
-    /// Pulls `feeds` (subscribed ones) while the pictures nearest the reading position download,
-    /// `settings.feedConcurrency` feeds at a time; returns each feed's outcome, in order (nil for a
-    /// feed not started because the pull was cancelled). `onUpdate` hears what happens as it
+    /// Pulls those of `feeds` (subscribed ones) that `settings.asking` asks for (`Schedule.skip`)
+    /// while the pictures nearest the reading position download, `settings.feedConcurrency` feeds
+    /// at a time; returns each feed's report, in order (nil for a feed not started because the
+    /// pull was cancelled). `onUpdate` hears what happens as it
     /// happens, from the tasks doing it: it must return quickly. Cancelling the calling task stops
     /// every feed between two transactions and cuts the downloads off (what was cut off stays due).
     /// A change of the reading position while it runs re-targets the pictures within a second.
     public func pull(
         _ feeds: [Feed], settings: PullSettings, onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
-    ) async -> [Result<PullReport, SyncError>?] {
+    ) async -> [PullReport?] {
         precondition(lock != nil, "a pull needs the data home's lock: open for .writing")
+        var reports = [PullReport?](repeating: nil, count: feeds.count)
+        var asked: [Int] = []
+        let now = Date()
+        for (index, feed) in feeds.enumerated() {
+            guard let skip = Schedule.skip(feed, asking: settings.asking, now: now) else {
+                asked.append(index)
+                continue
+            }
+            reports[index] = PullReport(url: feed.url, skipped: skip)
+            onUpdate(.feed(.skipped(url: feed.url, skip)))
+            onUpdate(.finished(index: index, reports[index]!))
+        }
         let client = HTTPClient(
             configuration: settings.transport(maxConnections: settings.pictures.concurrency + settings.feedConcurrency))
         defer { client.shutdown() }
@@ -318,54 +337,34 @@ public final class FeedSync: Sendable {
             directoryMayBeLink: home.cacheDirectoryMayBeLink, options: settings.pictures,
             onEvent: { onUpdate(.picture($0)) })
         let options = PullOptions(
-            maxPages: settings.maxPages, retry: settings.retry, onEvent: { onUpdate(.feed($0)) },
-            onCommit: { prefetcher.pagesChanged(refreshing: $0) })
+            maxPages: settings.maxPages, retry: settings.retry, schedule: settings.schedule,
+            onEvent: { onUpdate(.feed($0)) }, onCommit: { prefetcher.pagesChanged(refreshing: $0) })
         return await withTaskCancellationHandler {
             // Pictures download while pages keep flowing.
             async let pictures: Void = prefetcher.run()
-            var outcomes = [Result<PullReport, SyncError>?](repeating: nil, count: feeds.count)
-            await withTaskGroup(of: FeedPulled.self) { group in
+            await withTaskGroup(of: (index: Int, slot: Int, report: PullReport).self) { group in
                 // Each feed pulled at once has its own engine, with its own download file (slot).
-                var next = 0
+                var next = asked.makeIterator()
                 var free = Array((0..<settings.feedConcurrency).reversed())
                 while true {
-                    while next < feeds.count, !Task.isCancelled, let slot = free.popLast() {
+                    while !Task.isCancelled, !free.isEmpty, let index = next.next() {
+                        let slot = free.removeLast()
                         let engine = SyncEngine(
                             store: store, client: client, downloadPath: home.downloadPath(slot: slot))
-                        let (index, feed) = (next, feeds[next])
-                        next += 1
-                        group.addTask {
-                            await FeedPulled(index: index, slot: slot, engine: engine, feed: feed, options)
-                        }
+                        let feed = feeds[index]
+                        group.addTask { (index, slot, await engine.pull(feed, options: options)) }
                     }
                     guard let pulled = await group.next() else { break }
-                    outcomes[pulled.index] = pulled.outcome
-                    onUpdate(.finished(index: pulled.index, pulled.outcome))
+                    reports[pulled.index] = pulled.report
+                    onUpdate(.finished(index: pulled.index, pulled.report))
                     free.append(pulled.slot)
                 }
             }
             prefetcher.pagingFinished()
             await pictures
-            return outcomes
+            return reports
         } onCancel: {
             client.shutdown()  // downloads are not tasks: cut them off
-        }
-    }
-}
-
-/// One feed's pull, and the slot (download file) it used.
-private struct FeedPulled: Sendable {
-    var index: Int
-    var slot: Int
-    var outcome: Result<PullReport, SyncError>
-
-    init(index: Int, slot: Int, engine: SyncEngine, feed: Feed, _ options: PullOptions) async {
-        self.index = index
-        self.slot = slot
-        do {
-            outcome = .success(try await engine.pull(feed, options: options))
-        } catch {
-            outcome = .failure(error)
         }
     }
 }

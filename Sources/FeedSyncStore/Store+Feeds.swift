@@ -75,23 +75,59 @@ extension Store {
         try read { db in try Feed.fetchOne(db, sql: "SELECT * FROM feed WHERE url = ?", arguments: [url]) }
     }
 
-    /// Records how a pull of the feed ended.
-    /// `malformed`: where a document of this pull was not well-formed (its items were read
-    /// past the damage), nil when none was.
-    public func recordOutcome(
-        feedID: Int64, _ outcome: PullOutcome, error: String?, at date: Date, nextRetryAt: Date?,
-        malformed: String? = nil
-    ) throws(StoreError) {
+    /// Records how a pull of the feed ended and when it is due again. A permanent redirect seen
+    /// by the pull before this one too moves the feed to its target (unless another feed is
+    /// there); returns the URL the feed moved to, if it did.
+    @discardableResult
+    public func recordPull(feedID: Int64, _ pull: PullRecord) throws(StoreError) -> String? {
         try write { db in
             try db.execute(
                 sql: """
-                    UPDATE feed SET last_pull_at = ?, last_outcome = ?, last_error = ?, next_retry_at = ?, malformed = ?
+                    UPDATE feed SET last_pull_at = ?, last_outcome = ?, last_error = ?, next_retry_at = ?, malformed = ?,
+                        due_at = ?, due_reason = ?, failures = ?, gone_at = coalesce(gone_at, ?)
                     WHERE id = ?
                     """,
                 arguments: [
-                    date.timeIntervalSince1970, outcome.rawValue, error,
-                    nextRetryAt?.timeIntervalSince1970, malformed, feedID,
+                    pull.at.timeIntervalSince1970, pull.outcome.rawValue, pull.error,
+                    pull.retryAfter?.timeIntervalSince1970, pull.malformed,
+                    pull.due?.timeIntervalSince1970, pull.dueReason, pull.failures,
+                    pull.gone ? pull.at.timeIntervalSince1970 : nil, feedID,
                 ])
+            if let schedule = pull.schedule {
+                try db.execute(
+                    sql: "UPDATE feed SET ttl = ?, update_interval = ?, skip_hours = ?, skip_days = ? WHERE id = ?",
+                    arguments: [
+                        schedule.ttlMinutes, schedule.updateSeconds, schedule.skipHours, schedule.skipDays, feedID,
+                    ])
+            }
+            guard pull.askedFeedURL else { return nil }
+            let (url, seenBefore) =
+                try Row.fetchOne(
+                    db, sql: "SELECT url, redirect_url FROM feed WHERE id = ?", arguments: [feedID]
+                ).map { ($0.text("url") ?? "", $0.text("redirect_url")) } ?? ("", nil)
+            guard let target = pull.redirect, target == seenBefore,
+                try Bool.fetchOne(db, sql: "SELECT 1 FROM feed WHERE url = ?", arguments: [target]) == nil
+            else {
+                try db.execute(
+                    sql: "UPDATE feed SET redirect_url = ? WHERE id = ?", arguments: [pull.redirect, feedID])
+                return nil
+            }
+            try db.execute(
+                sql: "UPDATE feed SET url = ?, moved_from = ?, moved_at = ?, redirect_url = NULL WHERE id = ?",
+                arguments: [target, url, pull.at.timeIntervalSince1970, feedID])
+            // The reading position of the feed's own list is kept by its URL.
+            try db.execute(
+                sql: "UPDATE OR IGNORE reading_position SET scope = ? WHERE scope = ?", arguments: [target, url])
+            return target
+        }
+    }
+
+    /// Keeps the validators (and body hash) of a head document that was the same as before.
+    public func recordValidators(feedID: Int64, etag: String?, lastModified: String?) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE feed SET etag = ?, last_modified = ? WHERE id = ?",
+                arguments: [etag, lastModified, feedID])
         }
     }
 
@@ -138,7 +174,7 @@ extension Feed: FetchableRecord {
         format = row.text("format").flatMap(FeedFormat.init(rawValue:))
         formatChosen = row.integer("format_chosen") == 1
         cursor = FeedCursor(
-            etag: row.text("etag"), lastModified: row.text("last_modified"),
+            etag: row.text("etag"), lastModified: row.text("last_modified"), bodyHash: row.text("body_hash"),
             remoteTotal: row.integer("remote_total", in: FeedCursor.totals),
             perPage: row.integer("per_page", in: FeedCursor.perPages),
             backfillPage: row.integer("backfill_page", in: FeedCursor.pages), backfillURL: row.text("backfill_url"),
@@ -156,6 +192,18 @@ extension Feed: FetchableRecord {
         lastError = row.text("last_error")
         malformed = row.text("malformed")
         nextRetryAt = row.real("next_retry_at").map(Date.init(timeIntervalSince1970:))
+        dueAt = row.real("due_at").map(Date.init(timeIntervalSince1970:))
+        dueReason = row.text("due_reason")
+        failures = row.integer("failures", in: 0...1_000_000) ?? 0
+        schedule = FeedSchedule(
+            ttlMinutes: row.integer("ttl", in: 0...525_600),
+            updateSeconds: row.integer("update_interval", in: 1...Int(Int32.max)),
+            skipHours: row.integer("skip_hours", in: 0...0xFF_FFFF) ?? 0,
+            skipDays: row.integer("skip_days", in: 0...0x7F) ?? 0)
+        redirectURL = row.text("redirect_url")
+        movedFrom = row.text("moved_from")
+        movedAt = row.real("moved_at").map(Date.init(timeIntervalSince1970:))
+        goneAt = row.real("gone_at").map(Date.init(timeIntervalSince1970:))
         title = row.text("title")
         siteURL = row.text("site_url")
         customTitle = row.text("custom_title")

@@ -118,13 +118,13 @@ extension Store {
             let cursor = page.cursor
             try db.cachedStatement(
                 sql: """
-                    UPDATE feed SET etag = ?, last_modified = ?, remote_total = ?, per_page = ?,
+                    UPDATE feed SET etag = ?, last_modified = ?, body_hash = ?, remote_total = ?, per_page = ?,
                         backfill_page = ?, backfill_url = ?, backfill_total = ?, backfill_done = ?, backfill_note = ?,
                         gap_band = ?, gap_page = ?, gap_total = ?, gap_url = ?
                     WHERE id = ?
                     """
             ).execute(arguments: [
-                cursor.etag, cursor.lastModified, cursor.remoteTotal, cursor.perPage,
+                cursor.etag, cursor.lastModified, cursor.bodyHash, cursor.remoteTotal, cursor.perPage,
                 cursor.backfillPage, cursor.backfillURL, cursor.backfillTotal, cursor.backfillDone, cursor.backfillNote,
                 cursor.gap?.band, cursor.gap?.page, cursor.gap?.total, cursor.gap?.url, page.feedID,
             ])

@@ -10,6 +10,8 @@ import GRDB
 public struct FeedCursor: Sendable, Equatable {
     public var etag: String?
     public var lastModified: String?
+    /// The hash of the head document those validators came with (`HTTPResponse.bodyHash`).
+    public var bodyHash: String?
     public var remoteTotal: Int?
     public var perPage: Int?
     /// Next older page to ask for, numbered as when the feed had `backfillTotal` items.
@@ -47,10 +49,12 @@ public struct FeedCursor: Sendable, Equatable {
     }
 
     public init(
-        etag: String? = nil, lastModified: String? = nil, remoteTotal: Int? = nil, perPage: Int? = nil,
+        etag: String? = nil, lastModified: String? = nil, bodyHash: String? = nil, remoteTotal: Int? = nil,
+        perPage: Int? = nil,
         backfillPage: Int? = nil, backfillURL: String? = nil, backfillTotal: Int? = nil, backfillDone: Bool = false,
         backfillNote: String? = nil, gap: Walk? = nil
     ) {
+        self.bodyHash = bodyHash
         self.etag = etag
         self.lastModified = lastModified
         self.remoteTotal = remoteTotal
@@ -69,6 +73,47 @@ public enum PullOutcome: String, Sendable {
     case ok, transient, data, local
 }
 
+/// What a pull of one feed leaves on its row (`Store.recordPull`).
+public struct PullRecord: Sendable {
+    public var outcome: PullOutcome
+    public var error: String?
+    public var at: Date
+    /// Not asked before then unless forced (the server's `Retry-After`).
+    public var retryAfter: Date?
+    /// Where a document of this pull was not well-formed (its items read past the damage).
+    public var malformed: String?
+    public var due: Date?
+    public var dueReason: String?
+    /// Failures in a row, this pull's included.
+    public var failures: Int
+    /// What the head document said about its schedule; nil keeps what was stored.
+    public var schedule: FeedSchedule?
+    /// The pull asked for the feed's own URL, so `redirect` says whether it redirects for good.
+    public var askedFeedURL: Bool
+    public var redirect: String?
+    /// The server answered 410 Gone.
+    public var gone: Bool
+
+    public init(
+        outcome: PullOutcome, error: String? = nil, at: Date, retryAfter: Date? = nil, malformed: String? = nil,
+        due: Date? = nil, dueReason: String? = nil, failures: Int = 0, schedule: FeedSchedule? = nil,
+        askedFeedURL: Bool = false, redirect: String? = nil, gone: Bool = false
+    ) {
+        self.outcome = outcome
+        self.error = error
+        self.at = at
+        self.retryAfter = retryAfter
+        self.malformed = malformed
+        self.due = due
+        self.dueReason = dueReason
+        self.failures = failures
+        self.schedule = schedule
+        self.askedFeedURL = askedFeedURL
+        self.redirect = redirect
+        self.gone = gone
+    }
+}
+
 /// A subscribed feed.
 public struct Feed: Sendable, Equatable {
     public var id: Int64
@@ -81,7 +126,22 @@ public struct Feed: Sendable, Equatable {
     public var lastPullAt: Date?
     public var lastOutcome: PullOutcome?
     public var lastError: String?
+    /// The server asked not to be asked before then (`Retry-After`); only `pull --force` does.
     public var nextRetryAt: Date?
+    /// When a plain `pull` asks next (nil: at once), and why then.
+    public var dueAt: Date?
+    public var dueReason: String?
+    /// Pulls in a row that failed.
+    public var failures = 0
+    /// What the last head document said about its schedule.
+    public var schedule = FeedSchedule()
+    /// A permanent redirect of the feed URL seen at the last pull, not followed for good yet.
+    public var redirectURL: String?
+    /// The URL the feed had before a permanent redirect moved it, and when.
+    public var movedFrom: String?
+    public var movedAt: Date?
+    /// The server said 410 Gone then: the feed is not asked again.
+    public var goneAt: Date?
     /// Where the last pull found a document not well-formed (and read past the damage), if it did.
     public var malformed: String?
     /// The feed's own title and site, from its documents.

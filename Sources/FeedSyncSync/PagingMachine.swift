@@ -40,9 +40,12 @@ public struct PagingMachine: Sendable {
     public struct Validators: Sendable, Equatable {
         public var etag: String?
         public var lastModified: String?
-        public init(etag: String?, lastModified: String?) {
+        /// The document's hash, to know the same document sent again.
+        public var bodyHash: String?
+        public init(etag: String?, lastModified: String?, bodyHash: String? = nil) {
             self.etag = etag
             self.lastModified = lastModified
+            self.bodyHash = bodyHash
         }
     }
 
@@ -160,6 +163,7 @@ public struct PagingMachine: Sendable {
         if page == 1, phase == .head || phase == .backfill {
             cursor.etag = validators.etag
             cursor.lastModified = validators.lastModified
+            cursor.bodyHash = validators.bodyHash
         }
 
         // Place each item: new ones are appended to the walk's band, known ones refreshed in place.

@@ -9,7 +9,9 @@ import Synchronization
 
 public enum FeedSyncVersion {
     public static let string = "0.1.0"
-    public static let userAgent = "feedsync/\(string)"
+    public static let projectURL = "https://github.com/feedsync/feedsync"
+    /// Names the program, its version and where a publisher can read what it does.
+    public static let userAgent = "feedsync/\(string) (+\(projectURL))"
 }
 
 /// A failure a user has to hear about, sorted by what the command line should exit with.
@@ -40,12 +42,14 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
 /// What happens during a pull, for `--verbose` and progress output.
 public enum PullEvent: Sendable {
     case notModified(url: String)
+    /// A 200 whose body is the head document read last time: not parsed again.
+    case unchanged(url: String)
     /// A page was stored: of its `items`, `new` were added and `refreshed` (stored before) were
     /// rewritten in place; `skipped` entries made no item (nothing usable, or an id or URL over
     /// its limit).
     case page(url: String, number: Int, items: Int, new: Int, refreshed: Int, skipped: Int)
     case retrying(url: String, attempt: Int, delay: Double, reason: String)
-    case skipped(url: String, until: Date)
+    case skipped(url: String, Schedule.Skip)
     case endless(url: String, reason: String)
     /// The server refused a saved link (status 4xx); the walk started again from the head.
     case linkRefused(url: String, status: Int)
@@ -57,6 +61,8 @@ public struct PullOptions: Sendable {
     /// Pages each feed may fetch in this run, `nil` for no limit.
     public var maxPages: Int?
     public var retry: RetryPolicy
+    /// When each feed is due again.
+    public var schedule: Schedule
     /// What happens, for the user (`--verbose`, the progress line).
     public var onEvent: @Sendable (PullEvent) -> Void
     /// Called after each transaction that stored items (a page, or a part of a long one), for the
@@ -65,27 +71,52 @@ public struct PullOptions: Sendable {
     public var onCommit: @Sendable (_ refreshed: Bool) -> Void
 
     public init(
-        maxPages: Int? = nil, retry: RetryPolicy = RetryPolicy(),
+        maxPages: Int? = nil, retry: RetryPolicy = RetryPolicy(), schedule: Schedule = Schedule(),
         onEvent: @escaping @Sendable (PullEvent) -> Void = { _ in },
         onCommit: @escaping @Sendable (_ refreshed: Bool) -> Void = { _ in }
     ) {
         self.maxPages = maxPages
         self.retry = retry
+        self.schedule = schedule
         self.onEvent = onEvent
         self.onCommit = onCommit
     }
 }
 
-/// What one feed's pull did.
+/// What one feed's pull did, whether it succeeded or not.
 public struct PullReport: Sendable {
     public var url: String
-    public var pages: Int
-    public var newItems: Int
+    /// Requests made, retries included (`requests.count`).
+    public var requests: [Request] = []
+    public var newItems = 0
+    public var refreshedItems = 0
     public var finish: PagingMachine.Finish?
-    /// The feed was skipped: a server asked us to wait until then.
-    public var skippedUntil: Date?
+    /// The feed was not asked for, and why.
+    public var skipped: Schedule.Skip?
     /// Where the last malformed document of this pull was damaged, if one was.
     public var malformed: String?
+    /// When the feed is due again, and why; nil when it was skipped or is gone.
+    public var due: Schedule.Due?
+    /// The server answered 410 Gone.
+    public var gone = false
+    /// The feed URL moved there (a permanent redirect seen on two pulls in a row).
+    public var movedTo: String?
+    /// Why the pull failed; nil when it did not.
+    public var error: SyncError?
+
+    public init(url: String, skipped: Schedule.Skip? = nil) {
+        self.url = url
+        self.skipped = skipped
+    }
+
+    /// One request: its URL, the status answered (nil: no answer, `failure` says why) and the
+    /// body's bytes.
+    public struct Request: Sendable {
+        public var url: String
+        public var status: Int?
+        public var bytes: Int
+        public var failure: String?
+    }
 }
 
 /// Pulls feeds into the store, one page per transaction.
@@ -109,45 +140,75 @@ public final class SyncEngine: Sendable {
     }
 
     /// Pulls one feed: head check, head walk, gap and backfill, as PagingMachine decides. The
-    /// outcome is recorded on the feed whether it succeeds or not.
-    public func pull(_ feed: Feed, options: PullOptions) async throws(SyncError) -> PullReport {
+    /// outcome and the time the feed is due again are recorded on the feed whether it succeeds or
+    /// not; a failure is in the report's `error`.
+    public func pull(_ feed: Feed, options: PullOptions) async -> PullReport {
         let started = Date()
-        if let until = feed.nextRetryAt, until > started {
-            options.onEvent(.skipped(url: feed.url, until: until))
-            return PullReport(url: feed.url, pages: 0, newItems: 0, finish: nil, skippedUntil: until)
-        }
-        var report = PullReport(url: feed.url, pages: 0, newItems: 0, finish: nil, skippedUntil: nil)
+        var report = PullReport(url: feed.url)
+        var head = HeadAnswer()
+        var record = PullRecord(outcome: .ok, at: started, failures: feed.failures)
         do throws(PullFailure) {
-            try await walk(feed, options: options, report: &report)
-            try record(feed, .ok, error: nil, at: started, nextRetryAt: nil, malformed: report.malformed)
-            return report
+            try await walk(feed, options: options, report: &report, head: &head)
+            let due =
+                report.finish == .budgetSpent
+                ? Schedule.Due(at: started, reason: "--max-pages reached; the next pull continues")
+                : options.schedule.afterSuccess(
+                    now: Date(), headers: head.headers, document: head.document ?? feed.schedule)
+            record.failures = 0
+            record.gone = report.gone
+            if !report.gone { report.due = due }
         } catch {
             let failure = error
-            let outcome: PullOutcome =
+            report.error = failure.error
+            record.outcome =
                 switch failure.error.kind {
                 case .transient: .transient
                 case .data: .data
                 case .local, .usage: .local
                 }
-            try? record(
-                feed, outcome, error: failure.error.message, at: started, nextRetryAt: failure.nextRetryAt,
-                malformed: report.malformed)
-            throw failure.error
+            record.error = failure.error.message
+            record.retryAfter = failure.nextRetryAt
+            let now = Date()
+            if failure.interrupted || failure.error.kind == .local {
+                // Not the feed's failure: asked again at the next pull.
+                report.due = Schedule.Due(at: now, reason: failure.interrupted ? "interrupted" : "a local failure")
+            } else if failure.status == 429 {
+                report.due = options.schedule.afterTooManyRequests(now: now, retryAfter: failure.retryAfter)
+            } else {
+                record.failures += 1
+                report.due = options.schedule.afterFailure(
+                    now: now, failures: record.failures, retryAfter: failure.retryAfter)
+            }
         }
-    }
-
-    private func record(
-        _ feed: Feed, _ outcome: PullOutcome, error: String?, at: Date, nextRetryAt: Date?, malformed: String?
-    ) throws(PullFailure) {
+        record.due = report.due?.at
+        record.dueReason = report.due?.reason
+        record.malformed = report.malformed
+        record.schedule = head.document
+        record.askedFeedURL = head.askedFeedURL
+        record.redirect = head.redirect
         do {
-            try store.recordOutcome(
-                feedID: feed.id, outcome, error: error, at: at, nextRetryAt: nextRetryAt, malformed: malformed)
+            report.movedTo = try store.recordPull(feedID: feed.id, record)
         } catch {
-            throw PullFailure(SyncError(.local, "\(error.message); check the disk and the data home's permissions"))
+            report.error =
+                report.error ?? SyncError(.local, "\(error.message); check the disk and the data home's permissions")
         }
+        return report
     }
 
-    private func walk(_ feed: Feed, options: PullOptions, report: inout PullReport) async throws(PullFailure) {
+    /// What the answer to the feed's own URL (page 1) said, for its schedule and its address.
+    struct HeadAnswer {
+        var headers: [String: String] = [:]
+        /// What its document says of its schedule; nil when it was not read (304, unchanged).
+        var document: FeedSchedule?
+        /// The request was for the feed's URL as stored (not a page of it made by its format).
+        var askedFeedURL = false
+        /// Where its leading 301 and 308 redirects led, if it had any.
+        var redirect: String?
+    }
+
+    private func walk(
+        _ feed: Feed, options: PullOptions, report: inout PullReport, head: inout HeadAnswer
+    ) async throws(PullFailure) {
         // The format is found from the first document unless it was chosen or found before.
         var format = feed.format
         var named = (title: feed.title, site: feed.siteURL)
@@ -178,15 +239,36 @@ public final class SyncEngine: Sendable {
                 }
                 let request = HTTPRequest(
                     url: url, headers: headers, maxBodyBytes: Self.maxDocumentBytes,
-                    spill: downloadPath.map { ($0, Self.inMemoryBytes) })
-                let response = try await fetch(request, options: options)
+                    spill: downloadPath.map { ($0, Self.inMemoryBytes) }, hashesBody: number == 1)
+                let response = try await fetch(request, options: options, report: &report)
                 defer { if let file = response.bodyFile { try? FileManager.default.removeItem(atPath: file) } }
-                report.pages += 1
+                let isHead = number == 1 && link == nil
+                if isHead {
+                    head.headers = response.headers
+                    head.askedFeedURL = url == feed.url
+                    head.redirect = response.permanentlyMovedTo
+                }
                 switch response.status {
                 case 304 where conditional:
                     options.onEvent(.notModified(url: url))
                     action = machine.notModified()
                     continue
+                case 200..<300
+                where conditional && response.bodyHash != nil && response.bodyHash == machine.cursor.bodyHash:
+                    // The same document as last time: nothing to read, but the validators it
+                    // came with are the ones to send next.
+                    options.onEvent(.unchanged(url: url))
+                    try local {
+                        try store.recordValidators(
+                            feedID: feed.id, etag: response.headers["etag"],
+                            lastModified: response.headers["last-modified"])
+                    }
+                    action = machine.notModified()
+                    continue
+                case 410 where isHead:
+                    // The publisher's decision: the feed is not asked again; its items stay.
+                    report.gone = true
+                    return
                 case 200..<300:
                     let found: FeedFormat
                     let context = DocumentContext(url: response.effectiveURL, headers: response.headers, page: number)
@@ -212,6 +294,7 @@ public final class SyncEngine: Sendable {
                     } catch {
                         throw PullFailure(SyncError(.local, "\(error)"))
                     }
+                    if isHead { head.document = page.schedule }
                     if let malformed = page.malformed {
                         report.malformed = "\(url): \(malformed)"
                         options.onEvent(.malformed(url: url, where: malformed))
@@ -247,7 +330,9 @@ public final class SyncEngine: Sendable {
                     }
                     throw PullFailure(SyncError(.data, "\(url) answered \(response.status); check the feed URL"))
                 }
-                validators = .init(etag: response.headers["etag"], lastModified: response.headers["last-modified"])
+                validators = .init(
+                    etag: response.headers["etag"], lastModified: response.headers["last-modified"],
+                    bodyHash: response.bodyHash)
             }
             let bands = try local { try store.bands(feedID: feed.id, keys: page.items.map(\.key)) }
             let step = machine.received(page, validators: validators, bands: bands)
@@ -255,6 +340,7 @@ public final class SyncEngine: Sendable {
                 try local { try store.commit(commit) }
                 options.onCommit(step.refreshedCount > 0)
                 report.newItems += step.newCount
+                report.refreshedItems += step.refreshedCount
                 options.onEvent(
                     .page(
                         url: feed.url, number: number, items: step.count, new: step.newCount,
@@ -313,21 +399,27 @@ public final class SyncEngine: Sendable {
         return try await parsed
     }
 
-    /// One request with retries. Returns any response that is not a transient failure, whatever
-    /// its status.
-    private func fetch(_ request: HTTPRequest, options: PullOptions) async throws(PullFailure) -> HTTPResponse {
+    /// One request with retries, each logged in `report`. Returns any response that is not a
+    /// transient failure, whatever its status.
+    private func fetch(
+        _ request: HTTPRequest, options: PullOptions, report: inout PullReport
+    ) async throws(PullFailure) -> HTTPResponse {
         let policy = options.retry
         var attempt = 1
         while true {
             let reason: String
             var retryAfter: Double? = nil
+            var status: Int? = nil
             do {
                 let response = try await client.get(request)
+                report.requests.append(.init(url: request.url, status: response.status, bytes: response.bodyBytes))
                 guard response.isTransientFailure else { return response }
                 reason = "the server answered \(response.status)"
+                status = response.status
                 retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"])
             } catch {
                 if error.kind == .cancelled || Task.isCancelled { throw PullFailure.interrupted }
+                report.requests.append(.init(url: request.url, status: nil, bytes: 0, failure: error.detail))
                 if error.kind == .localFile { throw PullFailure(SyncError(.local, error.detail)) }
                 guard error.isTransient else {
                     throw PullFailure(SyncError(.data, "\(request.url) could not be used: \(error.detail)"))
@@ -342,7 +434,7 @@ public final class SyncEngine: Sendable {
                         "\(request.url): \(reason) and asked to wait \(Int(retryAfter)) s; "
                             + "the place is saved and pulls skip this feed until then"
                     ),
-                    nextRetryAt: Date().addingTimeInterval(retryAfter))
+                    nextRetryAt: Date().addingTimeInterval(retryAfter), status: status, retryAfter: retryAfter)
             }
             guard attempt < policy.maxAttempts else {
                 throw PullFailure(
@@ -350,7 +442,7 @@ public final class SyncEngine: Sendable {
                         .transient,
                         "\(request.url): \(reason), \(attempt) attempts; "
                             + "the place is saved, the next pull continues from it"
-                    ))
+                    ), status: status, retryAfter: retryAfter)
             }
             let delay = retryAfter.map { max($0, 0) } ?? policy.backoff(afterAttempt: attempt)
             options.onEvent(.retrying(url: request.url, attempt: attempt, delay: delay, reason: reason))
@@ -385,13 +477,25 @@ func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async 
 /// A SyncError on its way out of a pull, with what the feed row should remember.
 struct PullFailure: Error {
     var error: SyncError
+    /// Not to be asked before then (a `Retry-After` longer than a pull waits).
     var nextRetryAt: Date?
-    init(_ error: SyncError, nextRetryAt: Date? = nil) {
+    /// The last status of a request that kept failing, and the `Retry-After` it came with.
+    var status: Int?
+    var retryAfter: Double?
+    var interrupted = false
+
+    init(_ error: SyncError, nextRetryAt: Date? = nil, status: Int? = nil, retryAfter: Double? = nil) {
         self.error = error
         self.nextRetryAt = nextRetryAt
+        self.status = status
+        self.retryAfter = retryAfter
     }
 
     /// The pull was cancelled (SIGINT or SIGTERM): stopped between two transactions.
-    static let interrupted = PullFailure(
-        SyncError(.transient, "interrupted; the place is saved, the next pull continues from it"))
+    static let interrupted: PullFailure = {
+        var failure = PullFailure(
+            SyncError(.transient, "interrupted; the place is saved, the next pull continues from it"))
+        failure.interrupted = true
+        return failure
+    }()
 }

@@ -41,7 +41,7 @@ final class CurlLoop: @unchecked Sendable {
         unavailable = nil
         multi = fs_multi_init()
         fs_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxConnections)
-        fs_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnections)
+        fs_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxHostConnections)
         fs_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         // Keep every connection the limit allows open between transfers: libcurl's default cache
         // follows the number of transfers added, and closed connections that were reopened a
@@ -243,7 +243,9 @@ final class CurlLoop: @unchecked Sendable {
                     HTTPResponse(
                         status: status, headers: transfer.headers, body: transfer.body,
                         effectiveURL: effective.map { String(cString: $0) } ?? transfer.request.url,
-                        bodyFile: transfer.closeSpill() ? transfer.request.spill?.path : nil))
+                        bodyFile: transfer.closeSpill() ? transfer.request.spill?.path : nil,
+                        bodyBytes: transfer.received, redirects: transfer.redirects,
+                        bodyHash: transfer.request.hashesBody ? transfer.bodyHash : nil))
             } else {
                 // libcurl reports a connection closed inside the header block as a whole response.
                 result = .failure(
@@ -304,7 +306,12 @@ final class Transfer: @unchecked Sendable {
     var lane: HTTPLane?
     var headerList: UnsafeMutablePointer<curl_slist>?
     var headers: [String: String] = [:]
+    /// The status of the response whose headers are arriving, and the redirects before it.
+    var status = 0
+    var redirects: [HTTPRedirect] = []
     var body = Data()
+    /// FNV-1a of the body so far, with `HTTPRequest.hashesBody`.
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     /// Bytes of the body received so far, in memory or in the spill file.
     var received = 0
     /// The spill file, once the body outgrew memory.
@@ -320,6 +327,29 @@ final class Transfer: @unchecked Sendable {
 
     init(request: HTTPRequest) {
         self.request = request
+    }
+
+    var bodyHash: String {
+        let hex = String(hash, radix: 16)
+        return "fnv1a64:" + String(repeating: "0", count: 16 - hex.count) + hex + ":\(received)"
+    }
+
+    /// A new response begins (`line`: its status line): the one before it was a redirect when it
+    /// had a 3xx status and a `Location`, which libcurl follows; it is noted with its target made
+    /// absolute.
+    func beginResponse(_ line: UnsafeBufferPointer<UInt8>) {
+        if (300...399).contains(status), let location = headers["location"] {
+            let from = redirects.last?.url ?? request.url
+            let target = URL(string: location, relativeTo: URL(string: from))?.absoluteString ?? location
+            redirects.append(HTTPRedirect(status: status, url: target))
+        }
+        // "HTTP/1.1 301 Moved", "HTTP/2 308": the three digits after the first space.
+        let digits = line.drop { $0 != 0x20 }.dropFirst().prefix(3)
+        status =
+            digits.count == 3 && digits.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+            ? Int(String(decoding: digits, as: UTF8.self))! : 0
+        headers.removeAll()  // a new response after a redirect or a 100 Continue
+        headersComplete = false
     }
 
     func finish(_ result: Result<HTTPResponse, TransportError>) {
@@ -411,6 +441,13 @@ private let curlWriteBody: curl_write_callback = { data, size, count, context in
         return 0  // makes libcurl fail the transfer with CURLE_WRITE_ERROR
     }
     guard let data else { return length }
+    if transfer.request.hashesBody {
+        var hash = transfer.hash
+        for byte in UnsafeRawBufferPointer(start: data, count: length) {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        transfer.hash = hash
+    }
     let kept = data.withMemoryRebound(to: UInt8.self, capacity: length) { transfer.append($0, count: length) }
     return kept ? length : 0
 }
@@ -421,8 +458,7 @@ private let curlWriteHeader: curl_write_callback = { data, size, count, context 
     guard let data else { return length }
     let line = UnsafeRawBufferPointer(start: data, count: length).bindMemory(to: UInt8.self)
     if line.starts(with: "HTTP/".utf8) {
-        transfer.headers.removeAll()  // a new response after a redirect or a 100 Continue
-        transfer.headersComplete = false
+        transfer.beginResponse(line)
     } else if line.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) {
         transfer.headersComplete = true
     } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {

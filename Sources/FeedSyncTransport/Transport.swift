@@ -13,15 +13,19 @@ public struct HTTPRequest: Sendable {
     /// A body longer than `spill.above` bytes is written to the file at `spill.path` instead of
     /// being held in memory (see `HTTPResponse.bodyFile`).
     public var spill: (path: String, above: Int)?
+    /// Hash the body as it arrives (`HTTPResponse.bodyHash`), so an unchanged document is known
+    /// without reading it again.
+    public var hashesBody: Bool
 
     public init(
         url: String, headers: [(name: String, value: String)] = [], maxBodyBytes: Int = 64 << 20,
-        spill: (path: String, above: Int)? = nil
+        spill: (path: String, above: Int)? = nil, hashesBody: Bool = false
     ) {
         self.url = url
         self.headers = headers
         self.maxBodyBytes = maxBodyBytes
         self.spill = spill
+        self.hashesBody = hashesBody
     }
 }
 
@@ -63,13 +67,31 @@ public struct HTTPResponse: Sendable {
     /// Set when the body went to the request's spill file; `body` is then empty. The caller
     /// removes the file.
     public var bodyFile: String?
+    /// The body's length, in memory or in the file.
+    public var bodyBytes: Int
+    /// The redirects followed to get here, in order.
+    public var redirects: [HTTPRedirect]
+    /// With `HTTPRequest.hashesBody`: FNV-1a (64 bits) of the body and its length, as text.
+    public var bodyHash: String?
 
-    public init(status: Int, headers: [String: String], body: Data, effectiveURL: String, bodyFile: String? = nil) {
+    public init(
+        status: Int, headers: [String: String], body: Data, effectiveURL: String, bodyFile: String? = nil,
+        bodyBytes: Int? = nil, redirects: [HTTPRedirect] = [], bodyHash: String? = nil
+    ) {
         self.status = status
         self.headers = headers
         self.body = body
         self.effectiveURL = effectiveURL
         self.bodyFile = bodyFile
+        self.bodyBytes = bodyBytes ?? body.count
+        self.redirects = redirects
+        self.bodyHash = bodyHash
+    }
+
+    /// Where the request's URL has moved for good: the URL reached through the leading 301 and
+    /// 308 redirects, nil when the first answer was not one of them.
+    public var permanentlyMovedTo: String? {
+        redirects.prefix { $0.status == 301 || $0.status == 308 }.last?.url
     }
 
     /// The status says the server may answer better later (timeout, too early, too many
@@ -79,6 +101,16 @@ public struct HTTPResponse: Sendable {
         case 408, 425, 429, 500...599: true
         default: false
         }
+    }
+}
+
+/// One redirect a transfer followed: its status and the absolute URL it pointed to.
+public struct HTTPRedirect: Sendable, Equatable {
+    public var status: Int
+    public var url: String
+    public init(status: Int, url: String) {
+        self.status = status
+        self.url = url
     }
 }
 
@@ -137,11 +169,14 @@ public struct TransportConfiguration: Sendable {
     public var totalTimeout: Int
     /// Transfers running at once; more are queued by libcurl.
     public var maxConnections: Int
+    /// Connections to one host at once, pages and pictures together; more transfers to it wait.
+    public var maxHostConnections: Int
 
     public init(
         userAgent: String, connectTimeout: Int = 10, lowSpeedBytes: Int = 1,
-        lowSpeedSeconds: Int = 20, totalTimeout: Int = 300, maxConnections: Int = 8
+        lowSpeedSeconds: Int = 20, totalTimeout: Int = 300, maxConnections: Int = 8, maxHostConnections: Int? = nil
     ) {
+        self.maxHostConnections = maxHostConnections ?? maxConnections
         self.userAgent = userAgent
         self.connectTimeout = connectTimeout
         self.lowSpeedBytes = lowSpeedBytes

@@ -30,13 +30,13 @@ import Testing
 
             server.prepend(15)
             server.clearLog()
-            let head = try await cli.run("pull")
+            let head = try await cli.run("pull", "--force")
             #expect(head.status == 0, "\(head.stderr)")
             #expect(server.requestedPages == [1, 2], "the new head only")
             #expect(try await cli.listedKeys() == server.expectedKeys)
 
             server.clearLog()
-            #expect(try await cli.run("pull").status == 0)
+            #expect(try await cli.run("pull", "--force").status == 0)
             #expect(server.feedRequests.map(\.status) == [304])
         }
     }
@@ -67,7 +67,7 @@ import Testing
             try await Task.sleep(nanoseconds: 500_000_000)
             server.setFaults(Faults())
             server.clearLog()
-            let resumed = try await cli.run("pull")
+            let resumed = try await cli.run("pull", "--force")
             #expect(resumed.status == 0, "\(resumed.stderr)")
             #expect(try await cli.listedKeys() == server.expectedKeys)
             let committed = kept.count / 10
@@ -166,7 +166,7 @@ import Testing
             #expect(wrong.status == 65)
             #expect(
                 wrong.stderr.contains("the document is XML, not jsonfeed as chosen with --format"), "\(wrong.stderr)")
-            let again = try await cli.run("pull")
+            let again = try await cli.run("pull", "--force")
             #expect(again.status == 65, "the choice is remembered")
             #expect(try await cli.run("status").stdout.contains("format:        jsonfeed (chosen with --format)"))
 

@@ -19,10 +19,6 @@ import Testing
     }
 
     /// Runs SQL on the store as another program would.
-    func edit(_ cli: CLI, _ sql: String) throws {
-        try DatabaseQueue(path: cli.databasePath).writeWithoutTransaction { try $0.execute(sql: sql) }
-    }
-
     // MARK: Links planted in the data home
 
     /// A folder outside the data home holding a file `canary` that says "keep": what a planted
@@ -89,8 +85,7 @@ import Testing
         let cli = try CLI()
         try await withServer(items: Self.goodItems, perPage: 10) { server, _ in
             let url = try await pulled(cli, server)
-            try edit(
-                cli,
+            try cli.execute(
                 """
                 UPDATE item SET title = X'FF80C0' WHERE key = 'item-30';
                 UPDATE item SET title = 42, link = X'00FF' WHERE key = 'item-29';
@@ -109,8 +104,8 @@ import Testing
         let cli = try CLI()
         try await withServer(items: Self.goodItems, perPage: 10) { server, _ in
             let url = try await pulled(cli, server)
-            try edit(cli, "INSERT INTO grdb_migrations (identifier) VALUES ('0099_from_the_future')")
-            try edit(cli, "PRAGMA wal_checkpoint(TRUNCATE)")
+            try cli.execute("INSERT INTO grdb_migrations (identifier) VALUES ('0099_from_the_future')")
+            try cli.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             let before = try Data(contentsOf: URL(fileURLWithPath: cli.databasePath))
             for arguments in [["list"], ["status"], ["pull"], ["gc"], ["pull", "--feed", url]] {
                 let result = try await cli.start(arguments).wait()
@@ -174,8 +169,7 @@ import Testing
         let cli = try CLI()
         try await withServer(items: Self.goodItems, perPage: 10) { server, _ in
             let url = try await pulled(cli, server)
-            try edit(
-                cli,
+            try cli.execute(
                 """
                 INSERT OR REPLACE INTO reading_position (scope, page, per_page, updated_at)
                     VALUES ('*', 9223372036854775807, 500, 9e18);
@@ -183,7 +177,9 @@ import Testing
                     backfill_page = 9223372036854775807, backfill_total = -9223372036854775807, backfill_done = 0;
                 """)
             server.prepend(5)
-            for arguments in [["pull"], ["pull", "--images", "all"], ["gc"], ["list"], ["status"]] {
+            for arguments in [
+                ["pull", "--force"], ["pull", "--force", "--images", "all"], ["gc"], ["list"], ["status"],
+            ] {
                 let result = try await cli.start(arguments).wait()
                 try HostileTests.expectSound(cli, result, status: 0, good: nil)
             }

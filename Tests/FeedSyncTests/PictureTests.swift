@@ -130,7 +130,7 @@ import Testing
             faults.pictureURLs[40] = "\(await server.baseURL)/pictures/77.png"
             server.setFaults(faults)
             server.clearLog()
-            let pull = try await cli.run("pull", "--images", "all")
+            let pull = try await cli.run("pull", "--force", "--images", "all")
             #expect(pull.status == 0, "\(pull.stderr)")
             #expect(server.pictureRequests == ["/pictures/77.png"])
             #expect(try await pictures(cli).allSatisfy { $0.status == "cached" })

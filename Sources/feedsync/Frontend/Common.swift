@@ -111,6 +111,25 @@ func validateFeedURL(_ url: String, option: String = "--feed") throws {
     }
 }
 
+/// A duration on the command line: minutes, or a number with `s`, `m` or `h` (`900s`, `15m`,
+/// `1h`), from 0 to 24 hours.
+enum Interval {
+    static func parse(_ text: String) throws -> Double {
+        var digits = text.trimmingCharacters(in: .whitespaces).lowercased()
+        var unit = 60.0
+        if let last = digits.last, let seconds = ["s": 1.0, "m": 60, "h": 3600][String(last)] {
+            unit = seconds
+            digits.removeLast()
+        }
+        guard !digits.isEmpty, digits.count <= 9, let value = Double(digits), value >= 0,
+            value * unit <= Schedule.maxInterval
+        else {
+            throw ValidationError("\(String(reflecting: text)) is not a duration from 0 to 24h; write e.g. 15m or 1h")
+        }
+        return value * unit
+    }
+}
+
 /// `value` within `range`, else a usage error naming the option.
 func check<T: Comparable>(_ value: T, in range: ClosedRange<T>, _ option: String) throws {
     guard range.contains(value) else {

@@ -11,7 +11,7 @@ final class PullReporting: Sendable {
     let failure: @Sendable (Int, SyncError) -> String?
     private let localFault = Mutex<String?>(nil)
     /// Pictures stored and failed per feed, for the summaries.
-    private let pictures = Mutex<[Int64: (count: Int, bytes: Int, failed: Int)]>([:])
+    private let pictures = Mutex<[Int64: PictureTally]>([:])
 
     init(
         progress: ProgressLine?, verbose: Bool,
@@ -23,6 +23,9 @@ final class PullReporting: Sendable {
     }
 
     var hadLocalFault: Bool { localFault.withLock { $0 != nil } }
+
+    /// Pictures stored and failed per feed number.
+    var tally: [Int64: PictureTally] { pictures.withLock { $0 } }
 
     /// "12 pictures (240 KB)", with failures, for the feed numbered `feedID`; nil when none.
     func pictures(of feedID: Int64) -> String? {
@@ -41,10 +44,10 @@ final class PullReporting: Sendable {
             switch event {
             case .cached(_, let bytes, let feedID):
                 pictures.withLock {
-                    $0[feedID, default: (0, 0, 0)].count += 1
-                    $0[feedID, default: (0, 0, 0)].bytes += bytes
+                    $0[feedID, default: PictureTally()].count += 1
+                    $0[feedID, default: PictureTally()].bytes += bytes
                 }
-            case .failed(_, _, let feedID): pictures.withLock { $0[feedID, default: (0, 0, 0)].failed += 1 }
+            case .failed(_, _, let feedID): pictures.withLock { $0[feedID, default: PictureTally()].failed += 1 }
             default: break
             }
             if case .localFault(let reason) = event,
@@ -58,13 +61,18 @@ final class PullReporting: Sendable {
             }
             progress?.record(event)
             if verbose { Pull.log(event) }
-        case .finished(let index, .failure(let error)):
-            guard !Task.isCancelled else { return }  // interrupted: said once, after
+        case .finished(let index, let report):
+            guard let error = report.error, !Task.isCancelled else { return }  // interrupted: said once, after
             guard let sentence = failure(index, error) else { return }
             progress?.clear()
             complain(sentence)
-        case .finished:
-            break
         }
     }
+}
+
+/// One feed's pictures in a pull.
+struct PictureTally: Sendable {
+    var count = 0
+    var bytes = 0
+    var failed = 0
 }

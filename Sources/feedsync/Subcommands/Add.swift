@@ -97,14 +97,9 @@ struct Add: AsyncParsableCommand {
         let report = PullReporting(progress: talk ? ProgressLine() : nil, verbose: false, failure: { _, _ in nil })
         let outcome = await library.pull([feed], settings: settings, onUpdate: report.update).first ?? nil
         report.progress?.clear()
-        switch outcome {
-        case .success(let pulled)?:
-            return .pulled(feed, pulled)
-        case .failure(let error)?:
-            let forgotten = try error.kind == .data && fail(on: { try library.forgetIfNeverStored(feed) })
-            return .failed(error, kept: !forgotten)
-        case nil:
-            throw ExitCode(Exit.tempFail)
-        }
+        guard let outcome else { throw ExitCode(Exit.tempFail) }
+        guard let error = outcome.error else { return .pulled(feed, outcome) }
+        let forgotten = try error.kind == .data && fail(on: { try library.forgetIfNeverStored(feed) })
+        return .failed(error, kept: !forgotten)
     }
 }

@@ -27,7 +27,9 @@ struct Feeds: AsyncParsableCommand {
                 {"number": \(feed.id), "title": \(JSON.string(feed.name)), "url": \(JSON.string(feed.url)), \
                 "folder": \(JSON.string(feed.folder)), "items": \(summary.items), "unread": \(summary.unread), \
                 "last_pull": \(JSON.string(feed.lastPullAt.map(iso))), \
-                "outcome": \(JSON.string(feed.lastOutcome?.rawValue))}
+                "outcome": \(JSON.string(feed.lastOutcome?.rawValue)), \
+                "due_at": \(JSON.string(feed.dueAt.map(iso))), "due_reason": \(JSON.string(feed.dueReason)), \
+                "gone": \(feed.goneAt != nil)}
                 """
         }
         return "{\"feeds\": [\(feeds.joined(separator: ", "))]}"
@@ -44,6 +46,7 @@ struct Feeds: AsyncParsableCommand {
             var line = "\(number)  \(Terminal.safe(feed.name))"
             if feed.name != feed.url { line += "  \(Terminal.safe(feed.url))" }
             line += "  · \(summary.items) items, \(summary.unread) unread · \(pulled)"
+            if feed.goneAt != nil { line += " · gone (410), not asked again" }
             return line
         }.joined(separator: "\n")
     }

@@ -11,9 +11,12 @@ struct Pull: AsyncParsableCommand {
         commandName: "pull",  // named here, not derived from the type's name at every start
         abstract: "Page through remote feeds and store their items.",
         discussion: """
-            With --feed (repeatable), those feeds are remembered and pulled; without it, every \
-            remembered feed is pulled. A pull continues where the last one stopped. Made for cron: \
-            */15 * * * * feedsync pull --quiet
+            Without --feed, every feed that is due is pulled: when its server and its document \
+            allow (Cache-Control, Expires, ttl, sy:updatePeriod, Retry-After, skipHours, skipDays), \
+            at least --min-interval apart and at most a day, later after failures. With --feed \
+            (repeatable), those feeds are remembered and pulled now, but not before a Retry-After; \
+            --force pulls every feed now. A pull continues where the last one stopped. Made for \
+            cron: */15 * * * * feedsync pull --quiet
             """)
 
     @OptionGroup var homeOptions: HomeOptions
@@ -55,6 +58,22 @@ struct Pull: AsyncParsableCommand {
         help: ArgumentHelp("Give up on a transfer that makes no progress for this many seconds.", valueName: "seconds"))
     var timeout = 20
 
+    @Flag(help: "Ask every feed now, even one not due or whose server asked to wait (Retry-After).")
+    var force = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Ask a feed at most this often (minutes, or with s, m or h: 900s, 15m, 1h; at most 24h).",
+            valueName: "duration"),
+        transform: Interval.parse)
+    var minInterval: Double = Schedule.defaultMinInterval
+
+    @Option(help: ArgumentHelp("Connections to one host at once, pages and pictures together.", valueName: "n"))
+    var perHost = 2
+
+    @Flag(help: "Print one JSON object for the run: each feed's requests, items, pictures and next due time.")
+    var json = false
+
     @Flag(help: "Print nothing but errors.")
     var quiet = false
 
@@ -68,6 +87,7 @@ struct Pull: AsyncParsableCommand {
         }
         if let maxPages { try check(maxPages, in: 1...1_000_000, "--max-pages") }
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
+        try check(perHost, in: 1...16, "--per-host")
         try check(prefetchPages, in: PictureOptions.prefetchPages, "--prefetch-pages")
         try check(imageConcurrency, in: 1...64, "--image-concurrency")
         try check(feedConcurrency, in: 1...16, "--feed-concurrency")
@@ -103,7 +123,11 @@ struct Pull: AsyncParsableCommand {
             cacheBudget: try pictureOptions.budget(library))
         settings.feedConcurrency = feedConcurrency
         settings.timeout = timeout
-        let talk = !quiet && Terminal.isInteractive
+        settings.perHost = perHost
+        settings.schedule = Schedule(minInterval: minInterval)
+        settings.asking = force ? .forced : feed.isEmpty ? .due : .named
+        let talk = !quiet && !json && Terminal.isInteractive
+        let started = Date()
         // A feed this run subscribed whose first pull failed for good is not kept, and the one
         // sentence about its failure says so.
         let report = PullReporting(progress: talk ? ProgressLine() : nil, verbose: verbose) { [new] index, error in
@@ -123,14 +147,17 @@ struct Pull: AsyncParsableCommand {
             throw ExitCode(Exit.tempFail)
         }
         var worst: SyncError.Kind? = report.hadLocalFault ? .local : nil
-        for (feed, outcome) in zip(feeds, outcomes) {
-            switch outcome {
-            case .success(let pulled)?:
-                if talk { try Output.line(Self.summary(pulled, pictures: report.pictures(of: feed.id))) }
-            case .failure(let error)?:
+        for (feed, pulled) in zip(feeds, outcomes) {
+            guard let pulled else { continue }
+            if let error = pulled.error {
                 worst = max(worst ?? error.kind, error.kind)
-            case nil: break
+            } else if talk && pulled.skipped == nil {
+                try Output.line(Self.summary(pulled, pictures: report.pictures(of: feed.id)))
             }
+        }
+        if json {
+            try Output.line(
+                RunReport(started: started, feeds: feeds, reports: outcomes, pictures: report.tally).json)
         }
         if let worst { throw ExitCode(Exit.code(for: worst)) }
     }
@@ -162,16 +189,32 @@ struct Pull: AsyncParsableCommand {
 
     static func summary(_ report: PullReport, pictures: String? = nil) -> String {
         let url = Terminal.safe(report.url)
-        if let until = report.skippedUntil { return "\(url): skipped, the server asked to wait until \(iso(until))" }
+        if let skip = report.skipped { return "\(url): \(words(skip))" }
+        if report.gone {
+            return "\(url): gone (410): the publisher removed it; it is not asked again, feedsync remove clears it"
+        }
+        let requests = report.requests.count
         var line =
             "\(url): \(report.newItems) new item\(report.newItems == 1 ? "" : "s"), "
-            + "\(report.pages) request\(report.pages == 1 ? "" : "s")" + (pictures.map { ", " + $0 } ?? "")
+            + "\(requests) request\(requests == 1 ? "" : "s")" + (pictures.map { ", " + $0 } ?? "")
         switch report.finish {
         case .budgetSpent: line += "; --max-pages reached, the next pull continues"
         case .endless(let reason): line += "; stopped an endless feed (\(reason))"
         default: break
         }
+        if let moved = report.movedTo { line += "; moved for good to \(Terminal.safe(moved))" }
+        if let due = report.due { line += "; due \(LocalTime.short(due.at)), \(due.reason)" }
         return line
+    }
+
+    /// Why a feed was not asked: "skipped, due 14:05, ttl 60 min".
+    static func words(_ skip: Schedule.Skip) -> String {
+        switch skip {
+        case .gone(let at): "skipped, gone since \(LocalTime.short(at)) (410); feedsync remove clears it"
+        case .retryAfter(let until): "skipped, the server asked to wait until \(LocalTime.short(until)) (Retry-After)"
+        case .notDue(let due, let reason):
+            "skipped, due \(LocalTime.short(due))" + (reason.isEmpty ? "" : ", \(reason)")
+        }
     }
 
     static func log(_ event: PictureEvent) {
@@ -188,12 +231,13 @@ struct Pull: AsyncParsableCommand {
         let line: String =
             switch event {
             case .notModified(let url): "\(url): not modified"
+            case .unchanged(let url): "\(url): the same document as last time; not read again"
             case .page(let url, let number, let items, let new, _, let skipped):
                 "\(url): page \(number), \(items) items, \(new) new"
                     + (skipped > 0 ? ", \(skipped) skipped (no usable id, or an id or URL over its limit)" : "")
             case .retrying(let url, let attempt, let delay, let reason):
                 "\(url): \(reason); retry \(attempt) in \(String(format: "%.1f", delay)) s"
-            case .skipped(let url, let until): "\(url): skipped until \(iso(until)) as the server asked"
+            case .skipped(let url, let skip): "\(url): \(words(skip))"
             case .endless(let url, let reason): "\(url): stopped an endless feed: \(reason)"
             case .linkRefused(let url, let status):
                 "\(url): answered \(status) to a saved link; starting again from the head"

@@ -25,6 +25,12 @@ struct Status: AsyncParsableCommand {
         }
     }
 
+    /// When a plain pull asks for the feed next, and why.
+    static func due(_ feed: Feed) -> String {
+        guard let due = feed.dueAt, due > Date() else { return "at the next pull" }
+        return "due \(LocalTime.short(due))" + (feed.dueReason.map { " (\(Terminal.safe($0)))" } ?? "")
+    }
+
     func backfill(_ cursor: FeedCursor) -> String {
         if cursor.backfillDone { return cursor.backfillNote.map { "ended: \(Terminal.safe($0))" } ?? "complete" }
         guard let next = cursor.backfillPage else { return "not started" }
@@ -53,7 +59,29 @@ struct Status: AsyncParsableCommand {
         } else {
             lines.append("  last pull:     never")
         }
-        if let next = feed.nextRetryAt, next > Date() { lines.append("  next retry:    \(iso(next))") }
+        if let gone = feed.goneAt {
+            lines.append(
+                "  gone:          the server answered 410 Gone \(relative(gone)); not asked again, "
+                    + "feedsync remove \(feed.id) clears it")
+        } else {
+            lines.append("  next pull:     \(Self.due(feed))")
+        }
+        if feed.failures > 0 {
+            lines.append("  failures:      \(feed.failures) in a row; the next attempt waits longer after each")
+        }
+        if let next = feed.nextRetryAt, next > Date() {
+            lines.append("  retry after:   \(LocalTime.short(next)), as the server asked (only --force asks before)")
+        }
+        if let from = feed.movedFrom {
+            lines.append(
+                "  moved:         from \(Terminal.safe(from)) \(feed.movedAt.map { relative($0) } ?? ""), "
+                    + "a permanent redirect seen on two pulls in a row")
+        }
+        if let target = feed.redirectURL {
+            lines.append(
+                "  redirected:    permanently to \(Terminal.safe(target)) at the last pull; "
+                    + "the URL moves there if the next pull is redirected too")
+        }
         if let malformed = feed.malformed {
             lines.append("  malformed:     \(Terminal.safe(malformed)); its items were read past the damage")
         }
@@ -83,6 +111,10 @@ struct Status: AsyncParsableCommand {
             "last_outcome": \(JSON.string(feed.lastOutcome?.rawValue)), \
             "last_error": \(JSON.string(feed.lastError)), \
             "next_retry_at": \(JSON.string(feed.nextRetryAt.map(iso))), \
+            "due_at": \(JSON.string(feed.dueAt.map(iso))), "due_reason": \(JSON.string(feed.dueReason)), \
+            "failures": \(feed.failures), "gone_at": \(JSON.string(feed.goneAt.map(iso))), \
+            "moved_from": \(JSON.string(feed.movedFrom)), "moved_at": \(JSON.string(feed.movedAt.map(iso))), \
+            "redirect_url": \(JSON.string(feed.redirectURL)), \
             "malformed": \(JSON.string(feed.malformed)), \
             "pictures": {\(pictures.joined(separator: ", ")), "cached_bytes": \(status.pictures[.cached]?.bytes ?? 0)}}
             """

@@ -1,6 +1,7 @@
 import FeedSyncDemoServer
 import FeedSyncStore
 import Foundation
+import GRDB
 import Testing
 
 /// A fresh temp folder, removed when the test is done with it.
@@ -105,6 +106,15 @@ final class CLI: Sendable {
     /// test's feed server runs there).
     func run(_ arguments: String...) async throws -> RunResult {
         try await start(arguments).wait()
+    }
+
+    func run(_ arguments: [String]) async throws -> RunResult {
+        try await start(arguments).wait()
+    }
+
+    /// Changes the store behind the binary's back, as another program could.
+    func execute(_ sql: String) throws {
+        try DatabaseQueue(path: databasePath).writeWithoutTransaction { try $0.execute(sql: sql) }
     }
 
     /// Every item of `list --json`, page after page, parsed.

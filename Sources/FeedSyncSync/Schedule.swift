@@ -1,0 +1,166 @@
+import FeedSyncFeed
+import FeedSyncStore
+import Foundation
+
+/// When a feed is asked for again, and why: the largest wait its server (Cache-Control, Expires,
+/// Retry-After) or its document (RSS `ttl`, `sy:updatePeriod`) asks for, at least `minInterval`
+/// and at most a day, moved out of the hours and days the document skips; after failures, a wait
+/// doubling from 15 minutes to a day. Pure: `ScheduleTests` checks each rule.
+public struct Schedule: Sendable {
+    /// The shortest wait between two asks of one feed (`pull --min-interval`).
+    public var minInterval: Double
+    public static let defaultMinInterval: Double = 900
+    /// The longest: a server asking for more is asked again after a day.
+    public static let maxInterval: Double = 86_400
+    /// The first wait after a failure; each failure in a row doubles it, up to `maxInterval`.
+    public static let firstBackoff: Double = 900
+
+    public init(minInterval: Double = Schedule.defaultMinInterval) {
+        self.minInterval = minInterval
+    }
+
+    public struct Due: Sendable, Equatable {
+        public var at: Date
+        /// In words, for `status` and `pull --verbose`: "ttl 60 min".
+        public var reason: String
+    }
+
+    /// After the server answered (200, or 304 Not Modified), with the head response's `headers`
+    /// and what the feed's document says (`document`).
+    public func afterSuccess(now: Date, headers: [String: String], document: FeedSchedule) -> Due {
+        var waits: [(seconds: Double, reason: String)] = [(minInterval, "minimum interval \(Self.words(minInterval))")]
+        if let maxAge = Self.maxAge(headers["cache-control"]) {
+            waits.append((maxAge, "max-age \(Self.words(maxAge))"))
+        }
+        if let expires = Self.expires(headers, now: now) {
+            waits.append((expires, "Expires in \(Self.words(expires))"))
+        }
+        if let ttl = document.ttlMinutes { waits.append((Double(ttl) * 60, "ttl \(Self.words(Double(ttl) * 60))")) }
+        if let update = document.updateSeconds {
+            waits.append((Double(update), "sy:updatePeriod \(Self.words(Double(update)))"))
+        }
+        if let retryAfter = RetryPolicy.retryAfter(headers["retry-after"], now: now) {
+            waits.append((retryAfter, "Retry-After \(Self.words(retryAfter))"))
+        }
+        // The first of the largest: the minimum interval when nothing asks for more.
+        var longest = waits[0]
+        for wait in waits.dropFirst() where wait.seconds > longest.seconds { longest = wait }
+        if longest.seconds > Self.maxInterval { longest = (Self.maxInterval, longest.reason + ", at most a day") }
+        return Self.outOfSkipped(Due(at: now.addingTimeInterval(longest.seconds), reason: longest.reason), document)
+    }
+
+    /// After a failure, the `failures`-th in a row; `retryAfter`: seconds the server asked for.
+    public func afterFailure(now: Date, failures: Int, retryAfter: Double?) -> Due {
+        let doubled = Self.firstBackoff * pow(2, Double(min(max(failures, 1), 20) - 1))
+        let backoff = max(minInterval, min(Self.maxInterval, doubled))
+        let counted = failures == 1 ? "1 failure" : "\(failures) failures in a row"
+        if let retryAfter, retryAfter > backoff {
+            return Due(at: now.addingTimeInterval(retryAfter), reason: "Retry-After \(Self.words(retryAfter))")
+        }
+        return Due(at: now.addingTimeInterval(backoff), reason: "\(counted), waits \(Self.words(backoff))")
+    }
+
+    /// After a 429 Too Many Requests, which is the server's load, not the feed's failure: the
+    /// `Retry-After` it gave, at least the minimum interval.
+    public func afterTooManyRequests(now: Date, retryAfter: Double?) -> Due {
+        let wait = min(Self.maxInterval, max(minInterval, retryAfter ?? 0))
+        return Due(at: now.addingTimeInterval(wait), reason: "429 Too Many Requests, waits \(Self.words(wait))")
+    }
+
+    /// How a pull treats a feed's due time.
+    public enum Asking: Sendable {
+        /// A plain `pull`: only feeds that are due.
+        case due
+        /// `pull --feed`: asked anyway, but not before a `Retry-After`.
+        case named
+        /// `pull --force`: asked, whatever the server said.
+        case forced
+    }
+
+    /// Why a feed is not asked for now.
+    public enum Skip: Sendable, Equatable {
+        /// 410 Gone, then.
+        case gone(Date)
+        /// The server's `Retry-After` runs until then.
+        case retryAfter(Date)
+        /// Not due until then, for this reason.
+        case notDue(Date, String)
+    }
+
+    /// Whether to leave `feed` alone in a pull that asks so: gone feeds always; a feed whose
+    /// server asked to wait, unless forced; a feed not due yet, in a plain pull.
+    public static func skip(_ feed: Feed, asking: Asking, now: Date) -> Skip? {
+        if let gone = feed.goneAt { return .gone(gone) }
+        if asking != .forced, let until = feed.nextRetryAt, until > now { return .retryAfter(until) }
+        if asking == .due, let due = feed.dueAt, due > now { return .notDue(due, feed.dueReason ?? "") }
+        return nil
+    }
+
+    // MARK: What servers and documents say
+
+    /// The largest `max-age` or `s-maxage` of a Cache-Control header, in seconds.
+    static func maxAge(_ header: String?) -> Double? {
+        guard let header, header.utf8.count <= 1024 else { return nil }
+        var longest: Double?
+        for directive in header.split(separator: ",") {
+            let parts = directive.split(separator: "=", maxSplits: 1).map {
+                $0.trimmingCharacters(in: .whitespaces).lowercased()
+            }
+            guard parts.count == 2, parts[0] == "max-age" || parts[0] == "s-maxage" else { continue }
+            let digits = parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { continue }
+            let seconds = digits.utf8.count > 9 ? 1e9 : Double(digits)!  // the wait is cut to a day later
+            longest = max(longest ?? 0, seconds)
+        }
+        return longest
+    }
+
+    /// Seconds until `Expires`, counted from the response's `Date` when it has one (so a client
+    /// clock that is off does not matter), else from now; nil when it is past or not a date.
+    static func expires(_ headers: [String: String], now: Date) -> Double? {
+        guard let expires = httpDate(headers["expires"]) else { return nil }
+        let from = httpDate(headers["date"]) ?? now
+        let seconds = expires.timeIntervalSince(from)
+        return seconds > 0 ? seconds : nil
+    }
+
+    static func httpDate(_ value: String?) -> Date? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty, value.utf8.count <= 64 else {
+            return nil
+        }
+        return FeedDate.parse(value).map { Date(timeIntervalSince1970: Double($0)) }
+    }
+
+    /// Moves `due` to the first hour (UTC) that the document's skipHours and skipDays allow. A
+    /// document that skips every hour (or every day) is not obeyed: the feed would never be asked.
+    static func outOfSkipped(_ due: Due, _ document: FeedSchedule) -> Due {
+        let everyHour = (1 << 24) - 1
+        let everyDay = (1 << 7) - 1
+        let hours = document.skipHours == everyHour ? 0 : document.skipHours
+        let days = document.skipDays == everyDay ? 0 : document.skipDays
+        guard hours != 0 || days != 0 else { return due }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        var at = due.at
+        var moved: Set<String> = []
+        for _ in 0..<(8 * 24) {
+            let parts = calendar.dateComponents([.hour, .weekday], from: at)
+            let skipsDay = days & (1 << (parts.weekday! - 1)) != 0
+            let skipsHour = hours & (1 << parts.hour!) != 0
+            guard skipsDay || skipsHour else { break }
+            moved.insert(skipsDay ? "skipDays" : "skipHours")
+            // The start of the next hour.
+            at = calendar.dateInterval(of: .hour, for: at)!.end
+        }
+        guard !moved.isEmpty else { return due }
+        return Due(at: at, reason: due.reason + ", then " + moved.sorted().joined(separator: " and "))
+    }
+
+    /// A wait in words: "45 s", "15 min", "2 h", "1 h 30 min".
+    public static func words(_ seconds: Double) -> String {
+        if seconds < 60 { return "\(Int(seconds.rounded())) s" }
+        let minutes = Int((seconds / 60).rounded())
+        if minutes < 120 { return "\(minutes) min" }
+        return minutes % 60 == 0 ? "\(minutes / 60) h" : "\(minutes / 60) h \(minutes % 60) min"
+    }
+}

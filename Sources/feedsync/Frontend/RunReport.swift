@@ -1,0 +1,68 @@
+import FeedSyncStore
+import FeedSyncSync
+import Foundation
+
+/// `pull --json`: one object for the whole run. Field names are stable (the README lists them).
+struct RunReport {
+    var started: Date
+    var feeds: [Feed]
+    /// Each feed's report, nil when the run was interrupted before it.
+    var reports: [PullReport?]
+    var pictures: [Int64: PictureTally]
+
+    var json: String {
+        var asked: [String] = []
+        var skipped: [String] = []
+        for (feed, report) in zip(feeds, reports) {
+            guard let report else { continue }
+            let start = "{\"number\": \(feed.id), \"url\": \(JSON.string(feed.url)), "
+            if let skip = report.skipped {
+                skipped.append(start + Self.fields(skip) + "}")
+            } else {
+                asked.append(start + fields(report, feedID: feed.id) + "}")
+            }
+        }
+        return """
+            {"started_at": \(JSON.string(iso(started))), "ended_at": \(JSON.string(iso(Date()))), \
+            "requests": \(reports.reduce(0) { $0 + ($1?.requests.count ?? 0) }), \
+            "feeds": [\(asked.joined(separator: ", "))], "skipped": [\(skipped.joined(separator: ", "))]}
+            """
+    }
+
+    private func fields(_ report: PullReport, feedID: Int64) -> String {
+        let outcome =
+            switch report.error?.kind {
+            case nil: report.gone ? "gone" : "ok"
+            case .transient?: "transient"
+            case .data?: "data"
+            case .local?, .usage?: "local"
+            }
+        let requests = report.requests.map { request in
+            "{\"url\": \(JSON.string(request.url)), \"status\": \(JSON.number(request.status)), "
+                + "\"bytes\": \(request.bytes), \"failure\": \(JSON.string(request.failure))}"
+        }
+        let tally = pictures[feedID] ?? PictureTally()
+        return """
+            "outcome": \(JSON.string(outcome)), "error": \(JSON.string(report.error?.message)), \
+            "requests": [\(requests.joined(separator: ", "))], \
+            "bytes": \(report.requests.reduce(0) { $0 + $1.bytes }), \
+            "new_items": \(report.newItems), "refreshed_items": \(report.refreshedItems), \
+            "pictures": \(tally.count), "picture_bytes": \(tally.bytes), "pictures_failed": \(tally.failed), \
+            "moved_to": \(JSON.string(report.movedTo)), \
+            "next_due_at": \(JSON.string(report.due.map { iso($0.at) })), \
+            "due_reason": \(JSON.string(report.due?.reason))
+            """
+    }
+
+    private static func fields(_ skip: Schedule.Skip) -> String {
+        let (reason, until, detail): (String, Date, String?) =
+            switch skip {
+            case .gone(let at): ("gone", at, nil)
+            case .retryAfter(let until): ("retry_after", until, nil)
+            case .notDue(let due, let why): ("not_due", due, why)
+            }
+        let time = reason == "gone" ? "gone_at" : "until"
+        return "\"reason\": \(JSON.string(reason)), \"\(time)\": \(JSON.string(iso(until))), "
+            + "\"due_reason\": \(JSON.string(detail))"
+    }
+}
