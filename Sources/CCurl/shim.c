@@ -73,6 +73,7 @@ CURLcode fs_easy_setopt_write_callback(CURL *h, CURLoption o, curl_write_callbac
 CURLcode fs_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl.easy_getinfo(h, i, v); }
 CURLcode fs_easy_getinfo_string(CURL *h, CURLINFO i, char **v) { return curl.easy_getinfo(h, i, v); }
 CURLcode fs_easy_getinfo_pointer(CURL *h, CURLINFO i, void **v) { return curl.easy_getinfo(h, i, v); }
+CURLcode fs_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl.easy_getinfo(h, i, v); }
 
 CURL *fs_easy_init(void) { return curl.easy_init(); }
 void fs_easy_cleanup(CURL *h) { curl.easy_cleanup(h); }

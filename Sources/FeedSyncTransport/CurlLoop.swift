@@ -141,7 +141,9 @@ final class CurlLoop: @unchecked Sendable {
                 }
             }
             for transfer in cancelled { abort(transfer, detail: "cancelled") }
-            for transfer in withdrawn where transfer.easy == nil {
+            // One libcurl holds back for a connection (at most `maxHostConnections` to its host)
+            // has not reached the server either.
+            for transfer in withdrawn where transfer.easy == nil || !transfer.wasSent {
                 abort(transfer, detail: "withdrawn before it started")
             }
             if stop { break }
@@ -327,6 +329,14 @@ final class Transfer: @unchecked Sendable {
 
     init(request: HTTPRequest) {
         self.request = request
+    }
+
+    /// libcurl has sent the request (or is sending it): false while the transfer waits for a
+    /// connection.
+    var wasSent: Bool {
+        guard let easy else { return false }
+        var sentAfter: curl_off_t = 0
+        return fs_easy_getinfo_off(easy, CURLINFO_PRETRANSFER_TIME_T, &sentAfter) != CURLE_OK || sentAfter > 0
     }
 
     var bodyHash: String {

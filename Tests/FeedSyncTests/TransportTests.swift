@@ -204,6 +204,32 @@ import Testing
         }
     }
 
+    @Test func aWithdrawnTransferThatWaitsForAConnectionToItsHostNeverGoesOut() async throws {
+        try await withServer { server, url in
+            var faults = Faults()
+            faults.next = [.stall(30)]
+            server.setFaults(faults)
+            // One connection to the host: libcurl holds page 2 back while page 1 stalls.
+            let client = HTTPClient(
+                configuration: TransportConfiguration(
+                    userAgent: "feedsync-tests", connectTimeout: 5, lowSpeedSeconds: 20, maxHostConnections: 1))
+            defer { client.shutdown() }
+            let lane = HTTPLane(limit: 4)
+            let ended = Mutex<[String: TransportError.Kind?]>([:])
+            client.start(HTTPRequest(url: url + "?page=1"), lane: lane) { result in
+                ended.withLock { $0["running"] = failureKind(result) }
+            }
+            let held = client.start(HTTPRequest(url: url + "?page=2"), lane: lane) { result in
+                ended.withLock { $0["held"] = failureKind(result) }
+            }
+            try await Task.sleep(nanoseconds: 300_000_000)
+            client.withdraw(held)
+            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(ended.withLock { $0 }.count == 1 && ended.withLock { $0["held"] } == .cancelled)
+            #expect(server.peakConcurrentRequests == 1 && !server.requests.contains { $0.page == 2 })
+        }
+    }
+
     @Test func aWithdrawnTransferThatWaitsInItsLaneNeverGoesOutAndARunningOneGoesOn() async throws {
         try await withStalledLane { server, url, client, lane in
             let ended = Mutex<[String: TransportError.Kind?]>([:])

@@ -21,6 +21,7 @@ CURLcode fs_easy_setopt_write_callback(CURL *h, CURLoption o, curl_write_callbac
 CURLcode fs_easy_getinfo_long(CURL *h, CURLINFO i, long *v);
 CURLcode fs_easy_getinfo_string(CURL *h, CURLINFO i, char **v);
 CURLcode fs_easy_getinfo_pointer(CURL *h, CURLINFO i, void **v);
+CURLcode fs_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v);
 
 CURL *fs_easy_init(void);
 void fs_easy_cleanup(CURL *h);
