@@ -246,7 +246,8 @@ public final class SyncEngine: Sendable {
                 if isHead {
                     head.headers = response.headers
                     head.askedFeedURL = url == feed.url
-                    head.redirect = response.permanentlyMovedTo
+                    // Only a URL this client would fetch may become the feed's.
+                    head.redirect = response.permanentlyMovedTo.flatMap { HTTPRequest.isFetchable($0) ? $0 : nil }
                 }
                 switch response.status {
                 case 304 where conditional:

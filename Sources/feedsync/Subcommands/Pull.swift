@@ -151,7 +151,7 @@ struct Pull: AsyncParsableCommand {
             guard let pulled else { continue }
             if let error = pulled.error {
                 worst = max(worst ?? error.kind, error.kind)
-            } else if talk && pulled.skipped == nil {
+            } else if talk && (pulled.skipped == nil || !self.feed.isEmpty) {  // a feed named is answered for
                 try Output.line(Self.summary(pulled, pictures: report.pictures(of: feed.id)))
             }
         }
