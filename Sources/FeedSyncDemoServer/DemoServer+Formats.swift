@@ -180,7 +180,8 @@ extension DemoServer {
         ISO8601DateFormatter().string(from: date)
     }
 
-    static func rfc822(_ date: Date) -> String {
+    /// `Tue, 01 Dec 2026 10:00:00 GMT`: RSS's dates, and HTTP's.
+    public static func rfc822(_ date: Date) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")

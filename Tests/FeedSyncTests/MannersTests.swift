@@ -84,7 +84,7 @@ import Testing
             let date = Date().addingTimeInterval(-365 * 86_400)
             var faults = Faults()
             faults.documents["/doc/expires"] = Self.document([
-                "Date": Self.httpDate(date), "Expires": Self.httpDate(date.addingTimeInterval(3 * 3600)),
+                "Date": DemoServer.rfc822(date), "Expires": DemoServer.rfc822(date.addingTimeInterval(3 * 3600)),
             ])
             faults.documents["/doc/week"] = Self.document(["Cache-Control": "max-age=604800"])
             faults.documents["/doc/past"] = Self.document(["Expires": "0", "Cache-Control": "no-cache"])
@@ -166,7 +166,7 @@ import Testing
         let cli = try CLI(retryAttempts: 1)
         try await withServer { server, url async throws -> Void in
             var faults = Faults()
-            faults.next = [.status(503, retryAfter: Self.httpDate(Date().addingTimeInterval(7200)))]
+            faults.next = [.status(503, retryAfter: DemoServer.rfc822(Date().addingTimeInterval(7200)))]
             server.setFaults(faults)
             #expect(try await cli.run("pull", "--feed", url).status == 75)
             let feed = try await status(cli)
@@ -336,14 +336,6 @@ import Testing
             #expect(skipped.count == 1 && skipped[0]["reason"] as? String == "not_due")
             #expect(skipped[0]["url"] as? String == base + "/doc/a" && skipped[0]["until"] is String)
         }
-    }
-
-    static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
     }
 }
 

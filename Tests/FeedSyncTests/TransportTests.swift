@@ -178,16 +178,20 @@ import Testing
     }
 
     /// A server whose first request stalls for 30 s, a client of the test's own (shut down in the
-    /// test) and a lane of one, so the requests after the first wait in it.
-    func withStalledLane(_ body: (DemoServer, String, HTTPClient, HTTPLane) async throws -> Void) async throws {
+    /// test) and a lane of `laneLimit`: with one, the requests after the first wait in it.
+    func withStalledLane(
+        laneLimit: Int = 1, hostConnections: Int? = nil,
+        _ body: (DemoServer, String, HTTPClient, HTTPLane) async throws -> Void
+    ) async throws {
         try await withServer { server, url in
             var faults = Faults()
             faults.next = [.stall(30)]
             server.setFaults(faults)
             let client = HTTPClient(
                 configuration: TransportConfiguration(
-                    userAgent: "feedsync-tests", connectTimeout: 5, lowSpeedSeconds: 20))
-            try await body(server, url, client, HTTPLane(limit: 1))
+                    userAgent: "feedsync-tests", connectTimeout: 5, lowSpeedSeconds: 20,
+                    maxHostConnections: hostConnections))
+            try await body(server, url, client, HTTPLane(limit: laneLimit))
         }
     }
 
@@ -205,16 +209,9 @@ import Testing
     }
 
     @Test func aWithdrawnTransferThatWaitsForAConnectionToItsHostNeverGoesOut() async throws {
-        try await withServer { server, url in
-            var faults = Faults()
-            faults.next = [.stall(30)]
-            server.setFaults(faults)
-            // One connection to the host: libcurl holds page 2 back while page 1 stalls.
-            let client = HTTPClient(
-                configuration: TransportConfiguration(
-                    userAgent: "feedsync-tests", connectTimeout: 5, lowSpeedSeconds: 20, maxHostConnections: 1))
+        // One connection to the host: libcurl holds page 2 back while page 1 stalls.
+        try await withStalledLane(laneLimit: 4, hostConnections: 1) { server, url, client, lane in
             defer { client.shutdown() }
-            let lane = HTTPLane(limit: 4)
             let ended = Mutex<[String: TransportError.Kind?]>([:])
             client.start(HTTPRequest(url: url + "?page=1"), lane: lane) { result in
                 ended.withLock { $0["running"] = failureKind(result) }
