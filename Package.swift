@@ -19,13 +19,16 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/swhitty/FlyingFox", exact: "0.27.1"),
+        // The reading page's server (`feedsync serve`), on SwiftNIO; without the traits that pull
+        // in swift-configuration.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: []),
     ],
     targets: [
         // libcurl (headers from Debian's libcurl4-openssl-dev), loaded on first use, with typed
         // shims over its variadic calls.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // C calls Swift cannot make: glibc's syncfs, SQLite's variadic sqlite3_config.
-        .target(name: "CSystem", linkerSettings: [.linkedLibrary("sqlite3")]),
+        .target(name: "CFeedSyncSystem", linkerSettings: [.linkedLibrary("sqlite3")]),
         // libxml2's SAX2 parser, for RSS and Atom: headers only (libxml2Headers, not pkg-config,
         // whose `-lxml2` would load libxml2 and ICU at every start); the library is loaded on
         // first use (FeedSyncFeed/LibXML2.swift).
@@ -46,7 +49,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the one statement that needs it (Store+SQLite.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                "CSystem",
+                "CFeedSyncSystem",
             ],
             swiftSettings: libxml2Headers,
             plugins: ["EmbedMigrations"]),
@@ -60,12 +63,18 @@ let package = Package(
             swiftSettings: libxml2Headers),
 
         // Images uses Transport and Store.
-        .target(name: "FeedSyncImages", dependencies: ["FeedSyncStore", "FeedSyncTransport", "CSystem"]),
+        .target(name: "FeedSyncImages", dependencies: ["FeedSyncStore", "FeedSyncTransport", "CFeedSyncSystem"]),
 
         // The use cases behind one type, `FeedSync`: what the command line and the reading page call.
         .target(
             name: "FeedSyncKit",
             dependencies: ["FeedSyncSync", "FeedSyncImages", "FeedSyncStore", "FeedSyncTransport", "FeedSyncFeed"],
+            swiftSettings: libxml2Headers),
+
+        // The reading page: an HTTP server on the loopback over FeedSyncKit, its page embedded.
+        .target(
+            name: "FeedSyncServe",
+            dependencies: ["FeedSyncKit", .product(name: "Hummingbird", package: "hummingbird")],
             swiftSettings: libxml2Headers),
 
         // Thin executable: parse arguments, call FeedSyncKit, format output, map errors to exit codes.

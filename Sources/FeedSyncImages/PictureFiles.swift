@@ -1,4 +1,4 @@
-import CSystem
+import CFeedSyncSystem
 import Foundation
 
 /// The picture folder: names come from the store's row id, never from a URL, so nothing a feed

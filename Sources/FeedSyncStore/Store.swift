@@ -1,7 +1,7 @@
 // FeedSyncStore: the local SQLite store; the Store+*.swift files add its calls by subject. Only
 // this module speaks SQL. Where it sits: docs/architecture.md.
 
-internal import CSystem
+internal import CFeedSyncSystem
 import FeedSyncFeed
 import Foundation
 import GRDB

@@ -1,3 +1,4 @@
+import FeedSyncKit
 import FeedSyncStore
 import FeedSyncSync
 import Foundation

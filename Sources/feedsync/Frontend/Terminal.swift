@@ -1,3 +1,4 @@
+import FeedSyncKit
 import Foundation
 
 /// Making untrusted text (titles and URLs from the network) safe to print.
@@ -15,26 +16,15 @@ enum Terminal {
         return 80
     }
 
-    /// Characters that must never reach a terminal as they are: C0 and C1 controls (escape
-    /// sequences start with one), DEL, and the bidi overrides and isolates that reorder text.
-    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F: true
-        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
-        case 0x2028, 0x2029: true
-        default: false
-        }
-    }
-
     /// Line breaks and tabs become spaces; any other unsafe character becomes U+FFFD, visibly.
     /// A password in a URL (`http://user:secret@host/`) is replaced by `***`.
     static func safe(_ text: String) -> String {
         let redacted = Redact.passwords(in: text)
         // Nearly every title and URL is safe as it is: returned without being rebuilt.
-        guard redacted.unicodeScalars.contains(where: isUnsafe) else { return redacted }
+        guard redacted.unicodeScalars.contains(where: SafeText.isUnsafe) else { return redacted }
         var scalars = String.UnicodeScalarView()
         for scalar in redacted.unicodeScalars {
-            if !isUnsafe(scalar) {
+            if !SafeText.isUnsafe(scalar) {
                 scalars.append(scalar)
             } else if scalar == "\n" || scalar == "\r" || scalar == "\t" || scalar.value == 0x2028
                 || scalar.value == 0x2029
@@ -110,83 +100,5 @@ enum Terminal {
         }
         if !line.isEmpty || lines.isEmpty { lines.append(line) }
         return lines
-    }
-}
-
-/// Writing JSON by hand, so the output is exactly the documented shape, key order included.
-enum JSON {
-    /// A JSON string literal. Every character that is unsafe on a terminal is written as `\uXXXX`,
-    /// so the output can be printed raw as well as parsed.
-    static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in Redact.passwords(in: text).unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if Terminal.isUnsafe(scalar) {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
-
-    static func string(_ text: String?) -> String { text.map { string($0) } ?? "null" }
-    static func number(_ value: Int?) -> String { value.map(String.init) ?? "null" }
-}
-
-/// Credentials in URLs never reach output: a feed URL may carry them (`https://user:pass@host/`),
-/// and it is printed by `status`, in error messages and in logs.
-enum Redact {
-    /// `text` with the password of every URL in it replaced by `***`.
-    static func passwords(in text: String) -> String {
-        let bytes = Array(text.utf8)
-        var out: [UInt8] = []
-        var index = 0
-        var copied = 0
-        while index + 3 <= bytes.count {
-            guard bytes[index] == UInt8(ascii: ":"), bytes[index + 1] == UInt8(ascii: "/"),
-                bytes[index + 2] == UInt8(ascii: "/")
-            else {
-                index += 1
-                continue
-            }
-            // The authority runs to the first of / ? #; but a password may hold those unescaped
-            // (`https://bob:p#ss@host/`), so the user information ends at the last `@` before
-            // white space. Some text after a port may be hidden with it: better than a password shown.
-            let start = index + 3
-            var end = start
-            while end < bytes.count, !Self.endsAuthority(bytes[end]) { end += 1 }
-            var word = end
-            while word < bytes.count, bytes[word] > 0x20, bytes[word] != 0x7F { word += 1 }
-            index = end
-            let at =
-                bytes[start..<end].lastIndex(of: UInt8(ascii: "@"))
-                ?? bytes[start..<word].lastIndex(of: UInt8(ascii: "@"))
-            guard let at, let colon = bytes[start..<at].firstIndex(of: UInt8(ascii: ":")) else { continue }
-            index = max(index, at)
-            out += bytes[copied...colon]
-            out += Array("***".utf8)
-            copied = at
-        }
-        guard copied > 0 else { return text }
-        out += bytes[copied...]
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func endsAuthority(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "\""), UInt8(ascii: "'"),
-            UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`"):
-            true
-        default: byte <= 0x20 || byte == 0x7F
-        }
     }
 }

@@ -98,7 +98,7 @@ struct Rename: AsyncParsableCommand {
     var title: String
 
     func validate() throws {
-        if title.unicodeScalars.contains(where: Terminal.isUnsafe) || title.count > FeedLimits.titleCharacters {
+        if title.unicodeScalars.contains(where: SafeText.isUnsafe) || title.count > FeedLimits.titleCharacters {
             throw ValidationError("the title must be one line of at most \(FeedLimits.titleCharacters) characters")
         }
     }

@@ -158,20 +158,6 @@ struct List: AsyncParsableCommand {
     }
 }
 
-/// An item's fields in `list --json` (and `show --json`): the first seven as they always were, then
-/// the item's number, whether it is unread and its feed's name.
-enum ItemJSON {
-    static func fields(_ item: StoredItem, path: String?, position: Int?) -> String {
-        """
-        "id": \(JSON.string(item.key)), "title": \(JSON.string(item.title)), \
-        "link": \(JSON.string(item.link)), "pic_url": \(JSON.string(item.pictureURL)), \
-        "image": {"status": \(JSON.string(item.imageStatus.rawValue)), "path": \(JSON.string(path))}, \
-        "published": \(JSON.string(item.published)), "position": \(JSON.number(position)), \
-        "number": \(item.number), "unread": \(!item.read), "feed": \(JSON.string(item.feedName))
-        """
-    }
-}
-
 /// A stored date (ISO 8601 UTC) in local time, `2026-11-24` or `2026-11-24 14:05`.
 enum LocalTime {
     /// `14:05` today, else `2026-11-25 14:05`, local time.
