@@ -22,6 +22,9 @@ let package = Package(
         // The reading page's server (`feedsync serve`), on SwiftNIO; without the traits that pull
         // in swift-configuration.
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: []),
+        // Hummingbird's own dependencies, named for the header and logger types the server uses.
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // libcurl (headers from Debian's libcurl4-openssl-dev), loaded on first use, with typed
@@ -34,12 +37,13 @@ let package = Package(
         // first use (FeedSyncFeed/LibXML2.swift).
         .systemLibrary(name: "CXML", providers: [.apt(["libxml2-dev"])]),
 
-        // Turns Migrations/*.sql into a Swift source at build time, so the binary carries its schema.
-        .executableTarget(name: "EmbedMigrationsTool"),
+        // Turns Migrations/*.sql and Page/* into Swift sources at build time, so the binary carries
+        // its schema and its reading page.
+        .executableTarget(name: "EmbedFilesTool"),
         .plugin(
-            name: "EmbedMigrations",
+            name: "EmbedFiles",
             capability: .buildTool(),
-            dependencies: ["EmbedMigrationsTool"]),
+            dependencies: ["EmbedFilesTool"]),
 
         // Lowest modules: Transport and Feed import none of ours; Store imports Feed for the formats it records.
         .target(
@@ -52,7 +56,7 @@ let package = Package(
                 "CFeedSyncSystem",
             ],
             swiftSettings: libxml2Headers,
-            plugins: ["EmbedMigrations"]),
+            plugins: ["EmbedFiles"]),
         .target(name: "FeedSyncTransport", dependencies: ["CCurl"]),
         .target(name: "FeedSyncFeed", dependencies: ["CXML"], swiftSettings: libxml2Headers),
 
@@ -74,14 +78,20 @@ let package = Package(
         // The reading page: an HTTP server on the loopback over FeedSyncKit, its page embedded.
         .target(
             name: "FeedSyncServe",
-            dependencies: ["FeedSyncKit", .product(name: "Hummingbird", package: "hummingbird")],
-            swiftSettings: libxml2Headers),
+            dependencies: [
+                "FeedSyncKit", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: libxml2Headers,
+            plugins: ["EmbedFiles"]),
 
         // Thin executable: parse arguments, call FeedSyncKit, format output, map errors to exit codes.
         .executableTarget(
             name: "feedsync",
             dependencies: [
                 "FeedSyncKit",
+                "FeedSyncServe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: libxml2Headers,

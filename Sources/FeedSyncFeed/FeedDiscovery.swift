@@ -46,6 +46,7 @@ public enum FeedDiscovery {
             {
                 found.append(url)
             }
+            return true
         } leave: { _ in
         }
         return found
@@ -81,9 +82,12 @@ enum XMLTree {
         }
     }
 
-    /// Calls `enter` for each element in document order, and `leave` after its children.
+    /// Calls `enter` for each element in document order, `text` for each run of text (and CDATA)
+    /// in it, and `leave` after its children. `enter` returning false skips the element's children.
     static func walk(
-        _ document: UnsafeMutablePointer<xmlDoc>, enter: (Element) -> Void, leave: (Element) -> Void
+        _ document: UnsafeMutablePointer<xmlDoc>, enter: (Element) -> Bool,
+        text: (UnsafePointer<UInt8>) -> Void = { _ in },
+        leave: (Element) -> Void
     ) {
         var stack: [UnsafeMutablePointer<xmlNode>] = []
         var node = document.pointee.children
@@ -95,11 +99,15 @@ enum XMLTree {
                 continue
             }
             guard current.pointee.type == XML_ELEMENT_NODE else {
+                if current.pointee.type == XML_TEXT_NODE || current.pointee.type == XML_CDATA_SECTION_NODE,
+                    let content = current.pointee.content
+                {
+                    text(content)
+                }
                 node = current.pointee.next
                 continue
             }
-            enter(Element(node: current))
-            if let child = current.pointee.children {
+            if enter(Element(node: current)), let child = current.pointee.children {
                 stack.append(current)
                 node = child
             } else {

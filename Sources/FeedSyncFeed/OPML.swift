@@ -50,7 +50,7 @@ public enum OPML {
         var missing: [Int] = []
         var folders: [String?] = []  // one per open outline: its name when it is a folder
         XMLTree.walk(document) { element in
-            guard element.name == "outline" else { return }
+            guard element.name == "outline" else { return true }
             let line = xml.lineNumber(element.node)
             let title = (element["text"] ?? element["title"]).map(FeedLimits.boundedTitle).flatMap {
                 $0.isEmpty ? nil : $0
@@ -67,6 +67,7 @@ public enum OPML {
                 // A folder's name: slashes would read as levels.
                 folders.append(title?.replacingOccurrences(of: "/", with: "∕"))
             }
+            return true
         } leave: { element in
             if element.name == "outline" { folders.removeLast() }
         }

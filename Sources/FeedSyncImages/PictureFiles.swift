@@ -137,6 +137,24 @@ public struct PictureFiles: Sendable {
         guard fs_syncfs(fd) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 
+    /// The bytes of the file `name` (at most `limit`), if it names a plain file inside the folder
+    /// and no link leads there.
+    public func read(_ name: String, limit: Int = 64 << 20) -> Data? {
+        guard let (folderName, file) = Self.parts(of: name), let folder = try? openFolder(folderName, create: false)
+        else { return nil }
+        defer { close(folder) }
+        let fd = openat(folder, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, Int(status.st_size) <= limit else {
+            return nil
+        }
+        var data = Data(count: Int(status.st_size))
+        let read = data.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+        return read == data.count ? data : nil
+    }
+
     /// Removes the file `name`, if it names one inside the folder and no link leads there.
     public func remove(_ name: String) {
         guard let (folderName, file) = Self.parts(of: name),

@@ -19,6 +19,9 @@ public final class FeedSync: Sendable {
         /// Pull and tidy the cache: takes the data home's pull lock first (one such process at a
         /// time) and opens the store for writing.
         case writing
+        /// A long-running reader (the reading page): the store as a pool, for requests at once,
+        /// and no lock; its pulls open the home `.writing` while they run.
+        case serving
     }
 
     public let home: DataHome
@@ -36,6 +39,10 @@ public final class FeedSync: Sendable {
         case .writing:
             try home.prepare()
             lock = try PullLock(path: home.lockPath)
+            store = try Store(path: home.databasePath)
+        case .serving:
+            try home.prepare()
+            lock = nil
             store = try Store(path: home.databasePath)
         }
     }
@@ -161,6 +168,11 @@ public final class FeedSync: Sendable {
     /// A page of the list `query` describes: one feed's, or all feeds' as one timeline.
     public func list(_ query: ListQuery, page: Int, perPage: Int) throws(StoreError) -> ListedPage {
         try store.list(query, page: page, perPage: perPage)
+    }
+
+    /// The cached picture stored as `file`, read without following a link.
+    public func pictureData(_ file: String) -> Data? {
+        PictureFiles(directory: home.cacheDirectory, folderMayBeLink: home.cacheDirectoryMayBeLink).read(file)
     }
 
     /// Where a picture stored as `file` is (stored paths are relative to the cache folder).

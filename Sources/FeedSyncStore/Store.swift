@@ -395,7 +395,7 @@ public final class Store: Sendable {
         var migrator = DatabaseMigrator()
         for migration in embeddedMigrations {
             migrator.registerMigration(migration.name) { db in
-                try db.execute(sql: migration.sql)
+                try db.execute(sql: migration.text)
                 if migration.name == "0006_timeline" { try indexForSearch(db) }
             }
         }

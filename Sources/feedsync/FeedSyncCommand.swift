@@ -16,7 +16,7 @@ struct FeedSyncCommand: AsyncParsableCommand {
         subcommands: [
             Add.self, Pull.self, List.self, Import.self, Export.self, Show.self, Open.self, Mark.self, Feeds.self,
             Remove.self, Rename.self,
-            Status.self, GC.self,
+            Status.self, GC.self, Serve.self,
         ])
 
     /// As swift-argument-parser's own `main`, but its messages (which echo the arguments given)

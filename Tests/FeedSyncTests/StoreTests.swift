@@ -61,7 +61,7 @@ import Testing
         let path = directory.path + "/version1.sqlite"
         var migrator = DatabaseMigrator()
         let first = try #require(embeddedMigrations.first)
-        migrator.registerMigration(first.name) { db in try db.execute(sql: first.sql) }
+        migrator.registerMigration(first.name) { db in try db.execute(sql: first.text) }
         let queue = try DatabaseQueue(path: path)
         try migrator.migrate(queue)
         try queue.write { db in
@@ -264,7 +264,7 @@ import Testing
         let path = directory.path + "/version2.sqlite"
         var migrator = DatabaseMigrator()
         for migration in embeddedMigrations.prefix(2) {
-            migrator.registerMigration(migration.name) { db in try db.execute(sql: migration.sql) }
+            migrator.registerMigration(migration.name) { db in try db.execute(sql: migration.text) }
         }
         let queue = try DatabaseQueue(path: path)
         try migrator.migrate(queue)

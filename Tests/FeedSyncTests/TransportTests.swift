@@ -219,9 +219,13 @@ import Testing
             let held = client.start(HTTPRequest(url: url + "?page=2"), lane: lane) { result in
                 ended.withLock { $0["held"] = failureKind(result) }
             }
-            try await Task.sleep(nanoseconds: 300_000_000)
+            // Page 1 is at the server (stalled) before page 2 is taken back.
+            for _ in 0..<200 where server.peakConcurrentRequests == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            try await Task.sleep(for: .milliseconds(200))
             client.withdraw(held)
-            try await Task.sleep(nanoseconds: 300_000_000)
+            for _ in 0..<200 where ended.withLock({ $0["held"] }) == nil {
+                try await Task.sleep(for: .milliseconds(50))
+            }
             #expect(ended.withLock { $0 }.count == 1 && ended.withLock { $0["held"] } == .cancelled)
             #expect(server.peakConcurrentRequests == 1 && !server.requests.contains { $0.page == 2 })
         }

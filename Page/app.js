@@ -1,0 +1,245 @@
+"use strict";
+// The reading page. An endless list over /api/items drawn as a virtual list of rows of one height:
+// the total is known from the first page, so the scrollbar is honest from the start; each page of
+// rows is fetched once, as it comes near the viewport; thumbnails sit in boxes of a fixed size, so
+// nothing shifts when they arrive. Where scrolling settles (not while it flings) the first visible
+// row is reported as the reading position, which the picture prefetch of every pull follows.
+(() => {
+  const ROW = 88, PAGE = 50, AHEAD = 100, KEEP = 20, SETTLE = 150, POLL = 15000;
+  const $ = (id) => document.getElementById(id);
+  const list = $("list"), rows = $("rows");
+  const state = {
+    unread: false, feed: "", search: "", total: 0, known: false, shift: 0, current: -1,
+    pages: new Map(), loading: new Set(), drawn: new Map(), generation: 0, open: null,
+  };
+
+  // The token came in the address once; the server keeps it in a cookie from then on.
+  if (location.search) history.replaceState(null, "", "/");
+
+  function query(extra) {
+    const params = new URLSearchParams(extra);
+    if (state.unread) params.set("unread", "1");
+    if (state.feed) params.set("feed", state.feed);
+    if (state.search) params.set("search", state.search);
+    return params.toString();
+  }
+  async function call(path, method) {
+    const init = method === "POST" ? { method, headers: { "X-Feedsync": "1" } } : {};
+    const response = await fetch(path, { credentials: "same-origin", ...init });
+    if (!response.ok) throw new Error(path + ": " + response.status);
+    return response.json();
+  }
+
+  // Row i of the list is row i + shift on the server: items that arrived after the list was
+  // loaded stay above it until the reader asks for them.
+  function itemAt(i) {
+    const row = i + state.shift, page = state.pages.get(Math.floor(row / PAGE) + 1);
+    return page && page[row % PAGE];
+  }
+
+  async function load(page) {
+    if (state.pages.has(page) || state.loading.has(page)) return;
+    state.loading.add(page);
+    const generation = state.generation;
+    try {
+      const body = await call("/api/items?" + query({ page, per_page: PAGE }));
+      if (generation !== state.generation) return;
+      state.pages.set(page, body.items);
+      if (!state.known) {
+        state.known = true;
+        state.total = body.total;
+        rows.style.height = state.total * ROW + "px";
+        $("count").textContent = state.total + (state.total === 1 ? " item" : " items");
+      }
+      draw();
+    } catch (error) {
+      // Tried again at the next scroll.
+    } finally {
+      state.loading.delete(page);
+    }
+  }
+
+  function visible() {
+    const first = Math.floor(list.scrollTop / ROW);
+    return [first, Math.min(state.total - 1, Math.floor((list.scrollTop + list.clientHeight) / ROW))];
+  }
+
+  function draw() {
+    if (!state.known) return;
+    const [first, last] = visible();
+    // The pages ahead of the rows in view, and the one before them.
+    for (let row = Math.max(0, first - PAGE) + state.shift; row <= last + AHEAD + state.shift; row += PAGE) {
+      if (row - state.shift < state.total) load(Math.floor(row / PAGE) + 1);
+    }
+    const from = Math.max(0, first - KEEP), to = Math.min(state.total - 1, last + KEEP);
+    for (const [i, element] of state.drawn) {
+      if (i < from || i > to) { element.remove(); state.drawn.delete(i); }
+    }
+    for (let i = from; i <= to; i++) {
+      const item = itemAt(i);
+      let element = state.drawn.get(i);
+      if (element && element.dataset.number === String(item ? item.number : "")) {
+        element.classList.toggle("read", Boolean(item && !item.unread));
+        element.classList.toggle("current", i === state.current);
+        continue;
+      }
+      const fresh = rowElement(i, item);
+      if (element) element.replaceWith(fresh); else rows.append(fresh);
+      state.drawn.set(i, fresh);
+    }
+  }
+
+  // Everything from the server is text, never markup.
+  function rowElement(i, item) {
+    const element = document.createElement("div");
+    element.className = "row" + (item ? (item.unread ? "" : " read") : " loading") + (i === state.current ? " current" : "");
+    element.style.top = i * ROW + "px";
+    element.dataset.row = i;
+    element.dataset.number = item ? item.number : "";
+    let thumb;
+    if (item && item.picture) {
+      thumb = document.createElement("img");
+      thumb.loading = "lazy";
+      thumb.alt = "";
+      thumb.src = item.picture;
+    } else {
+      thumb = document.createElement("div");
+    }
+    thumb.className = "thumb";
+    const text = document.createElement("div");
+    text.className = "text";
+    const title = document.createElement("div");
+    title.className = "title";
+    title.textContent = item ? (item.title || item.link || item.id) : "…";
+    const meta = document.createElement("div");
+    meta.className = "meta";
+    meta.textContent = item ? [item.feed, item.published && new Date(item.published).toLocaleString()].filter(Boolean).join(" · ") : "";
+    text.append(title, meta);
+    const dot = document.createElement("span");
+    dot.className = "dot";
+    element.append(thumb, text, dot);
+    element.addEventListener("click", () => { state.current = i; open(i); });
+    return element;
+  }
+
+  function reset() {
+    state.generation += 1;
+    state.pages.clear();
+    state.drawn.clear();
+    state.known = false;
+    state.shift = 0;
+    state.current = -1;
+    rows.replaceChildren();
+    list.scrollTop = 0;
+    $("new").hidden = true;
+    load(1);
+  }
+
+  // Where scrolling settles, the reading position; a fling that goes on is not reported.
+  let settle = 0;
+  list.addEventListener("scroll", () => {
+    draw();
+    clearTimeout(settle);
+    settle = setTimeout(report, SETTLE);
+  }, { passive: true });
+  function report() {
+    const [first] = visible();
+    call("/api/position?" + query({ row: first + state.shift, per_page: PAGE }), "POST").catch(() => {});
+  }
+
+  async function open(i) {
+    const item = itemAt(i);
+    if (!item) return;
+    state.open = item;
+    $("title").textContent = item.title || item.link || item.id;
+    $("meta").textContent = [item.feed, item.published && new Date(item.published).toLocaleString()].filter(Boolean).join(" · ");
+    const original = $("original");
+    if (item.link && /^https?:\/\//i.test(item.link)) { original.href = item.link; original.hidden = false; } else { original.hidden = true; }
+    $("content").src = "/content/" + item.number;
+    $("reader").hidden = false;
+    if (item.unread) await mark(item, true);
+    showToggle();
+  }
+  function close() { $("reader").hidden = true; state.open = null; $("content").src = "about:blank"; list.focus(); }
+  async function mark(item, read) {
+    try {
+      await call("/api/items/" + item.number + "/read?read=" + (read ? 1 : 0), "POST");
+      item.unread = !read;
+      draw();
+      showToggle();
+    } catch (error) { /* stays as it was */ }
+  }
+  function showToggle() { if (state.open) $("toggle").textContent = state.open.unread ? "Mark read" : "Mark unread"; }
+
+  function move(by) {
+    if (!state.known || state.total === 0) return;
+    state.current = Math.max(0, Math.min(state.total - 1, state.current + by));
+    const top = state.current * ROW;
+    if (top < list.scrollTop || top + ROW > list.scrollTop + list.clientHeight) list.scrollTop = top - list.clientHeight / 3;
+    draw();
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (event.target.tagName === "INPUT" || event.target.tagName === "SELECT") {
+      if (event.key === "Escape") event.target.blur();
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const reading = !$("reader").hidden;
+    switch (event.key) {
+      case "j": if (reading) { close(); } move(1); if (reading) open(state.current); break;
+      case "k": if (reading) { close(); } move(-1); if (reading) open(state.current); break;
+      case "o": case "Enter": if (!reading && state.current >= 0) open(state.current); break;
+      case "m": {
+        const item = reading ? state.open : itemAt(state.current);
+        if (item) mark(item, item.unread);
+        break;
+      }
+      case "/": event.preventDefault(); $("search").focus(); break;
+      case "Escape": if (reading) close(); break;
+      default: return;
+    }
+  });
+
+  for (const button of document.querySelectorAll(".view")) {
+    button.addEventListener("click", () => {
+      state.unread = button.dataset.unread === "1";
+      for (const other of document.querySelectorAll(".view")) other.classList.toggle("on", other === button);
+      reset();
+    });
+  }
+  $("feed").addEventListener("change", () => { state.feed = $("feed").value; reset(); });
+  let typing = 0;
+  $("search").addEventListener("input", () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => { state.search = $("search").value.trim(); reset(); }, 300);
+  });
+  $("close").addEventListener("click", close);
+  $("toggle").addEventListener("click", () => { if (state.open) mark(state.open, state.open.unread); });
+  $("new").addEventListener("click", reset);
+
+  // New items from a pull: a bar at the top, and what the reader sees does not move.
+  async function poll() {
+    try {
+      const status = await call("/api/status");
+      const added = status.total - state.total - state.shift;
+      if (state.known && !state.unread && !state.feed && !state.search && added > 0) {
+        state.shift += added;
+        const waiting = state.shift;
+        $("new").textContent = waiting + (waiting === 1 ? " new item" : " new items");
+        $("new").hidden = false;
+      }
+    } catch (error) { /* the server is gone for now */ }
+  }
+  setInterval(poll, POLL);
+
+  call("/api/feeds").then((body) => {
+    for (const feed of body.feeds) {
+      const option = document.createElement("option");
+      option.value = feed.number;
+      option.textContent = feed.title;
+      $("feed").append(option);
+    }
+  }).catch(() => {});
+  load(1);
+})();

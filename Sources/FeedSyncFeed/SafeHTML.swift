@@ -1,0 +1,104 @@
+internal import CXML
+import Foundation
+
+/// An item's content made safe to show in a page: read with libxml2's HTML parser (as a browser
+/// reads broken HTML), then written again from an allow-list of elements and attributes. Nothing
+/// that runs, styles, embeds or submits survives (script, style, iframe, object, form, event
+/// handlers, `style`, `class`), no URL but an http(s) or mailto link, and no remote resource: a
+/// picture's `src` is what `picture` makes of its absolute URL (a local address of a cached copy),
+/// else the picture becomes a placeholder. Links open in a new tab with no referrer.
+public enum SafeHTML {
+    /// Elements kept, with their text.
+    static let kept: Set<String> = [
+        "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "code", "em", "strong", "b", "i",
+        "u", "s", "sub", "sup", "small", "ul", "ol", "li", "dl", "dt", "dd", "a", "img", "figure", "figcaption",
+        "table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption", "span", "div", "abbr", "cite", "q",
+        "mark", "del", "ins", "time", "kbd", "samp", "var", "article", "section", "aside", "header", "footer",
+    ]
+    /// Elements dropped with everything inside them; any other element is unwrapped (its
+    /// children kept: libxml2's HTML 4 parser puts what follows a void element it does not know,
+    /// such as `<embed>`, inside it).
+    static let dropped: Set<String> = [
+        "script", "style", "iframe", "frameset", "object", "applet", "form", "button", "select", "textarea",
+        "noscript", "template", "svg", "math", "head", "title", "audio", "video", "canvas", "map", "dialog", "portal",
+    ]
+    static let voidElements: Set<String> = ["br", "hr", "img"]
+
+    /// The safe HTML of `html`, relative URLs resolved against `base`.
+    public static func clean(_ html: String, base: String?, picture: (String) -> String?) throws(FeedError) -> String {
+        let xml = try LibXML2.shared.get()
+        let bytes = Array(html.utf8)
+        guard !bytes.isEmpty, bytes.count < Int(Int32.max) else { return "" }
+        // HTML_PARSE_RECOVER | NOERROR | NOWARNING | NONET, as FeedDiscovery; the fragment is read
+        // as a document's body.
+        let options: Int32 = 1 | 32 | 64 | 2048
+        guard
+            let document = bytes.withUnsafeBufferPointer({ buffer in
+                buffer.withMemoryRebound(to: CChar.self) {
+                    xml.readHTML($0.baseAddress, Int32($0.count), nil, "UTF-8", options)
+                }
+            })
+        else { return "" }
+        defer { xml.freeDocument(document) }
+
+        let baseURL = base.flatMap { URL(string: $0) }
+        var out = ""
+        out.reserveCapacity(bytes.count)
+        XMLTree.walk(document) { element in
+            let name = element.name
+            if dropped.contains(name) { return false }
+            guard kept.contains(name) else { return true }
+            switch name {
+            case "a":
+                out += "<a"
+                if let href = element["href"].flatMap({ absolute($0, baseURL, schemes: ["http", "https", "mailto"]) }) {
+                    out += " href=\"\(HTMLText.escaped(href))\" target=\"_blank\" rel=\"noopener noreferrer\""
+                }
+            case "img":
+                let source = element["src"].flatMap { absolute($0, baseURL, schemes: ["http", "https"]) }
+                guard let local = source.flatMap(picture) else {
+                    out += "<span class=\"missing-picture\">"
+                    out += HTMLText.escaped(element["alt"].map { "[\($0)]" } ?? "[picture]")
+                    out += "</span>"
+                    return false
+                }
+                out += "<img src=\"\(HTMLText.escaped(local))\" loading=\"lazy\""
+                for attribute in ["width", "height"] {
+                    if let value = element[attribute], !value.isEmpty, value.count <= 5, value.allSatisfy(\.isNumber) {
+                        out += " \(attribute)=\"\(value)\""
+                    }
+                }
+            default:
+                out += "<\(name)"
+                for attribute in ["colspan", "rowspan"] where name == "td" || name == "th" {
+                    if let value = element[attribute], !value.isEmpty, value.count <= 3, value.allSatisfy(\.isNumber) {
+                        out += " \(attribute)=\"\(value)\""
+                    }
+                }
+            }
+            for attribute in ["title", "alt"] {
+                if let value = element[attribute] { out += " \(attribute)=\"\(HTMLText.escaped(value))\"" }
+            }
+            out += ">"
+            return !voidElements.contains(name)
+        } text: { content in
+            out += HTMLText.escaped(String(cString: content))
+        } leave: { element in
+            let name = element.name
+            if kept.contains(name), !voidElements.contains(name) { out += "</\(name)>" }
+        }
+        return out
+    }
+
+    /// Plain text as HTML.
+    public static func text(_ text: String) -> String { HTMLText.escaped(text) }
+
+    /// `url` resolved against `base` when it is one of `schemes`, else nil.
+    static func absolute(_ url: String, _ base: URL?, schemes: Set<String>) -> String? {
+        let trimmed = url.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let resolved = URL(string: trimmed, relativeTo: base)?.absoluteURL,
+            let scheme = resolved.scheme?.lowercased(), schemes.contains(scheme)
+        else { return nil }
+        return resolved.absoluteString
+    }
+}

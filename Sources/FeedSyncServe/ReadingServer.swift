@@ -1,0 +1,243 @@
+// FeedSyncServe: the reading page (`feedsync serve`). An HTTP server on the loopback, over the same
+// `FeedSync` calls the command line makes, serving the page embedded from Page/ and a small JSON
+// API whose items have `list --json`'s shape. Every request passes `Guard` first.
+
+import FeedSyncFeed
+import FeedSyncKit
+import FeedSyncStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+/// The server behind the reading page.
+public final class ReadingServer: Sendable {
+    public struct Settings: Sendable {
+        /// The address to listen on: 127.0.0.1 unless the user chose another.
+        public var bind = "127.0.0.1"
+        /// 0: any free port.
+        public var port = 0
+        /// What every request must carry (in the address once, then in a cookie).
+        public var token: String
+
+        public init(token: String) {
+            self.token = token
+        }
+    }
+
+    let library: FeedSync
+    let settings: Settings
+    /// Bumped by each background pull that stored items, for the page's "new items" bar.
+    let pulls: Mutex<Int> = Mutex(0)
+
+    public init(library: FeedSync, settings: Settings) {
+        self.library = library
+        self.settings = settings
+    }
+
+    /// A background pull stored new items: the page's poll hears of it.
+    public func noteNewItems() {
+        pulls.withLock { $0 += 1 }
+    }
+
+    /// Serves until the task is cancelled; `listening` hears the port once it is bound.
+    public func run(listening: @escaping @Sendable (Int) -> Void) async throws {
+        let guarded = Guard(token: settings.token, bind: settings.bind, port: settings.port)
+        let router = makeRouter()
+        let responder = router.buildResponder()
+        let app = Application(
+            responder: CallbackResponder { (request: Request, context: BasicRequestContext) in
+                try await guarded.respond(to: request, context: context, next: responder.respond)
+            },
+            configuration: ApplicationConfiguration(address: .hostname(settings.bind, port: settings.port)),
+            onServerRunning: { channel in
+                let bound = channel.localAddress?.port ?? 0
+                guarded.port.withLock { $0 = bound }
+                listening(bound)
+            },
+            logger: Logger(label: "feedsync.serve", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await app.run()
+    }
+
+    // MARK: Routes
+
+    func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router()
+        for file in embeddedPage {
+            let path = file.name == "index.html" ? "/" : "/" + file.name
+            let type = Self.types[(file.name as NSString).pathExtension] ?? "application/octet-stream"
+            let body = ByteBuffer(string: file.text)
+            router.get(RouterPath(path)) { _, _ in
+                Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: body))
+            }
+        }
+        router.get("/api/items") { request, _ in try self.items(request) }
+        router.get("/api/items/{number}") { _, context in
+            try self.item(try context.parameters.require("number", as: Int64.self))
+        }
+        router.post("/api/items/{number}/read") { request, context in
+            try self.mark(
+                try context.parameters.require("number", as: Int64.self),
+                read: request.uri.queryParameters["read"] != "0")
+        }
+        router.post("/api/position") { request, _ in try self.position(request) }
+        router.get("/api/status") { _, _ in try self.status() }
+        router.get("/api/feeds") { _, _ in try self.feeds() }
+        router.get("/content/{number}") { _, context in
+            try self.content(try context.parameters.require("number", as: Int64.self))
+        }
+        router.get("/pictures/{number}") { _, context in
+            try self.picture(try context.parameters.require("number", as: Int64.self))
+        }
+        return router
+    }
+
+    static let types = [
+        "html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8",
+        "svg": "image/svg+xml",
+    ]
+
+    /// `/api/items?page=N&per_page=M[&feed=ID][&unread=1][&search=TEXT]`: a page of the list, as
+    /// `list --json` has it, each item with the address of its cached picture.
+    func items(_ request: Request) throws -> Response {
+        let query = request.uri.queryParameters
+        let page = query["page"].flatMap { Int($0) } ?? 1
+        let perPage = query["per_page"].flatMap { Int($0) } ?? 50
+        guard (1...1_000_000_000).contains(page), (1...500).contains(perPage) else {
+            throw HTTPError(.badRequest, message: "page from 1, per_page from 1 to 500")
+        }
+        let listQuery = try listQuery(request)
+        let listed = try stored { try library.list(listQuery, page: page, perPage: perPage) }
+        let items = listed.items.map { item in
+            "{" + ItemJSON.fields(item, path: nil, position: item.position)
+                + ", \"picture\": \(JSON.string(item.imageStatus == .cached ? "/pictures/\(item.number)" : nil))}"
+        }
+        return Self.json(
+            "{\"page\": \(page), \"per_page\": \(perPage), \"total\": \(listed.total), "
+                + "\"items\": [\(items.joined(separator: ", "))]}")
+    }
+
+    func listQuery(_ request: Request) throws -> ListQuery {
+        let query = request.uri.queryParameters
+        var list = ListQuery(feedURL: nil)
+        if let feed = query["feed"], !feed.isEmpty {
+            guard let number = Int64(feed),
+                let found = try stored({ try library.feeds() }).first(where: { $0.id == number })
+            else { throw HTTPError(.notFound, message: "no such feed") }
+            list.feedURL = found.url
+        }
+        list.unread = query["unread"] == "1"
+        if let search = query["search"].map(String.init), !search.isEmpty {
+            guard search.utf8.count <= 1000 else { throw HTTPError(.badRequest, message: "search too long") }
+            list.search = search
+        }
+        return list
+    }
+
+    /// One item: its list fields, its text in words and where its sanitised content is.
+    func item(_ number: Int64) throws -> Response {
+        guard let detail = try stored({ try library.item(number: number) }) else {
+            throw HTTPError(.notFound, message: "no such item")
+        }
+        let item = detail.item
+        return Self.json(
+            "{" + ItemJSON.fields(item, path: nil, position: nil)
+                + ", \"picture\": \(JSON.string(item.imageStatus == .cached ? "/pictures/\(item.number)" : nil))"
+                + ", \"content\": \"/content/\(number)\"}")
+    }
+
+    func mark(_ number: Int64, read: Bool) throws -> Response {
+        let unknown = try stored { try library.mark([number], read: read) }
+        guard unknown.isEmpty else { throw HTTPError(.notFound, message: "no such item") }
+        return Self.json("{\"number\": \(number), \"unread\": \(!read)}")
+    }
+
+    /// `POST /api/position?row=N&per_page=M[&feed=ID]`: where the reader's scrolling settled, as
+    /// the reading position every pull's prefetch follows.
+    func position(_ request: Request) throws -> Response {
+        let query = request.uri.queryParameters
+        guard let row = query["row"].flatMap({ Int($0) }), (0...1_000_000_000).contains(row),
+            let perPage = query["per_page"].flatMap({ Int($0) }), (1...500).contains(perPage)
+        else { throw HTTPError(.badRequest, message: "row from 0, per_page from 1 to 500") }
+        let list = try listQuery(request)
+        // Filtered views have no place a pull's prefetch could follow.
+        guard !list.isFiltered else { return Self.json("{\"recorded\": false}") }
+        let position = ReadingPosition(feedURL: list.feedURL, page: row / perPage + 1, perPage: perPage)
+        try stored { try library.setReadingPosition(position) }
+        return Self.json("{\"recorded\": true, \"page\": \(position.page)}")
+    }
+
+    /// What the page polls: the all-feeds total and how many background pulls stored items.
+    func status() throws -> Response {
+        let total = try stored { try library.list(ListQuery(feedURL: nil), page: 1, perPage: 1).total }
+        return Self.json("{\"total\": \(total), \"pulls\": \(pulls.withLock { $0 })}")
+    }
+
+    func feeds() throws -> Response {
+        let feeds = try stored { try library.feedSummaries() }.map { summary in
+            "{\"number\": \(summary.feed.id), \"title\": \(JSON.string(summary.feed.name)), "
+                + "\"unread\": \(summary.unread)}"
+        }
+        return Self.json("{\"feeds\": [\(feeds.joined(separator: ", "))]}")
+    }
+
+    /// The item's content as a page of its own, for a sandboxed frame: sanitised, pictures from
+    /// the cache or placeholders, links to new tabs.
+    func content(_ number: Int64) throws -> Response {
+        guard let detail = try stored({ try library.item(number: number) }) else {
+            throw HTTPError(.notFound, message: "no such item")
+        }
+        let item = detail.item
+        let own = item.imageStatus == .cached ? item.pictureURL : nil
+        let html =
+            (try? SafeHTML.clean(
+                detail.content ?? detail.summary.map(SafeHTML.text) ?? "", base: item.link,
+                picture: { $0 == own ? "/pictures/\(number)" : nil })) ?? ""
+        let page = """
+            <!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="/content.css">\
+            </head><body>\(html)</body></html>
+            """
+        var headers: HTTPFields = [.contentType: "text/html; charset=utf-8"]
+        // Framed by the reading page only; nothing but its pictures and its style load.
+        headers[.contentSecurityPolicy] =
+            "default-src 'none'; img-src 'self'; style-src 'self'; frame-ancestors 'self'; base-uri 'none'; "
+            + "form-action 'none'"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: page)))
+    }
+
+    /// An item's picture from the cache, by the item's number only: its type is the one checked
+    /// when it was cached (its file's extension).
+    func picture(_ number: Int64) throws -> Response {
+        guard let item = try stored({ try library.item(number: number) })?.item, item.imageStatus == .cached,
+            let file = item.imagePath,
+            let type = Self.pictureTypes[(file as NSString).pathExtension.lowercased()]
+        else { throw HTTPError(.notFound, message: "no cached picture") }
+        guard let data = library.pictureData(file) else { throw HTTPError(.notFound, message: "no cached picture") }
+        return Response(
+            status: .ok, headers: [.contentType: type, .cacheControl: "private, max-age=86400"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static let pictureTypes = [
+        "png": "image/png", "jpg": "image/jpeg", "gif": "image/gif", "webp": "image/webp", "avif": "image/avif",
+        "heic": "image/heic", "bmp": "image/bmp",
+    ]
+
+    static func json(_ text: String) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    private func stored<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as HTTPError {
+            throw error
+        } catch {
+            throw HTTPError(.internalServerError, message: "the store could not be read")
+        }
+    }
+}

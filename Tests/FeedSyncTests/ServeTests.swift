@@ -1,0 +1,164 @@
+import FeedSyncDemoServer
+import FeedSyncFeed
+import FeedSyncStore
+import Foundation
+import Testing
+
+/// `feedsync serve` end to end: the built binary serving a pulled store, asked with curl (which
+/// can send any Host header, cookie or method, as a hostile page or local user could).
+@Suite struct ServeTests {
+    /// A running `serve` and its address.
+    struct Served {
+        let process: RunningCLI
+        let base: String
+        let token: String
+
+        /// curl's status code, headers and body for `path`.
+        func curl(
+            _ path: String, token: String? = nil, cookie: Bool = true, host: String? = nil, post: Bool = false,
+            call: Bool = true
+        ) throws -> (status: Int, headers: String, body: String) {
+            var arguments = ["-s", "-D", "-", "--max-time", "10"]
+            if cookie { arguments += ["-b", "feedsync_token=\(token ?? self.token)"] }
+            if let host { arguments += ["-H", "Host: \(host)"] }
+            if post { arguments += ["-X", "POST"] + (call ? ["-H", "X-Feedsync: 1"] : []) }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            process.arguments = arguments + [base + path]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            let parts = output.components(separatedBy: "\r\n\r\n")
+            let head = parts.first ?? ""
+            let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+            return (status, head, parts.dropFirst().joined(separator: "\r\n\r\n"))
+        }
+    }
+
+    func serve(_ cli: CLI) async throws -> Served {
+        let process = try cli.start(["serve"])
+        for _ in 0..<200 {
+            let out = (try? String(contentsOfFile: process.outPath, encoding: .utf8)) ?? ""
+            if let line = out.split(separator: "\n").first, let range = line.range(of: "/?token=") {
+                return Served(
+                    process: process, base: String(line[..<range.lowerBound]),
+                    token: String(line[range.upperBound...]))
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        process.kill9()
+        throw CancellationError()
+    }
+
+    @Test func everyRouteIsForbiddenWithoutTheTokenOrFromAnotherHost() async throws {
+        let cli = try CLI()
+        try await withServer(items: 20, perPage: 10) { server, url async throws -> Void in
+            #expect(try await cli.run("pull", "--feed", url, "--images", "all").status == 0)
+            let served = try await serve(cli)
+            defer { served.process.kill9() }
+            #expect(served.base.hasPrefix("http://127.0.0.1:") && served.token.count == 32)
+            let routes = [
+                "/", "/app.js", "/app.css", "/api/items", "/api/items/1", "/api/status", "/api/feeds", "/content/1",
+                "/pictures/1", "/nowhere",
+            ]
+            for route in routes {
+                #expect(try served.curl(route, cookie: false).status == 403, "\(route) without the token")
+                #expect(try served.curl(route, token: String(repeating: "0", count: 32)).status == 403, "\(route)")
+                #expect(try served.curl(route, host: "evil.example").status == 403, "\(route), Host evil.example")
+                let host = URL(string: served.base)!.port.map { "evil.example:\($0)" }!
+                #expect(try served.curl(route, host: host).status == 403, "\(route), Host \(host)")
+            }
+            for route in ["/api/items/1/read", "/api/position?row=0&per_page=50"] {
+                #expect(try served.curl(route, post: true, call: false).status == 403, "\(route) without X-Feedsync")
+                #expect(try served.curl(route, cookie: false, post: true).status == 403, "\(route) without the token")
+            }
+            #expect(try served.curl("/api/items", post: true).status == 404, "state changes only by POST routes")
+
+            // The address's token sets the cookie; every answer carries the policy.
+            let page = try served.curl("/?token=\(served.token)", cookie: false)
+            #expect(page.status == 200 && page.body.contains("<script src=\"/app.js\""))
+            #expect(
+                page.headers.contains("Set-Cookie: feedsync_token=\(served.token); Path=/; HttpOnly; SameSite=Strict"))
+            for answer in [page, try served.curl("/api/items"), try served.curl("/nowhere", cookie: false)] {
+                #expect(answer.headers.contains("default-src 'self'; script-src 'self';"), "\(answer.headers)")
+                #expect(answer.headers.contains("frame-ancestors 'none'") && answer.headers.contains("nosniff"))
+            }
+            #expect(try served.curl("/", host: "localhost:\(URL(string: served.base)!.port!)").status == 200)
+        }
+    }
+
+    @Test func theAPIListsOpensMarksAndRecordsWhereTheReaderStopped() async throws {
+        let cli = try CLI()
+        try await withServer(items: 400, perPage: 50) { server, url async throws -> Void in
+            var faults = Faults()
+            faults.pictureURLs[399] = "http://127.0.0.1:1/elsewhere.png"
+            server.setFaults(faults)
+            #expect(try await cli.run("pull", "--feed", url, "--images", "none").status == 0)
+            #expect(try await cli.run("list", "--page", "1", "--per-page", "5", "--record-position").status == 0)
+            let served = try await serve(cli)
+            defer { served.process.kill9() }
+            let page = try json(
+                RunResult(status: 0, stdout: try served.curl("/api/items?page=3&per_page=10").body, stderr: ""))
+            #expect(page["total"] as? Int == 400)
+            let items = try #require(page["items"] as? [[String: Any]])
+            #expect(items.map { $0["position"] as? Int } == (21...30).map { $0 })
+            let listed = try await cli.listedItems()
+            #expect(items.map { $0["id"] as? String } == listed[20..<30].map { $0["id"] as? String })
+            #expect(items.allSatisfy { $0["picture"] is NSNull }, "nothing cached yet")
+
+            let number = try #require(items[0]["number"] as? Int)
+            #expect(try served.curl("/api/items/\(number)/read", post: true).status == 200)
+            #expect(try await cli.listedItems()[20]["unread"] as? Bool == false)
+            #expect(try served.curl("/api/items/\(number)/read?read=0", post: true).status == 200)
+            #expect(try await cli.listedItems()[20]["unread"] as? Bool == true)
+            #expect(try served.curl("/api/items/999999/read", post: true).status == 404)
+
+            // Where the scroll settled: row 300 of 50 a page is page 7.
+            #expect(try served.curl("/api/position?row=300&per_page=50", post: true).status == 200)
+            #expect(try cli.openStore().latestReadingPosition() == ReadingPosition(feedURL: nil, page: 7, perPage: 50))
+            #expect(try served.curl("/api/position?row=-1&per_page=50", post: true).status == 400)
+            let content = try served.curl("/content/2")
+            #expect(content.headers.contains("default-src 'none'; img-src 'self'"), "\(content.headers)")
+            #expect(!content.body.contains("127.0.0.1:1"), "no remote picture: \(content.body)")
+        }
+    }
+}
+
+@Suite struct SafeHTMLTests {
+    func clean(_ html: String, cached: [String: String] = [:]) throws -> String {
+        try SafeHTML.clean(html, base: "https://example.com/post/", picture: { cached[$0] })
+    }
+
+    @Test func whatRunsStylesEmbedsOrSubmitsIsGone() throws {
+        let html = """
+            <p onclick="alert(1)" style="color:red" class="x">Hello <b>there</b><script>alert(1)</script></p>
+            <iframe src="https://evil.example/"></iframe><style>p{}</style><form action="/x"><input name=a></form>
+            <a href="javascript:alert(1)">js</a> <a href="/relative">rel</a> <a href="mailto:a@b.c">mail</a>
+            <img src="x" onerror="alert(1)"><img src="https://cdn.example/a.png" alt="A"><svg><script>1</script></svg>
+            <object data="x"></object><embed src="x"><table><tr><td colspan="2" onmouseover="x">cell</td></tr></table>
+            """
+        let out = try clean(html, cached: ["https://cdn.example/a.png": "/pictures/7"])
+        for gone in [
+            "script", "onclick", "onerror", "style", "class=\"x\"", "iframe", "form", "input", "javascript:", "svg",
+            "object", "embed", "evil.example", "alert", "onmouseover",
+        ] {
+            #expect(!out.contains(gone), "\(gone) in \(out)")
+        }
+        #expect(out.contains("<p>Hello <b>there</b></p>"), "\(out)")
+        #expect(out.contains("<a>js</a>"))
+        #expect(
+            out.contains(
+                "<a href=\"https://example.com/relative\" target=\"_blank\" rel=\"noopener noreferrer\">rel</a>"))
+        #expect(out.contains("href=\"mailto:a@b.c\""))
+        #expect(out.contains("<span class=\"missing-picture\">[picture]</span>"), "a picture not cached: a placeholder")
+        #expect(out.contains("<img src=\"/pictures/7\" loading=\"lazy\" alt=\"A\">"), "\(out)")
+        #expect(out.contains("<td colspan=\"2\">cell</td>"))
+    }
+
+    @Test func textIsTextAndMarkupInAttributesStaysInThem() throws {
+        let out = try clean(#"<p title='"><script>x</script>'>&lt;img src=x onerror=alert(1)&gt;</p>"#)
+        #expect(out == #"<p title="&quot;&gt;&lt;script&gt;x&lt;/script&gt;">&lt;img src=x onerror=alert(1)&gt;</p>"#)
+    }
+}
