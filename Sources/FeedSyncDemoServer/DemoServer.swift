@@ -442,16 +442,45 @@ public final class DemoServer: Sendable {
         String(decoding: try! JSONEncoder().encode(text), as: UTF8.self)
     }
 
-    /// A valid PNG signature and header followed by bytes that differ per picture, `bytes` long.
+    /// A PNG a browser can show, one pixel of a colour of its own, followed by bytes that differ
+    /// per picture (decoders stop at its end chunk), `bytes` long (at least the PNG's 72).
     public static func png(seed: Int, bytes size: Int = 289) -> Data {
-        var bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        bytes += [0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]
         var value = UInt64(truncatingIfNeeded: seed) &* 0x9E37_79B9_7F4A_7C15
-        for _ in 0..<max(0, size - bytes.count) {
+        func next() -> UInt8 {
             value = value &* 6_364_136_223_846_793_005 &+ 1
-            bytes.append(UInt8(truncatingIfNeeded: value >> 56))
+            return UInt8(truncatingIfNeeded: value >> 56)
         }
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            let body = Array(type.utf8) + data
+            return bigEndian(UInt32(data.count)) + body + bigEndian(crc32(body))
+        }
+        // One scanline: filter 0 and an RGB pixel, in a stored (uncompressed) deflate block.
+        let scanline: [UInt8] = [0, next(), next(), next()]
+        let adler = scanline.reduce((UInt32(1), UInt32(0))) { sums, byte in
+            let a = (sums.0 + UInt32(byte)) % 65_521
+            return (a, (sums.1 + a) % 65_521)
+        }
+        let deflated: [UInt8] = [0x78, 0x01, 0x01, 4, 0, 0xFB, 0xFF] + scanline + bigEndian(adler.1 << 16 | adler.0)
+        var bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        bytes += chunk("IHDR", [0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0])
+        bytes += chunk("IDAT", deflated)
+        bytes += chunk("IEND", [])
+        while bytes.count < size { bytes.append(next()) }
         return Data(bytes)
+    }
+
+    private static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+    }
+
+    /// CRC-32 as PNG's chunks carry it.
+    private static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+        }
+        return ~crc
     }
 }
 

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""The reading page in a real browser: Debian's chromium, driven by Playwright for Python through
+its executable path (no browser is downloaded). Run by scripts/test after the Swift tests, against
+the debug binaries:
+
+    python3 Tests/Browser/test_page.py [--bin .build/debug] [--screenshot docs/screenshot.png]
+
+Each check prints one line; the first failure ends the run with exit 1."""
+import http.server
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from playwright.sync_api import sync_playwright
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ARGS = sys.argv[1:]
+BIN = os.path.abspath(ARGS[ARGS.index("--bin") + 1]) if "--bin" in ARGS else os.path.join(ROOT, ".build", "debug")
+SCREENSHOT = ARGS[ARGS.index("--screenshot") + 1] if "--screenshot" in ARGS else None
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ROW = 88
+
+
+def check(condition, what):
+    print(("ok   " if condition else "FAIL ") + what, flush=True)
+    if not condition:
+        raise SystemExit(1)
+
+
+class Hostile(http.server.BaseHTTPRequestHandler):
+    """An RSS feed a stranger wrote: markup in a title, script, a frame and remote pictures in content."""
+    body = b"""<?xml version="1.0"?><rss version="2.0"><channel><title>Hostile &lt;b&gt;feed&lt;/b&gt;</title>
+<item><guid>h1</guid><title>&amp;lt;img src=x onerror=alert(1)&amp;gt;</title><link>https://example.com/h1</link>
+<description><![CDATA[<p>Text stays.</p><script>alert(2)</script><iframe src="https://example.com/frame"></iframe>
+<img src="https://example.com/remote.png" onerror="alert(3)"><a href="javascript:alert(4)">js link</a>]]></description>
+</item></channel></rss>"""
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/rss+xml")
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args):
+        pass
+
+
+def start(command, env):
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="feedsync-browser-")
+    env = dict(os.environ, FEEDSYNC_HOME=os.path.join(work, "home"))
+    feedsync = os.path.join(BIN, "feedsync")
+    url_file = os.path.join(work, "url")
+    demo = start([os.path.join(BIN, "feedsync-demo-server"), "--items", "600", "--per-page", "50",
+                  "--url-file", url_file], env)
+    hostile = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+    threading.Thread(target=hostile.serve_forever, daemon=True).start()
+    serve = None
+    try:
+        for _ in range(100):
+            if os.path.exists(url_file) and open(url_file).read():
+                break
+            time.sleep(0.05)
+        feed = open(url_file).read().strip()
+        subprocess.run([feedsync, "pull", "--feed", feed, "--images", "all", "--quiet"], env=env, check=True)
+        subprocess.run([feedsync, "pull", "--feed", f"http://127.0.0.1:{hostile.server_port}/feed.xml", "--quiet"],
+                       env=env, check=True)
+        serve = start([feedsync, "serve"], env)
+        address = serve.stdout.readline().strip()
+        check(re.match(r"^http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{32}$", address) is not None,
+              f"serve prints its address with a token: {address}")
+        origin = address.split("/?")[0]
+
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+            page = browser.new_page(viewport={"width": 900, "height": 800})
+            outside, item_pages, dialogs = [], [], []
+            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+            def route(handle):
+                url = handle.request.url
+                if not url.startswith(origin + "/"):
+                    outside.append(url)
+                    return handle.abort()
+                if url.startswith(origin + "/api/items?"):
+                    item_pages.append(int(re.search(r"[?&]page=(\d+)", url).group(1)))
+                return handle.continue_()
+            page.route("**/*", route)
+            page.goto(address)
+            page.wait_for_selector(".row:not(.loading)")
+            check(page.url == origin + "/", "the token leaves the address bar once the cookie is set")
+            total = int(page.inner_text("#count").split()[0])
+            check(total == 601, f"the list knows its length from the first page: {total} items")
+            height = page.evaluate("document.getElementById('rows').offsetHeight")
+            check(height == total * ROW, "the scrollbar is right from the start (rows × height)")
+
+            # Scroll down to row 500 in steps, as a reader would.
+            for row in range(0, 501, 25):
+                page.evaluate(f"document.getElementById('list').scrollTop = {row * ROW}")
+                page.wait_for_timeout(30)
+            page.wait_for_function("() => document.querySelector('.row[data-row=\"500\"]:not(.loading)') !== null")
+            page.wait_for_timeout(300)
+            check(len(item_pages) == len(set(item_pages)), f"every page asked for once: {item_pages}")
+            check(item_pages == sorted(item_pages), "pages asked for in order")
+            check(set(range(1, 12)) <= set(item_pages), "every page up to row 500 and ahead of it was loaded")
+            # Every row of the list, in order, each once: the API's numbers 1..601 read back through the page.
+            seen = page.evaluate("""async () => {
+                const numbers = [];
+                for (let p = 1; p <= 13; p++) {
+                    const body = await (await fetch('/api/items?page=' + p + '&per_page=50')).json();
+                    numbers.push(...body.items.map(i => i.position));
+                }
+                return numbers; }""")
+            check(seen == list(range(1, 602)), "no row missing or twice across the pages")
+            drawn = page.evaluate("[...document.querySelectorAll('.row')].map(r => +r.dataset.row)")
+            check(len(drawn) == len(set(drawn)), "no row drawn twice")
+            images = page.evaluate("""[...document.querySelectorAll('.row img.thumb')].filter(img => {
+                const box = img.getBoundingClientRect(); return box.bottom > 0 && box.top < innerHeight; })
+                .map(img => img.complete && img.naturalWidth > 0)""")
+            check(len(images) > 0 and all(images), f"every cached picture in view has loaded ({len(images)})")
+            if SCREENSHOT:
+                page.screenshot(path=SCREENSHOT)
+
+            # The scroll settles on row 300: the reading position is stored.
+            page.evaluate(f"document.getElementById('list').scrollTop = {300 * ROW}")
+            page.wait_for_timeout(600)
+            with sqlite3.connect(os.path.join(work, "home", "feedsync.sqlite")) as store:
+                position = store.execute("SELECT scope, page, per_page FROM reading_position "
+                                         "ORDER BY updated_at DESC LIMIT 1").fetchone()
+            check(position == ("*", 7, 50), f"the settled scroll is the reading position: {position}")
+
+            # The hostile item: its title is text, its content loses what runs and what is remote.
+            page.evaluate("document.getElementById('list').scrollTop = 0")
+            page.fill("#search", "onerror")
+            page.wait_for_function("() => document.querySelectorAll('.row:not(.loading)').length === 1")
+            title = page.inner_text(".row .title")
+            check(title == "<img src=x onerror=alert(1)>", f"a title with markup shows as text: {title}")
+            page.click(".row")
+            frame = page.frame_locator("#content")
+            frame.locator("p").first.wait_for()
+            html = page.frame(url=re.compile(r".*/content/\d+")).content()
+            check("Text stays." in html and "<script" not in html and "<iframe" not in html, "content without script or frame")
+            check("example.com/remote.png" not in html and "[picture]" in html, "a remote picture is a placeholder")
+            check("javascript:" not in html, "no javascript: link")
+            page.wait_for_timeout(300)
+            check(dialogs == [], f"no dialog opened: {dialogs}")
+            check(outside == [], f"no request left 127.0.0.1: {outside}")
+            page.keyboard.press("Escape")
+            page.fill("#search", "")
+            page.wait_for_timeout(500)
+
+            # Offline: the feed server is gone; the page lists, opens and marks.
+            demo.terminate()
+            demo.wait()
+            page.click("#unread")
+            page.wait_for_selector(".row:not(.loading)")
+            before = int(page.inner_text("#count").split()[0])
+            page.keyboard.press("j")
+            page.keyboard.press("o")
+            page.wait_for_selector("#reader:not([hidden])")
+            page.keyboard.press("Escape")
+            page.click("#all")
+            page.click("#unread")
+            page.wait_for_selector(".row:not(.loading)")
+            after = int(page.inner_text("#count").split()[0])
+            check(after == before - 1, f"with the feed server stopped, opening an item marks it read ({before} → {after})")
+
+            # New items from a pull in the background: a bar, and the rows in view stay.
+            page.click("#all")
+            page.wait_for_selector(".row:not(.loading)")
+            first = page.inner_text(".row[data-row='0'] .title")
+            demo2 = start([os.path.join(BIN, "feedsync-demo-server"), "--items", "610", "--per-page", "50",
+                           "--port", feed.split(":")[2].split("/")[0]], env)
+            time.sleep(1)
+            subprocess.run([feedsync, "pull", "--feed", feed, "--images", "none", "--quiet"], env=env)
+            page.wait_for_selector("#new:not([hidden])", timeout=30000)
+            check(page.inner_text("#new") == "10 new items", f"the bar says so: {page.inner_text('#new')}")
+            check(page.inner_text(".row[data-row='0'] .title") == first, "what the reader sees did not move")
+            demo2.terminate()
+            browser.close()
+    finally:
+        for process in (serve, demo):
+            if process and process.poll() is None:
+                process.terminate()
+        hostile.shutdown()
+        shutil.rmtree(work, ignore_errors=True)
+    print("browser tests passed")
+
+
+if __name__ == "__main__":
+    main()
