@@ -94,6 +94,12 @@ public final class ReadingServer: Sendable {
         return router
     }
 
+    /// `list --json`'s fields of an item, and where its cached picture is (null: none cached).
+    static func fields(_ item: StoredItem, position: Int?) -> String {
+        ItemJSON.fields(item, path: nil, position: position)
+            + ", \"picture\": \(JSON.string(item.imageStatus == .cached ? "/pictures/\(item.number)" : nil))"
+    }
+
     static let types = [
         "html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8",
         "svg": "image/svg+xml",
@@ -111,8 +117,7 @@ public final class ReadingServer: Sendable {
         let listQuery = try listQuery(request)
         let listed = try stored { try library.list(listQuery, page: page, perPage: perPage) }
         let items = listed.items.map { item in
-            "{" + ItemJSON.fields(item, path: nil, position: item.position)
-                + ", \"picture\": \(JSON.string(item.imageStatus == .cached ? "/pictures/\(item.number)" : nil))}"
+            "{" + Self.fields(item, position: item.position) + "}"
         }
         return Self.json(
             "{\"page\": \(page), \"per_page\": \(perPage), \"total\": \(listed.total), "
@@ -143,9 +148,7 @@ public final class ReadingServer: Sendable {
         }
         let item = detail.item
         return Self.json(
-            "{" + ItemJSON.fields(item, path: nil, position: nil)
-                + ", \"picture\": \(JSON.string(item.imageStatus == .cached ? "/pictures/\(item.number)" : nil))"
-                + ", \"content\": \"/content/\(number)\"}")
+            "{" + Self.fields(item, position: nil) + ", \"content\": \"/content/\(number)\"}")
     }
 
     func mark(_ number: Int64, read: Bool) throws -> Response {
