@@ -80,6 +80,7 @@ let package = Package(
             name: "FeedSyncServe",
             dependencies: [
                 "FeedSyncKit", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],

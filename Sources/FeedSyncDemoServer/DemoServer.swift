@@ -154,6 +154,8 @@ public final class DemoServer: Sendable {
     /// with the log inside it every request logged meanwhile copied the whole log.
     private let log: Mutex<[LoggedRequest]> = Mutex([])
     private let runner: Mutex<Task<Void, any Error>?> = Mutex(nil)
+    /// Where each request's path is also written, a line each, for a test in another process.
+    private let logFile: Mutex<FileHandle?> = Mutex(nil)
     /// Requests being answered now, and the most ever at once.
     private let inFlight = Mutex((now: 0, peak: 0))
 
@@ -254,6 +256,20 @@ public final class DemoServer: Sendable {
 
     /// Every request answered so far, oldest first.
     public var requests: [LoggedRequest] { log.withLock { $0 } }
+
+    /// Writes each request's path from now on to the file at `path` (created, or appended to), one
+    /// line each, as it arrives.
+    public func logRequests(to path: String) throws {
+        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        handle.seekToEndOfFile()
+        logFile.withLock { $0 = handle }
+    }
+
+    private func record(_ request: LoggedRequest) {
+        log.withLock { $0.append(request) }
+        logFile.withLock { $0?.write(Data((request.path + "\n").utf8)) }
+    }
 
     public func clearLog() {
         log.withLock { $0.removeAll() }
@@ -356,7 +372,7 @@ public final class DemoServer: Sendable {
         let logged = LoggedRequest(
             path: request.path, isFeed: true, page: page, ifNoneMatch: ifNoneMatch, headers: headers, clientPort: port,
             status: response.statusCode.code, bytes: bytes, receivedAt: received, at: Date())
-        log.withLock { $0.append(logged) }
+        record(logged)
         return response
     }
 
@@ -368,7 +384,7 @@ public final class DemoServer: Sendable {
         let logged = LoggedRequest(
             path: request.path, isFeed: false, page: nil, ifNoneMatch: nil, headers: sent, clientPort: port,
             status: number == nil ? 404 : 200, bytes: nil, receivedAt: Date(), at: Date())
-        log.withLock { $0.append(logged) }
+        record(logged)
         guard let number, request.path == "/pictures/\(name)" else { return HTTPResponse(statusCode: .notFound) }
         if faults.pictureLatency > 0 { try await Task.sleep(nanoseconds: UInt64(faults.pictureLatency * 1e9)) }
         let png = Self.png(seed: number, bytes: size)
@@ -412,7 +428,7 @@ public final class DemoServer: Sendable {
             path: request.path, isFeed: true, page: request.query["page"].flatMap(Int.init),
             ifNoneMatch: sent["if-none-match"], headers: sent, clientPort: port, status: found?.status ?? 404,
             bytes: found?.body.count, receivedAt: Date(), at: Date())
-        log.withLock { $0.append(logged) }
+        record(logged)
         guard let found else { return HTTPResponse(statusCode: .notFound) }
         var headers: HTTPHeaders = [:]
         for (name, value) in found.headers { headers[HTTPHeader(name)] = value }

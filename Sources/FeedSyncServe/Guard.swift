@@ -42,6 +42,8 @@ final class Guard: Sendable {
                 response = Response(
                     status: error.status, headers: [.contentType: "text/plain; charset=utf-8"],
                     body: .init(byteBuffer: ByteBuffer(string: (error.body ?? "\(error.status.code)") + "\n")))
+            } catch {
+                response = Response(status: .internalServerError)
             }
         }
         if fromAddress {

@@ -8,8 +8,10 @@ import FeedSyncStore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
+import NIOPosix
 import Synchronization
 
 /// The server behind the reading page.
@@ -43,22 +45,28 @@ public final class ReadingServer: Sendable {
     }
 
     /// Serves until the task is cancelled; `listening` hears the port once it is bound.
+    ///
+    /// HummingbirdCore's server with our responder, not Hummingbird's `Application`: that always
+    /// runs a one-second timer for the `Date` header, which woke an idle `serve` several times a
+    /// second (BENCHMARKS.md, P10). The header is optional; none is sent.
     public func run(listening: @escaping @Sendable (Int) -> Void) async throws {
         let guarded = Guard(token: settings.token, bind: settings.bind, port: settings.port)
-        let router = makeRouter()
-        let responder = router.buildResponder()
-        let app = Application(
-            responder: CallbackResponder { (request: Request, context: BasicRequestContext) in
-                try await guarded.respond(to: request, context: context, next: responder.respond)
+        let responder = makeRouter().buildResponder()
+        let logger = Logger(label: "feedsync.serve", factory: { _ in SwiftLogNoOpLogHandler() })
+        let server = try HTTPServerBuilder.http1().buildServer(
+            configuration: ServerConfiguration(address: .hostname(settings.bind, port: settings.port)),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger,
+            responder: { request, writer, channel in
+                let context = BasicRequestContext(source: .init(channel: channel, logger: logger))
+                let response = try await guarded.respond(to: request, context: context, next: responder.respond)
+                try await writer.write(response: response.head, body: response.body)
             },
-            configuration: ApplicationConfiguration(address: .hostname(settings.bind, port: settings.port)),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? 0
                 guarded.port.withLock { $0 = bound }
                 listening(bound)
-            },
-            logger: Logger(label: "feedsync.serve", factory: { _ in SwiftLogNoOpLogHandler() }))
-        try await app.run()
+            })
+        try await server.run()
     }
 
     // MARK: Routes

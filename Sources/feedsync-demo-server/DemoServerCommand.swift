@@ -23,6 +23,8 @@ struct DemoServerCommand: AsyncParsableCommand {
     var format: DemoFormat = .pagedJSON
     @Option(help: "Write the feed URL to this file once listening (for scripts).")
     var urlFile: String?
+    @Option(help: "Append the path of every request to this file, a line each (for tests).")
+    var log: String?
 
     func run() async throws {
         let server = DemoServer(items: items, perPage: perPage, pictureBytes: pictureBytes, port: port)
@@ -30,6 +32,7 @@ struct DemoServerCommand: AsyncParsableCommand {
         faults.latency = Double(latencyMs) / 1000
         faults.pictureLatency = faults.latency
         server.setFaults(faults)
+        if let log { try server.logRequests(to: log) }
         try await server.start()
         let url = await server.feedURL(format)
         print(url)

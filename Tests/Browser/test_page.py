@@ -61,9 +61,10 @@ def main():
     work = tempfile.mkdtemp(prefix="feedsync-browser-")
     env = dict(os.environ, FEEDSYNC_HOME=os.path.join(work, "home"))
     feedsync = os.path.join(BIN, "feedsync")
-    url_file = os.path.join(work, "url")
+    url_file, log = os.path.join(work, "url"), os.path.join(work, "requests.log")
+    # Pictures take 100 ms each, so a pull is still fetching them while the reader scrolls.
     demo = start([os.path.join(BIN, "feedsync-demo-server"), "--items", "600", "--per-page", "50",
-                  "--url-file", url_file], env)
+                  "--latency-ms", "100", "--url-file", url_file, "--log", log], env)
     hostile = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
     threading.Thread(target=hostile.serve_forever, daemon=True).start()
     serve = None
@@ -73,7 +74,8 @@ def main():
                 break
             time.sleep(0.05)
         feed = open(url_file).read().strip()
-        subprocess.run([feedsync, "pull", "--feed", feed, "--images", "all", "--quiet"], env=env, check=True)
+        # The pictures of the first rows only (the window around the start of the list).
+        subprocess.run([feedsync, "pull", "--feed", feed, "--quiet"], env=env, check=True)
         subprocess.run([feedsync, "pull", "--feed", f"http://127.0.0.1:{hostile.server_port}/feed.xml", "--quiet"],
                        env=env, check=True)
         serve = start([feedsync, "serve"], env)
@@ -104,6 +106,13 @@ def main():
             check(total == 601, f"the list knows its length from the first page: {total} items")
             height = page.evaluate("document.getElementById('rows').offsetHeight")
             check(height == total * ROW, "the scrollbar is right from the start (rows × height)")
+            in_view = """[...document.querySelectorAll('.row img.thumb')].filter(img => {
+                const box = img.getBoundingClientRect(); return box.bottom > 0 && box.top < innerHeight; })"""
+            page.wait_for_function(f"() => {in_view}.every(img => img.complete)")
+            images = page.evaluate(f"{in_view}.map(img => img.naturalWidth > 0)")
+            check(len(images) >= 7 and all(images), f"every cached picture in view has loaded ({len(images)})")
+            if SCREENSHOT:
+                page.screenshot(path=SCREENSHOT)
 
             # Scroll down to row 500 in steps, as a reader would.
             for row in range(0, 501, 25):
@@ -125,16 +134,24 @@ def main():
             check(seen == list(range(1, 602)), "no row missing or twice across the pages")
             drawn = page.evaluate("[...document.querySelectorAll('.row')].map(r => +r.dataset.row)")
             check(len(drawn) == len(set(drawn)), "no row drawn twice")
-            images = page.evaluate("""[...document.querySelectorAll('.row img.thumb')].filter(img => {
-                const box = img.getBoundingClientRect(); return box.bottom > 0 && box.top < innerHeight; })
-                .map(img => img.complete && img.naturalWidth > 0)""")
-            check(len(images) > 0 and all(images), f"every cached picture in view has loaded ({len(images)})")
-            if SCREENSHOT:
-                page.screenshot(path=SCREENSHOT)
 
-            # The scroll settles on row 300: the reading position is stored.
+            # A pull fetches every picture, one at a time, nearest the reader (row 500) first; the
+            # scroll settles on row 300: the position is stored and the pull turns there.
+            pull = start([feedsync, "pull", "--feed", feed, "--images", "all", "--image-concurrency", "1", "--quiet"],
+                         env)
+            page.wait_for_timeout(1500)
             page.evaluate(f"document.getElementById('list').scrollTop = {300 * ROW}")
             page.wait_for_timeout(600)
+            page.wait_for_timeout(1200)  # the pull re-plans within a second
+            seen_before = len(open(log).read().splitlines())
+            page.wait_for_timeout(1000)
+            after = [line for line in open(log).read().splitlines()[seen_before:] if line.startswith("/pictures/")]
+            pull.terminate()
+            pull.wait()
+            # Row r of the timeline (the hostile item, undated, is row 0) shows picture 601 - r.
+            rows_fetched = [601 - int(re.search(r"(\d+)", line).group(1)) for line in after[:5]]
+            check(len(rows_fetched) >= 3 and all(250 <= r <= 400 for r in rows_fetched),
+                  f"the running pull fetches the pictures around row 300 next: rows {rows_fetched}")
             with sqlite3.connect(os.path.join(work, "home", "feedsync.sqlite")) as store:
                 position = store.execute("SELECT scope, page, per_page FROM reading_position "
                                          "ORDER BY updated_at DESC LIMIT 1").fetchone()
