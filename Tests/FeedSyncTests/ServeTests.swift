@@ -37,8 +37,8 @@ import Testing
         }
     }
 
-    func serve(_ cli: CLI) async throws -> Served {
-        let process = try cli.start(["serve"])
+    func serve(_ cli: CLI, _ options: [String] = []) async throws -> Served {
+        let process = try cli.start(["serve"] + options)
         for _ in 0..<200 {
             let out = (try? String(contentsOfFile: process.outPath, encoding: .utf8)) ?? ""
             if let line = out.split(separator: "\n").first, let range = line.range(of: "/?token=") {
@@ -87,6 +87,43 @@ import Testing
             }
             #expect(try served.curl("/", host: "localhost:\(URL(string: served.base)!.port!)").status == 200)
         }
+    }
+
+    @Test func boundToEveryAddressItWarnsAndStillWantsTheToken() async throws {
+        let cli = try CLI()
+        let served = try await serve(cli, ["--bind", "0.0.0.0"])
+        defer { served.process.kill9() }
+        #expect(served.base.hasPrefix("http://127.0.0.1:"))
+        #expect(try served.curl("/", cookie: false).status == 403)
+        #expect(try served.curl("/").status == 200)
+        let warned = (try? String(contentsOfFile: served.process.errPath, encoding: .utf8)) ?? ""
+        #expect(warned.contains("reachable from other machines; it still needs the token"), "\(warned)")
+    }
+
+    @Test func aPullTheLostNetworkInterruptedResumesWithin30SecondsOfItsReturn() async throws {
+        let cli = try CLI(retryAttempts: 1)
+        let first = DemoServer(items: 20, perPage: 10)
+        try await first.start()
+        let url = await first.feedURL
+        #expect(try await cli.run("pull", "--feed", url, "--images", "none").status == 0)
+        await first.stop()
+        try cli.execute("UPDATE feed SET due_at = 0")
+        let served = try await serve(cli, ["--pull-every", "15m"])
+        defer { served.process.kill9() }
+        // The background pull finds no network, and says so on the feed.
+        for _ in 0..<200 where try cli.openStore().feeds().first?.lastOutcome != .transient {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(try cli.openStore().feeds().first?.lastOutcome == .transient)
+        let back = DemoServer(items: 25, perPage: 10, port: UInt16(URL(string: url)!.port!))
+        try await back.start()
+        let returned = Date()
+        for _ in 0..<600 where try cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 1).total < 25 {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(try cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 1).total == 25)
+        #expect(Date().timeIntervalSince(returned) < 45, "resumed within 30 s of the network's return (and a margin)")
+        await back.stop()
     }
 
     @Test func theAPIListsOpensMarksAndRecordsWhereTheReaderStopped() async throws {

@@ -84,20 +84,33 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
-    /// Pulls the feeds that are due every `every` seconds, and 30 s after a pull that failed for
-    /// now (the network is back soon after, or the lock free). A running `feedsync pull` holds the
-    /// lock: that round is skipped.
+    /// Pulls the feeds that are due every `every` seconds. A feed whose pull got no answer at all
+    /// (the network is gone) is asked again every 30 s, due or not, so a pull the lost network
+    /// interrupted resumes soon after it returns; a server that answers with errors waits its
+    /// feed's backoff. A round that finds a `feedsync pull` holding the lock is tried after 30 s.
     static func pullInBackground(home: DataHome, every: Double, server: ReadingServer) async {
+        var offline: Set<Int64> = []
         while !Task.isCancelled {
             var wait = every
             if let writer = try? FeedSync(home: home, access: .writing) {
                 var settings = FeedSync.PullSettings()
                 settings.pictures = PrefetchOptions(
                     cacheBudget: (try? writer.cacheBudget(given: nil)) ?? FeedSync.defaultCacheSize)
-                let feeds = (try? writer.feeds()) ?? []
+                var feeds = (try? writer.feeds()) ?? []
+                if !offline.isEmpty {
+                    feeds = feeds.filter { offline.contains($0.id) }
+                    settings.asking = .named
+                }
                 let reports = await writer.pull(feeds, settings: settings)
                 if reports.contains(where: { ($0?.newItems ?? 0) > 0 }) { server.noteNewItems() }
-                if reports.contains(where: { $0?.error?.kind == .transient }) { wait = min(every, 30) }
+                offline = Set(
+                    zip(feeds, reports).compactMap { feed, report in
+                        guard let report, report.error?.kind == .transient, !report.requests.isEmpty,
+                            report.requests.allSatisfy({ $0.status == nil })
+                        else { return nil }
+                        return feed.id
+                    })
+                if !offline.isEmpty { wait = min(every, 30) }
             } else {
                 wait = min(every, 30)
             }
