@@ -122,6 +122,28 @@
     return element;
   }
 
+  // A row in view where the scroll settled whose picture is not cached: asked for at once, ahead
+  // of any pull's window (never for rows flung past).
+  const asked = new Set();
+  async function fetchPicture(item) {
+    if (asked.has(item.number)) return;
+    asked.add(item.number);
+    try {
+      const body = await call("/api/items/" + item.number + "/picture", "POST");
+      if (!body.picture) return;
+      item.picture = body.picture;
+      for (const [i, element] of state.drawn) {
+        if (element.dataset.number === String(item.number)) {
+          const fresh = rowElement(i, item);
+          element.replaceWith(fresh);
+          state.drawn.set(i, fresh);
+        }
+      }
+    } catch (error) {
+      // Offline, or the picture failed: the placeholder stays.
+    }
+  }
+
   function reset() {
     state.generation += 1;
     state.pages.clear();
@@ -143,7 +165,11 @@
     settle = setTimeout(report, SETTLE);
   }, { passive: true });
   function report() {
-    const [first] = visible();
+    const [first, last] = visible();
+    for (let i = first; i <= last; i++) {
+      const item = itemAt(i);
+      if (item && !item.picture && item.image.status === "pending") fetchPicture(item);
+    }
     call("/api/position?" + query({ row: first + state.shift, per_page: PAGE }), "POST").catch(() => {});
   }
 

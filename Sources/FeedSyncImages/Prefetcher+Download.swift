@@ -18,6 +18,32 @@ extension PicturePrefetcher {
         }
     }
 
+    /// Downloads `job` now, outside any plan (a row the reader is looking at), and checks, writes,
+    /// flushes and records it as the prefetch does. Returns whether it is cached.
+    public func fetchNow(_ job: PictureJob) async -> Bool {
+        guard HTTPRequest.isFetchable(job.url) else { return false }
+        let request = HTTPRequest(url: job.url, headers: [("Accept", "image/*")], maxBodyBytes: options.maxBytes)
+        let outcome: DownloadOutcome = await withCheckedContinuation { continuation in
+            client.start(request) { [self] result in
+                disk.async { [self] in continuation.resume(returning: keep(result, for: job)) }
+            }
+        }
+        switch outcome {
+        case .written(let picture):
+            return await withCheckedContinuation { continuation in
+                disk.async { [self] in
+                    continuation.resume(
+                        returning: record([PrefetchMachine.WrittenPicture(job: job, picture: picture)]) == nil)
+                }
+            }
+        case .failed(let reason, let permanent):
+            fail(job, reason, permanent: permanent)
+            return false
+        case .cancelled:
+            return false
+        }
+    }
+
     /// What a finished transfer leaves: a written picture, or why there is none.
     func keep(_ result: Result<HTTPResponse, TransportError>, for job: PictureJob) -> DownloadOutcome {
         let response: HTTPResponse

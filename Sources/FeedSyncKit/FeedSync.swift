@@ -170,6 +170,37 @@ public final class FeedSync: Sendable {
         try store.list(query, page: page, perPage: perPage)
     }
 
+    /// Fetches pictures one at a time on request (the reading page's rows in view whose picture is
+    /// not cached), each checked, written and recorded as a pull's prefetch does.
+    public final class PictureFetcher: Sendable {
+        let store: Store
+        let prefetcher: PicturePrefetcher
+        let client: HTTPClient
+
+        init(library: FeedSync, budget: Int64) {
+            store = library.store
+            client = HTTPClient(configuration: PullSettings().transport(maxConnections: 4))
+            prefetcher = PicturePrefetcher(
+                store: library.store, client: client, directory: library.home.cacheDirectory,
+                directoryMayBeLink: library.home.cacheDirectoryMayBeLink, options: PrefetchOptions(cacheBudget: budget))
+        }
+
+        /// Fetches the picture of the item numbered `number` unless it is cached or backing off;
+        /// returns whether it is cached now.
+        public func fetch(item number: Int64) async -> Bool {
+            guard let job = try? store.duePicture(ofItem: number) else {
+                return (try? store.item(number: number))??.item.imageStatus == .cached
+            }
+            return await prefetcher.fetchNow(job)
+        }
+
+        deinit { client.shutdown() }
+    }
+
+    public func pictureFetcher() -> PictureFetcher {
+        PictureFetcher(library: self, budget: (try? cacheBudget(given: nil)) ?? Self.defaultCacheSize)
+    }
+
     /// The cached picture stored as `file`, read without following a link.
     public func pictureData(_ file: String) -> Data? {
         PictureFiles(directory: home.cacheDirectory, folderMayBeLink: home.cacheDirectoryMayBeLink).read(file)

@@ -34,9 +34,13 @@ public final class ReadingServer: Sendable {
     /// Bumped by each background pull that stored items, for the page's "new items" bar.
     let pulls: Mutex<Int> = Mutex(0)
 
+    /// Fetches the pictures of rows in view that are not cached, at once.
+    let fetcher: FeedSync.PictureFetcher
+
     public init(library: FeedSync, settings: Settings) {
         self.library = library
         self.settings = settings
+        fetcher = library.pictureFetcher()
     }
 
     /// A background pull stored new items: the page's poll hears of it.
@@ -91,6 +95,11 @@ public final class ReadingServer: Sendable {
                 read: request.uri.queryParameters["read"] != "0")
         }
         router.post("/api/position") { request, _ in try self.position(request) }
+        router.post("/api/items/{number}/picture") { _, context in
+            let number = try context.parameters.require("number", as: Int64.self)
+            let cached = await self.fetcher.fetch(item: number)
+            return Self.json("{\"picture\": \(JSON.string(cached ? "/pictures/\(number)" : nil))}")
+        }
         router.get("/api/status") { _, _ in try self.status() }
         router.get("/api/feeds") { _, _ in try self.feeds() }
         router.get("/content/{number}") { _, context in

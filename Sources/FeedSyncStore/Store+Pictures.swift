@@ -200,6 +200,26 @@ extension Store {
 
     /// Records downloaded pictures, all in one transaction. Call only once their files are
     /// complete, renamed into place and durable.
+    /// The picture of the item numbered `number` as a job, when it has one that is neither cached
+    /// nor waiting out a backoff.
+    public func duePicture(ofItem number: Int64) throws(StoreError) -> PictureJob? {
+        try read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT picture.id, picture.url, item.feed_id, item.band, item.seq FROM item
+                    JOIN picture ON picture.id = item.picture_id
+                    WHERE item.id = ? AND picture.status != 'cached'
+                        AND (picture.next_attempt_at IS NULL OR picture.next_attempt_at <= ?)
+                    """, arguments: [number, Date().timeIntervalSince1970]
+            ).map { row in
+                PictureJob(
+                    id: row["id"], url: row.text("url") ?? "", row: 0,
+                    place: ListPlace(feedID: row["feed_id"], band: row["band"], seq: row["seq"]))
+            }
+        }
+    }
+
     public func markPicturesCached(_ pictures: [DownloadedPicture]) throws(StoreError) {
         try write { db in
             let update = try db.cachedStatement(
