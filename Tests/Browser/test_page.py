@@ -99,6 +99,11 @@ def main():
                     item_pages.append(int(re.search(r"[?&]page=(\d+)", url).group(1)))
                 return handle.continue_()
             page.route("**/*", route)
+            # A browser without the token (another local user's, or a page that found the port).
+            stranger = browser.new_page()
+            for path in ("/", "/app.js", "/api/items", "/pictures/1"):
+                check(stranger.goto(origin + path).status == 403, f"{path} without the token is 403")
+            stranger.close()
             page.goto(address)
             page.wait_for_selector(".row:not(.loading)")
             check(page.url == origin + "/", "the token leaves the address bar once the cookie is set")
@@ -216,6 +221,14 @@ def main():
             page.wait_for_selector(".row:not(.loading)")
             after = int(page.inner_text("#count").split()[0])
             check(after == before - 1, f"with the feed server stopped, opening an item marks it read ({before} → {after})")
+            page.keyboard.press("j")
+            page.wait_for_selector(".row.current")
+            page.keyboard.press("m")
+            page.wait_for_selector(".row.current.read")
+            page.click("#all")
+            page.click("#unread")
+            page.wait_for_selector(".row:not(.loading)")
+            check(int(page.inner_text("#count").split()[0]) == after - 1, "m marks the current row read")
 
             # New items from a pull in the background: a bar, and the rows in view stay.
             page.click("#all")

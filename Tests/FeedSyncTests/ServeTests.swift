@@ -90,9 +90,19 @@ import Testing
     }
 
     @Test func boundToEveryAddressItWarnsAndStillWantsTheToken() async throws {
-        let cli = try CLI()
-        let served = try await serve(cli, ["--bind", "0.0.0.0"])
+        // --open hands the address to $BROWSER: here a script that writes it down.
+        let folder = try TempDirectory()
+        let browser = folder.path + "/browser"
+        try "#!/bin/sh\necho \"$1\" > \(folder.path)/opened\n".write(toFile: browser, atomically: true, encoding: .utf8)
+        chmod(browser, 0o755)
+        let cli = try CLI(environment: ["BROWSER": browser])
+        let served = try await serve(cli, ["--bind", "0.0.0.0", "--open"])
         defer { served.process.kill9() }
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: folder.path + "/opened") {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let opened = try String(contentsOfFile: folder.path + "/opened", encoding: .utf8)
+        #expect(opened == served.base + "/?token=" + served.token + "\n")
         #expect(served.base.hasPrefix("http://127.0.0.1:"))
         #expect(try served.curl("/", cookie: false).status == 403)
         #expect(try served.curl("/").status == 200)
