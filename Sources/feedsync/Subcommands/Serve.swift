@@ -38,7 +38,8 @@ struct Serve: AsyncParsableCommand {
 
     func validate() throws {
         try check(port, in: 0...65535, "--port")
-        if let pullEvery { try check(pullEvery, in: 60...Schedule.maxInterval, "--pull-every (seconds)") }
+        // Often is harmless to publishers: a pull asks only the feeds that are due.
+        if let pullEvery { try check(pullEvery, in: 10...Schedule.maxInterval, "--pull-every (seconds)") }
         if bind.isEmpty || bind.utf8.count > 255 || bind.unicodeScalars.contains(where: SafeText.isUnsafe) {
             throw ValidationError("--bind must be an address such as 127.0.0.1")
         }
