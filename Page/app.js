@@ -206,10 +206,13 @@
   }
 
   document.addEventListener("keydown", (event) => {
-    if (event.target.tagName === "INPUT" || event.target.tagName === "SELECT") {
+    const tag = event.target.tagName;
+    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") {
       if (event.key === "Escape") event.target.blur();
       return;
     }
+    // Enter on a focused button or link is that button's or link's.
+    if ((tag === "BUTTON" || tag === "A") && (event.key === "Enter" || event.key === " ")) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const reading = !$("reader").hidden;
     switch (event.key) {

@@ -202,20 +202,20 @@ enum HTMLText {
             .joined(separator: "\n")
     }
 
-    /// `text` with `&`, `<`, `>` and `"` escaped for HTML.
+    /// `text` with `&`, `<`, `>` and `"` escaped for HTML. Scalar by scalar: a quote followed by a
+    /// combining mark is one Swift `Character` that is not `"`, and would pass unescaped.
     static func escaped(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            default: result.append(character)
+        var result = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": result.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": result.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": result.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": result.append(contentsOf: "&quot;".unicodeScalars)
+            default: result.append(scalar)
             }
         }
-        return result
+        return String(result)
     }
 
     /// The `src` of the first `<img>` in `html`, entities decoded.

@@ -64,14 +64,18 @@ public enum SafeHTML {
                 }
                 out += "<img src=\"\(HTMLText.escaped(local))\" loading=\"lazy\""
                 for attribute in ["width", "height"] {
-                    if let value = element[attribute], !value.isEmpty, value.count <= 5, value.allSatisfy(\.isNumber) {
+                    if let value = element[attribute], !value.isEmpty, value.utf8.count <= 5,
+                        value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+                    {
                         out += " \(attribute)=\"\(value)\""
                     }
                 }
             default:
                 out += "<\(name)"
                 for attribute in ["colspan", "rowspan"] where name == "td" || name == "th" {
-                    if let value = element[attribute], !value.isEmpty, value.count <= 3, value.allSatisfy(\.isNumber) {
+                    if let value = element[attribute], !value.isEmpty, value.utf8.count <= 3,
+                        value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+                    {
                         out += " \(attribute)=\"\(value)\""
                     }
                 }

@@ -47,7 +47,7 @@ public enum PictureEvent: Sendable, Equatable {
 }
 
 /// The kinds of image the cache accepts, recognised by their first bytes, never by a header.
-public enum ImageKind: String, Sendable {
+public enum ImageKind: String, Sendable, CaseIterable {
     case png, jpeg, gif, webp, avif, heif, bmp
 
     public var fileExtension: String {

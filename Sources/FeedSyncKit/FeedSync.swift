@@ -201,9 +201,15 @@ public final class FeedSync: Sendable {
         PictureFetcher(library: self, budget: (try? cacheBudget(given: nil)) ?? Self.defaultCacheSize)
     }
 
-    /// The cached picture stored as `file`, read without following a link.
-    public func pictureData(_ file: String) -> Data? {
-        PictureFiles(directory: home.cacheDirectory, folderMayBeLink: home.cacheDirectoryMayBeLink).read(file)
+    /// The cached picture stored as `file`, read without following a link, and its type (the
+    /// kind it was checked to be when cached, which its file's extension names).
+    public func picture(_ file: String) -> (data: Data, type: String)? {
+        let ext = (file as NSString).pathExtension
+        guard let kind = ImageKind.allCases.first(where: { $0.fileExtension == ext }),
+            let data = PictureFiles(directory: home.cacheDirectory, folderMayBeLink: home.cacheDirectoryMayBeLink)
+                .read(file)
+        else { return nil }
+        return (data, kind.mime)
     }
 
     /// Where a picture stored as `file` is (stored paths are relative to the cache folder).

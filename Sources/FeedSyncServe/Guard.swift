@@ -21,7 +21,9 @@ final class Guard: Sendable {
         self.port = Mutex(port)
     }
 
-    static let cookie = "feedsync_token"
+    /// The cookie's name holds the port: cookies are not kept apart by port, and two pages served
+    /// at once must not take each other's.
+    var cookie: String { "feedsync_token_\(port.withLock { $0 })" }
     /// Set by the page on every POST; a form or a plain cross-site request cannot set it.
     static let callHeader = HTTPField.Name("X-Feedsync")!
 
@@ -47,7 +49,7 @@ final class Guard: Sendable {
             }
         }
         if fromAddress {
-            response.headers[.setCookie] = "\(Self.cookie)=\(token); Path=/; HttpOnly; SameSite=Strict"
+            response.headers[.setCookie] = "\(cookie)=\(token); Path=/; HttpOnly; SameSite=Strict"
         }
         if response.headers[.contentSecurityPolicy] == nil {
             response.headers[.contentSecurityPolicy] =
@@ -82,7 +84,7 @@ final class Guard: Sendable {
     func cookies(_ request: Request) -> [String] {
         request.headers[values: .cookie].flatMap { $0.split(separator: ";") }.compactMap { pair in
             let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            return parts.count == 2 && parts[0] == Self.cookie ? parts[1] : nil
+            return parts.count == 2 && parts[0] == cookie ? parts[1] : nil
         }
     }
 

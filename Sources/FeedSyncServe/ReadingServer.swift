@@ -31,8 +31,6 @@ public final class ReadingServer: Sendable {
 
     let library: FeedSync
     let settings: Settings
-    /// Bumped by each background pull that stored items, for the page's "new items" bar.
-    let pulls: Mutex<Int> = Mutex(0)
 
     /// Fetches the pictures of rows in view that are not cached, at once.
     let fetcher: FeedSync.PictureFetcher
@@ -41,11 +39,6 @@ public final class ReadingServer: Sendable {
         self.library = library
         self.settings = settings
         fetcher = library.pictureFetcher()
-    }
-
-    /// A background pull stored new items: the page's poll hears of it.
-    public func noteNewItems() {
-        pulls.withLock { $0 += 1 }
     }
 
     /// Serves until the task is cancelled; `listening` hears the port once it is bound.
@@ -152,8 +145,11 @@ public final class ReadingServer: Sendable {
         }
         list.unread = query["unread"] == "1"
         if let search = query["search"].map(String.init), !search.isEmpty {
-            guard search.utf8.count <= 1000 else { throw HTTPError(.badRequest, message: "search too long") }
-            list.search = search
+            // As `list --search` reads it: words as prefixes, nothing in it FTS5 syntax.
+            guard search.utf8.count <= 1000, let words = SearchText.query(search) else {
+                throw HTTPError(.badRequest, message: "search for words of at most 1000 bytes")
+            }
+            list.search = words
         }
         return list
     }
@@ -189,10 +185,10 @@ public final class ReadingServer: Sendable {
         return Self.json("{\"recorded\": true, \"page\": \(position.page)}")
     }
 
-    /// What the page polls: the all-feeds total and how many background pulls stored items.
+    /// What the page polls: the all-feeds total.
     func status() throws -> Response {
         let total = try stored { try library.list(ListQuery(feedURL: nil), page: 1, perPage: 1).total }
-        return Self.json("{\"total\": \(total), \"pulls\": \(pulls.withLock { $0 })}")
+        return Self.json("{\"total\": \(total)}")
     }
 
     func feeds() throws -> Response {
@@ -231,19 +227,12 @@ public final class ReadingServer: Sendable {
     /// when it was cached (its file's extension).
     func picture(_ number: Int64) throws -> Response {
         guard let item = try stored({ try library.item(number: number) })?.item, item.imageStatus == .cached,
-            let file = item.imagePath,
-            let type = Self.pictureTypes[(file as NSString).pathExtension.lowercased()]
+            let file = item.imagePath, let picture = library.picture(file)
         else { throw HTTPError(.notFound, message: "no cached picture") }
-        guard let data = library.pictureData(file) else { throw HTTPError(.notFound, message: "no cached picture") }
         return Response(
-            status: .ok, headers: [.contentType: type, .cacheControl: "private, max-age=86400"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+            status: .ok, headers: [.contentType: picture.type, .cacheControl: "private, max-age=86400"],
+            body: .init(byteBuffer: ByteBuffer(bytes: picture.data)))
     }
-
-    static let pictureTypes = [
-        "png": "image/png", "jpg": "image/jpeg", "gif": "image/gif", "webp": "image/webp", "avif": "image/avif",
-        "heic": "image/heic", "bmp": "image/bmp",
-    ]
 
     static func json(_ text: String) -> Response {
         Response(

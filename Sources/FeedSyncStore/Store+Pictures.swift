@@ -198,8 +198,6 @@ extension Store {
         return jobs
     }
 
-    /// Records downloaded pictures, all in one transaction. Call only once their files are
-    /// complete, renamed into place and durable.
     /// The picture of the item numbered `number` as a job, when it has one that is neither cached
     /// nor waiting out a backoff.
     public func duePicture(ofItem number: Int64) throws(StoreError) -> PictureJob? {
@@ -220,6 +218,8 @@ extension Store {
         }
     }
 
+    /// Records downloaded pictures, all in one transaction. Call only once their files are
+    /// complete, renamed into place and durable.
     public func markPicturesCached(_ pictures: [DownloadedPicture]) throws(StoreError) {
         try write { db in
             let update = try db.cachedStatement(

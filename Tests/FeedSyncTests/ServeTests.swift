@@ -19,7 +19,8 @@ import Testing
             call: Bool = true
         ) throws -> (status: Int, headers: String, body: String) {
             var arguments = ["-s", "-D", "-", "--max-time", "10"]
-            if cookie { arguments += ["-b", "feedsync_token=\(token ?? self.token)"] }
+            let port = URL(string: base)!.port!
+            if cookie { arguments += ["-b", "feedsync_token_\(port)=\(token ?? self.token)"] }
             if let host { arguments += ["-H", "Host: \(host)"] }
             if post { arguments += ["-X", "POST"] + (call ? ["-H", "X-Feedsync: 1"] : []) }
             let process = Process()
@@ -80,7 +81,9 @@ import Testing
             let page = try served.curl("/?token=\(served.token)", cookie: false)
             #expect(page.status == 200 && page.body.contains("<script src=\"/app.js\""))
             #expect(
-                page.headers.contains("Set-Cookie: feedsync_token=\(served.token); Path=/; HttpOnly; SameSite=Strict"))
+                page.headers.contains(
+                    "Set-Cookie: feedsync_token_\(URL(string: served.base)!.port!)=\(served.token); Path=/; HttpOnly; SameSite=Strict"
+                ))
             for answer in [page, try served.curl("/api/items"), try served.curl("/nowhere", cookie: false)] {
                 #expect(answer.headers.contains("default-src 'self'; script-src 'self';"), "\(answer.headers)")
                 #expect(answer.headers.contains("frame-ancestors 'none'") && answer.headers.contains("nosniff"))
@@ -101,8 +104,13 @@ import Testing
         for _ in 0..<100 where !FileManager.default.fileExists(atPath: folder.path + "/opened") {
             try await Task.sleep(for: .milliseconds(50))
         }
+        // A file only its owner reads, not the token on a command line.
         let opened = try String(contentsOfFile: folder.path + "/opened", encoding: .utf8)
-        #expect(opened == served.base + "/?token=" + served.token + "\n")
+        #expect(opened == "file://\(cli.home.path)/open.html\n")
+        let redirect = try String(contentsOfFile: cli.home.path + "/open.html", encoding: .utf8)
+        #expect(redirect.contains("url=\(served.base)/?token=\(served.token)"))
+        let mode = try FileManager.default.attributesOfItem(atPath: cli.home.path + "/open.html")[.posixPermissions]
+        #expect(mode as? Int == 0o600)
         #expect(served.base.hasPrefix("http://127.0.0.1:"))
         #expect(try served.curl("/", cookie: false).status == 403)
         #expect(try served.curl("/").status == 200)
@@ -202,6 +210,11 @@ import Testing
         #expect(out.contains("<span class=\"missing-picture\">[picture]</span>"), "a picture not cached: a placeholder")
         #expect(out.contains("<img src=\"/pictures/7\" loading=\"lazy\" alt=\"A\">"), "\(out)")
         #expect(out.contains("<td colspan=\"2\">cell</td>"))
+    }
+
+    @Test func aQuoteWithACombiningMarkStillEndsNoAttribute() throws {
+        let out = try clean("<abbr title=\"&quot;&#x301; onmouseover=alert(1) x\">a</abbr>")
+        #expect(out == "<abbr title=\"&quot;\u{301} onmouseover=alert(1) x\">a</abbr>", "\(out)")
     }
 
     @Test func textIsTextAndMarkupInAttributesStaysInThem() throws {

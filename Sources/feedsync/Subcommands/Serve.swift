@@ -2,6 +2,7 @@ import ArgumentParser
 import FeedSyncImages
 import FeedSyncKit
 import FeedSyncServe
+import FeedSyncStore
 import FeedSyncSync
 import Foundation
 
@@ -61,11 +62,11 @@ struct Serve: AsyncParsableCommand {
                     try await server.run { port in
                         let address = "http://\(shown.contains(":") ? "[\(shown)]" : shown):\(port)/?token=\(token)"
                         try? Output.line(address)
-                        if opens { Self.openInBrowser(address) }
+                        if opens { Self.openInBrowser(address, home: library.home) }
                     }
                 }
                 if let pullEvery {
-                    group.addTask { await Self.pullInBackground(home: library.home, every: pullEvery, server: server) }
+                    group.addTask { await Self.pullInBackground(home: library.home, every: pullEvery) }
                 }
                 try await group.next()
                 group.cancelAll()
@@ -85,46 +86,54 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
-    /// Pulls the feeds that are due every `every` seconds. A feed whose pull got no answer at all
-    /// (the network is gone) is asked again every 30 s, due or not, so a pull the lost network
-    /// interrupted resumes soon after it returns; a server that answers with errors waits its
-    /// feed's backoff. A round that finds a `feedsync pull` holding the lock is tried after 30 s.
-    static func pullInBackground(home: DataHome, every: Double, server: ReadingServer) async {
+    /// Pulls the feeds that are due every `every` seconds. When a round got no answer at all from
+    /// any feed it asked (the network is gone), those feeds are asked again every 30 s, due or
+    /// not, beside the ones that are due, so a pull the lost network interrupted resumes soon
+    /// after it returns; after 20 such rounds (10 minutes) the usual schedule takes over. A round
+    /// that finds a `feedsync pull` holding the lock is tried after 30 s.
+    static func pullInBackground(home: DataHome, every: Double) async {
         var offline: Set<Int64> = []
+        var quickRounds = 0
         while !Task.isCancelled {
-            var wait = every
+            var wait = min(every, 30)
             if let writer = try? FeedSync(home: home, access: .writing) {
                 var settings = FeedSync.PullSettings()
                 settings.pictures = PrefetchOptions(
                     cacheBudget: (try? writer.cacheBudget(given: nil)) ?? FeedSync.defaultCacheSize)
-                var feeds = (try? writer.feeds()) ?? []
-                if !offline.isEmpty {
-                    feeds = feeds.filter { offline.contains($0.id) }
-                    settings.asking = .named
+                let feeds = (try? writer.feeds()) ?? []
+                var asked: [(Feed, PullReport)] = []
+                for retrying in [true, false] {
+                    let chosen = feeds.filter { offline.contains($0.id) == retrying }
+                    guard !chosen.isEmpty else { continue }
+                    settings.asking = retrying ? .named : .due
+                    let reports = await writer.pull(chosen, settings: settings)
+                    asked += zip(chosen, reports).compactMap { feed, report in
+                        report.flatMap { $0.skipped == nil ? (feed, $0) : nil }
+                    }
                 }
-                let reports = await writer.pull(feeds, settings: settings)
-                if reports.contains(where: { ($0?.newItems ?? 0) > 0 }) { server.noteNewItems() }
-                offline = Set(
-                    zip(feeds, reports).compactMap { feed, report in
-                        guard let report, report.error?.kind == .transient, !report.requests.isEmpty,
-                            report.requests.allSatisfy({ $0.status == nil })
-                        else { return nil }
-                        return feed.id
-                    })
-                if !offline.isEmpty { wait = min(every, 30) }
-            } else {
-                wait = min(every, 30)
+                let unanswered = asked.filter { _, report in
+                    !report.requests.isEmpty && report.requests.allSatisfy { $0.status == nil }
+                }
+                let networkDown = !asked.isEmpty && unanswered.count == asked.count
+                quickRounds = networkDown ? quickRounds + 1 : 0
+                offline = networkDown && quickRounds <= 20 ? Set(unanswered.map { $0.0.id }) : []
+                if offline.isEmpty { wait = every }
             }
             try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
         }
     }
 
-    static func openInBrowser(_ address: String) {
-        let environment = ProcessInfo.processInfo.environment
-        let browser = environment["BROWSER"].flatMap { $0.isEmpty ? nil : $0 } ?? "xdg-open"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [browser, address]
-        try? process.run()
+    /// Opens the page without its token on any command line (where every local user could read
+    /// it): through a file of the data home only its owner can read, which redirects there.
+    static func openInBrowser(_ address: String, home: DataHome) {
+        let path = home.dataDirectory + "/open.html"
+        unlink(path)
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return complain("cannot write \(path) to open the page; open the address above") }
+        let page = "<!doctype html><meta http-equiv=\"refresh\" content=\"0;url=\(address)\">\n"
+        _ = page.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
+        close(fd)
+        // Browser.open waits for the browser; the server goes on meanwhile.
+        Thread { _ = Browser.open("file://" + path) }.start()
     }
 }
