@@ -6,11 +6,13 @@
 // row is reported as the reading position, which the picture prefetch of every pull follows.
 (() => {
   const ROW = 88, PAGE = 50, AHEAD = 100, KEEP = 20, SETTLE = 150, POLL = 15000;
+  // Browsers lay out at most some 17 to 33 million pixels: a longer list scrolls by proportion.
+  const TALLEST = 8000000;
   const $ = (id) => document.getElementById(id);
   const list = $("list"), rows = $("rows");
   const state = {
     unread: false, feed: "", search: "", total: 0, known: false, shift: 0, current: -1,
-    pages: new Map(), loading: new Set(), drawn: new Map(), generation: 0, open: null,
+    items: new Map(), loading: new Set(), drawn: new Map(), generation: 0, open: null,
   };
 
   // The token came in the address once; the server keeps it in a cookie from then on.
@@ -31,45 +33,63 @@
   }
 
   // Row i of the list is row i + shift on the server: items that arrived after the list was
-  // loaded stay above it until the reader asks for them.
+  // loaded stay above it until the reader asks for them. Items are kept by the list's row, so a
+  // later shift changes only what is fetched from then on.
   function itemAt(i) {
-    const row = i + state.shift, page = state.pages.get(Math.floor(row / PAGE) + 1);
-    return page && page[row % PAGE];
+    return state.items.get(i);
   }
 
   async function load(page) {
-    if (state.pages.has(page) || state.loading.has(page)) return;
-    state.loading.add(page);
-    const generation = state.generation;
+    const key = page + ":" + state.shift;
+    if (state.loading.has(key)) return;
+    state.loading.add(key);
+    const generation = state.generation, shift = state.shift;
     try {
       const body = await call("/api/items?" + query({ page, per_page: PAGE }));
       if (generation !== state.generation) return;
-      state.pages.set(page, body.items);
+      body.items.forEach((item, k) => {
+        const row = (page - 1) * PAGE + k - shift;
+        if (row >= 0) state.items.set(row, item);
+      });
       if (!state.known) {
         state.known = true;
         state.total = body.total;
-        rows.style.height = state.total * ROW + "px";
+        rows.style.height = Math.min(state.total * ROW, TALLEST) + "px";
         $("count").textContent = state.total + (state.total === 1 ? " item" : " items");
       }
       draw();
     } catch (error) {
-      // Tried again at the next scroll.
-    } finally {
-      state.loading.delete(page);
+      // Asked again at the next scroll (or, for the first page, the next poll).
+      if (generation === state.generation) state.loading.delete(key);
     }
   }
 
+  // The row (fractional) at the top of the list's viewport, and where row i is drawn.
+  function topRow() {
+    const range = Math.min(state.total * ROW, TALLEST) - list.clientHeight;
+    if (state.total * ROW <= TALLEST || range <= 0) return list.scrollTop / ROW;
+    return (list.scrollTop / range) * (state.total - list.clientHeight / ROW);
+  }
+  function rowTop(i) {
+    return list.scrollTop + (i - topRow()) * ROW;
+  }
+  function scrollToRow(row) {
+    const range = Math.min(state.total * ROW, TALLEST) - list.clientHeight;
+    list.scrollTop = state.total * ROW <= TALLEST || range <= 0
+      ? row * ROW : (row / (state.total - list.clientHeight / ROW)) * range;
+  }
+
   function visible() {
-    const first = Math.floor(list.scrollTop / ROW);
-    return [first, Math.min(state.total - 1, Math.floor((list.scrollTop + list.clientHeight) / ROW))];
+    const top = topRow();
+    return [Math.floor(top), Math.min(state.total - 1, Math.floor(top + list.clientHeight / ROW))];
   }
 
   function draw() {
     if (!state.known) return;
     const [first, last] = visible();
-    // The pages ahead of the rows in view, and the one before them.
-    for (let row = Math.max(0, first - PAGE) + state.shift; row <= last + AHEAD + state.shift; row += PAGE) {
-      if (row - state.shift < state.total) load(Math.floor(row / PAGE) + 1);
+    // The pages of the rows ahead of those in view, and of a page before them.
+    for (let i = Math.max(0, first - PAGE); i <= Math.min(state.total - 1, last + AHEAD); i++) {
+      if (!state.items.has(i)) load(Math.floor((i + state.shift) / PAGE) + 1);
     }
     const from = Math.max(0, first - KEEP), to = Math.min(state.total - 1, last + KEEP);
     for (const [i, element] of state.drawn) {
@@ -81,6 +101,7 @@
       if (element && element.dataset.number === String(item ? item.number : "")) {
         element.classList.toggle("read", Boolean(item && !item.unread));
         element.classList.toggle("current", i === state.current);
+        element.style.top = rowTop(i) + "px";
         continue;
       }
       const fresh = rowElement(i, item);
@@ -93,7 +114,7 @@
   function rowElement(i, item) {
     const element = document.createElement("div");
     element.className = "row" + (item ? (item.unread ? "" : " read") : " loading") + (i === state.current ? " current" : "");
-    element.style.top = i * ROW + "px";
+    element.style.top = rowTop(i) + "px";
     element.dataset.row = i;
     element.dataset.number = item ? item.number : "";
     let thumb;
@@ -146,7 +167,8 @@
 
   function reset() {
     state.generation += 1;
-    state.pages.clear();
+    state.items.clear();
+    state.loading = new Set();
     state.drawn.clear();
     state.known = false;
     state.shift = 0;
@@ -200,8 +222,8 @@
   function move(by) {
     if (!state.known || state.total === 0) return;
     state.current = Math.max(0, Math.min(state.total - 1, state.current + by));
-    const top = state.current * ROW;
-    if (top < list.scrollTop || top + ROW > list.scrollTop + list.clientHeight) list.scrollTop = top - list.clientHeight / 3;
+    const [first, last] = visible();
+    if (state.current < first || state.current > last - 1) scrollToRow(Math.max(0, state.current - 2));
     draw();
   }
 
@@ -249,6 +271,7 @@
 
   // New items from a pull: a bar at the top, and what the reader sees does not move.
   async function poll() {
+    if (!state.known) load(1);
     try {
       const status = await call("/api/status");
       const added = status.total - state.total - state.shift;
