@@ -8,11 +8,10 @@ extension PicturePrefetcher {
     /// makes written pictures durable and marks them cached. Returns the transfer, to withdraw it
     /// while it waits.
     func startDownload(_ job: PictureJob) -> HTTPTransferHandle? {
-        guard HTTPRequest.isFetchable(job.url) else {
+        guard let request = request(for: job) else {
             ended(job, .failed("not an http(s) URL", permanent: true))
             return nil
         }
-        let request = HTTPRequest(url: job.url, headers: [("Accept", "image/*")], maxBodyBytes: options.maxBytes)
         return client.start(request, lane: lane) { [self] result in
             disk.async { [self] in ended(job, keep(result, for: job)) }
         }
@@ -21,8 +20,10 @@ extension PicturePrefetcher {
     /// Downloads `job` now, outside any plan (a row the reader is looking at), and checks, writes,
     /// flushes and records it as the prefetch does. Returns whether it is cached.
     public func fetchNow(_ job: PictureJob) async -> Bool {
-        guard HTTPRequest.isFetchable(job.url) else { return false }
-        let request = HTTPRequest(url: job.url, headers: [("Accept", "image/*")], maxBodyBytes: options.maxBytes)
+        guard let request = request(for: job) else {
+            fail(job, "not an http(s) URL", permanent: true)
+            return false
+        }
         let outcome: DownloadOutcome = await withCheckedContinuation { continuation in
             client.start(request) { [self] result in
                 disk.async { [self] in continuation.resume(returning: keep(result, for: job)) }
@@ -30,10 +31,13 @@ extension PicturePrefetcher {
         }
         switch outcome {
         case .written(let picture):
+            // Recorded, then the cache brought back within its budget around the reader, as a
+            // pull's prefetch does after its pictures.
             return await withCheckedContinuation { continuation in
                 disk.async { [self] in
-                    continuation.resume(
-                        returning: record([PrefetchMachine.WrittenPicture(job: job, picture: picture)]) == nil)
+                    let recorded = record([PrefetchMachine.WrittenPicture(job: job, picture: picture)]) == nil
+                    if recorded, let position = try? store.latestReadingPosition() { evict(around: position) }
+                    continuation.resume(returning: recorded)
                 }
             }
         case .failed(let reason, let permanent):
@@ -42,6 +46,12 @@ extension PicturePrefetcher {
         case .cancelled:
             return false
         }
+    }
+
+    /// The request for a picture, nil when its URL is none this client fetches.
+    func request(for job: PictureJob) -> HTTPRequest? {
+        guard HTTPRequest.isFetchable(job.url) else { return nil }
+        return HTTPRequest(url: job.url, headers: [("Accept", "image/*")], maxBodyBytes: options.maxBytes)
     }
 
     /// What a finished transfer leaves: a written picture, or why there is none.

@@ -63,9 +63,7 @@ final class Guard: Sendable {
 
     /// Why the request is refused, or nil. `fromAddress`: the token came in the address.
     func refusal(of request: Request, fromAddress: inout Bool) -> String? {
-        let port = self.port.withLock { $0 }
-        let hosts = Set([bind, "127.0.0.1", "localhost", "[::1]"].map { "\($0):\(port)" })
-        guard let host = request.head.authority?.lowercased(), hosts.contains(host) else {
+        guard let host = request.head.authority?.lowercased(), accepts(host: host) else {
             return "forbidden: the Host header must name this server"
         }
         if let given = request.uri.queryParameters["token"].map(String.init), Self.same(given, token) {
@@ -78,6 +76,23 @@ final class Guard: Sendable {
         case .post: return request.headers[Self.callHeader] == "1" ? nil : "forbidden: not a call from the page"
         default: return "forbidden: only GET and POST"
         }
+    }
+
+    /// A `Host` naming this server: the address bound or the loopback, with the port. Bound to
+    /// every address (`0.0.0.0`, `::`), any address literal with the port: a DNS name, which a
+    /// rebinding attack needs, never.
+    func accepts(host: String) -> Bool {
+        let port = self.port.withLock { $0 }
+        guard host.hasSuffix(":\(port)") else { return false }
+        let name = String(host.dropLast(":\(port)".count))
+        let bound = bind.contains(":") && !bind.hasPrefix("[") ? "[\(bind)]" : bind.lowercased()
+        if [bound, "127.0.0.1", "localhost", "[::1]"].contains(name) { return true }
+        guard bind == "0.0.0.0" || bind == "::" else { return false }
+        var address = in6_addr()
+        if name.hasPrefix("["), name.hasSuffix("]") {
+            return inet_pton(AF_INET6, String(name.dropFirst().dropLast()), &address) == 1
+        }
+        return inet_pton(AF_INET, name, &address) == 1
     }
 
     /// The values of our cookie in the request.

@@ -114,6 +114,11 @@ import Testing
         #expect(served.base.hasPrefix("http://127.0.0.1:"))
         #expect(try served.curl("/", cookie: false).status == 403)
         #expect(try served.curl("/").status == 200)
+        // From another machine the Host is this one's address; a name (DNS rebinding) is refused.
+        let port = URL(string: served.base)!.port!
+        #expect(try served.curl("/", host: "192.168.1.20:\(port)").status == 200)
+        #expect(try served.curl("/", host: "evil.example:\(port)").status == 403)
+        #expect(try served.curl("/", host: "192.168.1.20:\(port + 1)").status == 403)
         let warned = (try? String(contentsOfFile: served.process.errPath, encoding: .utf8)) ?? ""
         #expect(warned.contains("reachable from other machines; it still needs the token"), "\(warned)")
     }
