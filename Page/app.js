@@ -269,18 +269,21 @@
   $("toggle").addEventListener("click", () => { if (state.open) mark(state.open, state.open.unread); });
   $("new").addEventListener("click", reset);
 
-  // New items from a pull: a bar at the top, and what the reader sees does not move.
+  // New items from a pull: a bar at the top, and what the reader sees does not move. The last
+  // row loaded anchors the list, where the next fetches continue: the row its item is at now on
+  // the server, less its row here, is the shift for everything fetched from now on.
   async function poll() {
     if (!state.known) load(1);
+    const timeline = state.known && !state.unread && !state.feed && !state.search;
+    const first = Math.max(-1, ...state.items.keys());
+    const anchor = timeline && first >= 0 ? itemAt(first) : undefined;
     try {
-      const status = await call("/api/status");
-      const added = status.total - state.total - state.shift;
-      if (state.known && !state.unread && !state.feed && !state.search && added > 0) {
-        state.shift += added;
-        const waiting = state.shift;
-        $("new").textContent = waiting + (waiting === 1 ? " new item" : " new items");
-        $("new").hidden = false;
-      }
+      const status = await call("/api/status" + (anchor ? "?anchor=" + anchor.number : ""));
+      const waiting = status.total - state.total;
+      if (!timeline || waiting <= 0) return;
+      if (anchor && status.row !== null) state.shift = Math.max(state.shift, status.row - first);
+      $("new").textContent = waiting + (waiting === 1 ? " new item" : " new items");
+      $("new").hidden = false;
     } catch (error) { /* the server is gone for now */ }
   }
   setInterval(poll, POLL);

@@ -212,6 +212,11 @@ public final class FeedSync: Sendable {
         return (data, kind.mime)
     }
 
+    /// The row the item numbered `number` is at now in the all-feeds timeline.
+    public func timelineRow(ofItem number: Int64) throws(StoreError) -> Int? {
+        try store.row(ofItem: number, feedURL: nil)
+    }
+
     /// Where a picture stored as `file` is (stored paths are relative to the cache folder).
     public func picturePath(_ file: String) -> String {
         file.hasPrefix("/") ? file : home.cacheDirectory + "/" + file

@@ -93,7 +93,7 @@ public final class ReadingServer: Sendable {
             let cached = await self.fetcher.fetch(item: number)
             return Self.json("{\"picture\": \(JSON.string(cached ? "/pictures/\(number)" : nil))}")
         }
-        router.get("/api/status") { _, _ in try self.status() }
+        router.get("/api/status") { request, _ in try self.status(request) }
         router.get("/api/feeds") { _, _ in try self.feeds() }
         router.get("/content/{number}") { _, context in
             try self.content(try context.parameters.require("number", as: Int64.self))
@@ -185,10 +185,13 @@ public final class ReadingServer: Sendable {
         return Self.json("{\"recorded\": true, \"page\": \(position.page)}")
     }
 
-    /// What the page polls: the all-feeds total.
-    func status() throws -> Response {
+    /// What the page polls: the all-feeds total, and with `anchor=N` the row item N is at now in
+    /// the timeline, so the page can keep the rows it shows where they are when items arrive.
+    func status(_ request: Request) throws -> Response {
         let total = try stored { try library.list(ListQuery(feedURL: nil), page: 1, perPage: 1).total }
-        return Self.json("{\"total\": \(total)}")
+        let anchor = request.uri.queryParameters["anchor"].flatMap { Int64($0) }
+        let row = try anchor.flatMap { number in try stored { try library.timelineRow(ofItem: number) } }
+        return Self.json("{\"total\": \(total), \"row\": \(JSON.number(row))}")
     }
 
     func feeds() throws -> Response {

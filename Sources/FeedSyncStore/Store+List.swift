@@ -44,6 +44,19 @@ extension Store {
             read: row.integer("read") == 1, feedName: row.text("feed_name") ?? "")
     }
 
+    /// The row (0-based) the item numbered `number` is at now in one feed's list or the timeline;
+    /// nil when there is no such item.
+    public func row(ofItem number: Int64, feedURL: String?) throws(StoreError) -> Int? {
+        try read { db in
+            guard
+                let place = try Row.fetchOne(
+                    db, sql: "SELECT feed_id, band, seq FROM item WHERE id = ?", arguments: [number]
+                ).map({ ListPlace(feedID: $0["feed_id"], band: $0["band"], seq: $0["seq"]) })
+            else { return nil }
+            return try Self.row(db, of: place, in: ListOrder(feedURL: feedURL))
+        }
+    }
+
     /// One page of the list `query` describes.
     public func list(_ query: ListQuery, page: Int, perPage: Int) throws(StoreError) -> ListedPage {
         try read { db in

@@ -244,6 +244,13 @@ def main():
             page.wait_for_selector("#new:not([hidden])", timeout=30000)
             check(page.inner_text("#new") == "10 new items", f"the bar says so: {page.inner_text('#new')}")
             check(page.inner_text(".row[data-row='0'] .title") == first, "what the reader sees did not move")
+            # Rows fetched after the new items arrived continue the list as it was: row r is still
+            # item 601 - r (the new items are above it until the bar is clicked).
+            page.evaluate(f"document.getElementById('list').scrollTop = {200 * ROW}")
+            page.wait_for_selector(".row[data-row='200']:not(.loading)")
+            page.wait_for_timeout(500)  # the pages around it drawn
+            titles = [page.inner_text(f".row[data-row='{r}'] .title") for r in (199, 200, 201)]
+            check(titles == ["Item 402", "Item 401", "Item 400"], f"rows fetched later keep their places: {titles}")
             demo2.terminate()
             browser.close()
     finally:
