@@ -100,8 +100,7 @@ public struct FeedSchedule: Sendable, Equatable {
     /// Reads `<ttl>`: digits only.
     static func minutes(_ text: String) -> Int? {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 9, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-            let value = Int(trimmed), ttls.contains(value)
+        guard trimmed.utf8.count <= 9, FeedLimits.isDigits(trimmed), let value = Int(trimmed), ttls.contains(value)
         else { return nil }
         return value
     }
@@ -133,6 +132,12 @@ public struct FeedSchedule: Sendable, Equatable {
 /// What one document may make: every figure and string from a feed is checked against these where
 /// it is read, so nothing a stranger writes can overflow arithmetic or grow memory without bound.
 public enum FeedLimits {
+    /// Whether `text` is a number as servers write them in headers and documents: one or more
+    /// ASCII digits, nothing else (no sign, space or other script's digits).
+    public static func isDigits(_ text: some StringProtocol) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+    }
+
     /// Item counts a server may report (`total`, `X-WP-Total`); the store accepts the same.
     public static let totals = 0...1_000_000_000
     /// Page counts a server may report (`X-WP-TotalPages`).

@@ -62,23 +62,13 @@ public enum SafeHTML {
                     out += "</span>"
                     return false
                 }
-                out += "<img src=\"\(HTMLText.escaped(local))\" loading=\"lazy\""
-                for attribute in ["width", "height"] {
-                    if let value = element[attribute], !value.isEmpty, value.utf8.count <= 5,
-                        value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
-                    {
-                        out += " \(attribute)=\"\(value)\""
-                    }
-                }
+                out +=
+                    "<img src=\"\(HTMLText.escaped(local))\" loading=\"lazy\""
+                    + numbers(["width", "height"], of: element, digits: 5)
+            case "td", "th":
+                out += "<\(name)" + numbers(["colspan", "rowspan"], of: element, digits: 3)
             default:
                 out += "<\(name)"
-                for attribute in ["colspan", "rowspan"] where name == "td" || name == "th" {
-                    if let value = element[attribute], !value.isEmpty, value.utf8.count <= 3,
-                        value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
-                    {
-                        out += " \(attribute)=\"\(value)\""
-                    }
-                }
             }
             for attribute in ["title", "alt"] {
                 if let value = element[attribute] { out += " \(attribute)=\"\(HTMLText.escaped(value))\"" }
@@ -92,6 +82,15 @@ public enum SafeHTML {
             if kept.contains(name), !voidElements.contains(name) { out += "</\(name)>" }
         }
         return out
+    }
+
+    /// ` width="640"`: those of `attributes` the element has as a number of at most `digits` digits.
+    static func numbers(_ attributes: [String], of element: XMLTree.Element, digits: Int) -> String {
+        attributes.compactMap { attribute in
+            element[attribute].flatMap { value in
+                value.utf8.count <= digits && FeedLimits.isDigits(value) ? " \(attribute)=\"\(value)\"" : nil
+            }
+        }.joined()
     }
 
     /// Plain text as HTML.

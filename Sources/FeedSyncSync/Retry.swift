@@ -1,3 +1,4 @@
+import FeedSyncFeed
 import Foundation
 
 /// When to try a failed request again: exponential backoff with jitter, honouring `Retry-After`.
@@ -34,7 +35,7 @@ public struct RetryPolicy: Sendable {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty, value.utf8.count <= 64 else {
             return nil
         }
-        if value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+        if FeedLimits.isDigits(value) {
             // A number of any length: one past what Double holds exactly is still "very long".
             return min(Double(value) ?? longestRetryAfter, longestRetryAfter)
         }

@@ -108,7 +108,7 @@ public struct Schedule: Sendable {
             }
             guard parts.count == 2, parts[0] == "max-age" || parts[0] == "s-maxage" else { continue }
             let digits = parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { continue }
+            guard FeedLimits.isDigits(digits) else { continue }
             let seconds = digits.utf8.count > 9 ? 1e9 : Double(digits)!  // the wait is cut to a day later
             longest = max(longest ?? 0, seconds)
         }
