@@ -39,6 +39,17 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
+extension SyncError.Kind {
+    /// How a pull that failed so ended, as the feed records it.
+    public var outcome: PullOutcome {
+        switch self {
+        case .transient: .transient
+        case .data: .data
+        case .local, .usage: .local
+        }
+    }
+}
+
 /// What happens during a pull, for `--verbose` and progress output.
 public enum PullEvent: Sendable {
     case notModified(url: String)
@@ -160,12 +171,7 @@ public final class SyncEngine: Sendable {
         } catch {
             let failure = error
             report.error = failure.error
-            record.outcome =
-                switch failure.error.kind {
-                case .transient: .transient
-                case .data: .data
-                case .local, .usage: .local
-                }
+            record.outcome = failure.error.kind.outcome
             record.error = failure.error.message
             record.retryAfter = failure.nextRetryAt
             let now = Date()

@@ -31,13 +31,7 @@ struct RunReport {
     }
 
     private func fields(_ report: PullReport, feedID: Int64) -> String {
-        let outcome =
-            switch report.error?.kind {
-            case nil: report.gone ? "gone" : "ok"
-            case .transient?: "transient"
-            case .data?: "data"
-            case .local?, .usage?: "local"
-            }
+        let outcome = report.error?.kind.outcome.rawValue ?? (report.gone ? "gone" : "ok")
         let requests = report.requests.map { request in
             "{\"url\": \(JSON.string(request.url)), \"status\": \(JSON.number(request.status)), "
                 + "\"bytes\": \(request.bytes), \"failure\": \(JSON.string(request.failure))}"
