@@ -110,6 +110,14 @@
     }
   }
 
+  // An item's title (its link or id when it has none), and its feed and local date.
+  function titleOf(item) {
+    return item.title || item.link || item.id;
+  }
+  function metaOf(item) {
+    return [item.feed, item.published && new Date(item.published).toLocaleString()].filter(Boolean).join(" · ");
+  }
+
   // Everything from the server is text, never markup.
   function rowElement(i, item) {
     const element = document.createElement("div");
@@ -131,10 +139,10 @@
     text.className = "text";
     const title = document.createElement("div");
     title.className = "title";
-    title.textContent = item ? (item.title || item.link || item.id) : "…";
+    title.textContent = item ? titleOf(item) : "…";
     const meta = document.createElement("div");
     meta.className = "meta";
-    meta.textContent = item ? [item.feed, item.published && new Date(item.published).toLocaleString()].filter(Boolean).join(" · ") : "";
+    meta.textContent = item ? metaOf(item) : "";
     text.append(title, meta);
     const dot = document.createElement("span");
     dot.className = "dot";
@@ -199,8 +207,8 @@
     const item = itemAt(i);
     if (!item) return;
     state.open = item;
-    $("title").textContent = item.title || item.link || item.id;
-    $("meta").textContent = [item.feed, item.published && new Date(item.published).toLocaleString()].filter(Boolean).join(" · ");
+    $("title").textContent = titleOf(item);
+    $("meta").textContent = metaOf(item);
     const original = $("original");
     if (item.link && /^https?:\/\//i.test(item.link)) { original.href = item.link; original.hidden = false; } else { original.hidden = true; }
     $("content").src = "/content/" + item.number;
