@@ -41,8 +41,8 @@ public struct Faults: Sendable {
     public var staleWordPressTotals = 0
     /// Titles carry terminal escape sequences, control characters and bidi overrides.
     public var hostileTitles = false
-    /// Headers added to every feed page that is answered (not a 304): `Cache-Control`, `Expires`,
-    /// `Last-Modified`, `Retry-After`.
+    /// Headers added to every feed page that is answered: `Cache-Control`, `Expires`, `Last-Modified`,
+    /// `Retry-After`. A 304 gets the caching ones (`Cache-Control`, `Expires`, `Date`, `Vary`).
     public var feedHeaders: [String: String] = [:]
     /// The RSS channel's `<ttl>` (minutes), `<skipHours>` and `<skipDays>`.
     public var ttl: Int?
@@ -357,7 +357,13 @@ public final class DemoServer: Sendable {
             response = HTTPResponse(statusCode: .ok, headers: [.contentType: contentType] as HTTPHeaders, body: body)
         case nil:
             if ifNoneMatch == etag, !snapshot.faults.ignoreValidators {
-                response = HTTPResponse(statusCode: .notModified, headers: [HTTPHeader("ETag"): etag] as HTTPHeaders)
+                // With the caching headers a 200 would have had, as RFC 9110 (15.4.5) asks.
+                var headers: HTTPHeaders = [HTTPHeader("ETag"): etag]
+                for (name, value) in snapshot.faults.feedHeaders
+                where ["cache-control", "expires", "date", "vary"].contains(name.lowercased()) {
+                    headers[HTTPHeader(name)] = value
+                }
+                response = HTTPResponse(statusCode: .notModified, headers: headers)
             } else {
                 var headers: HTTPHeaders = [.contentType: contentType, HTTPHeader("ETag"): etag]
                 for (name, value) in document.headers + snapshot.faults.feedHeaders.map({ ($0, $1) }) {

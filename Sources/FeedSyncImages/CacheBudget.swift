@@ -25,9 +25,14 @@ public struct CacheBudget: Sendable {
         public var left: CacheTotals
     }
 
-    /// Evicts until the cache fits.
+    /// Evicts until the cache fits, holding the picture folder's lock: each picture's row and
+    /// file go together for every other writer.
     @discardableResult
     public func enforce(around position: ReadingPosition) throws(StoreError) -> Eviction {
+        try files.exclusively { () throws(StoreError) in try evict(around: position) }
+    }
+
+    private func evict(around position: ReadingPosition) throws(StoreError) -> Eviction {
         // One sum first: a cache within its budget (after most pulls) costs no list of every picture.
         let totals = try store.cachedTotals()
         guard totals.bytes > bytes else { return Eviction(left: totals) }

@@ -1,17 +1,27 @@
 import CFeedSyncSystem
 import Foundation
+import Synchronization
 
 /// The picture folder: names come from the store's row id, never from a URL, so nothing a feed
 /// says can place a file outside it or make two pictures collide. Nothing in it is reached through
 /// a symbolic link: its sub-folders (and the folder itself, unless it is the user's own choice)
 /// are opened with `O_NOFOLLOW` and files are created relative to them, so a link planted in the
 /// folder cannot send a write or a removal elsewhere.
+///
+/// Several processes may write one folder (a pull, `serve`'s page fetches, `gc`): a temp file is
+/// named by the process that writes it, which alone renames or removes it while it runs, and a
+/// name is placed, recorded or removed together with its row only inside `exclusively`, so no row
+/// names a missing file and no placed file stays without a row, however their work interleaves.
 public struct PictureFiles: Sendable {
     public let directory: String
     /// The folder itself may be a link: it is the user's own (`XDG_CACHE_HOME`'s), not one inside
     /// the data home, where a link would have been planted.
     let folderMayBeLink: Bool
     static let temporaryPrefix = ".tmp-"
+    /// The lock file `exclusively` holds, at the folder's top; never listed as a picture.
+    static let lockName = ".lock"
+    /// Numbers this process's temp files apart.
+    private static let temporaryCount = Atomic<Int>(0)
 
     public init(directory: String, folderMayBeLink: Bool = false) {
         self.directory = directory
@@ -58,19 +68,33 @@ public struct PictureFiles: Sendable {
 
     public func path(_ name: String) -> String { directory + "/" + name }
 
-    /// Writes `data` as `name`: a temp file in the same folder renamed over the name, so the name
-    /// only ever holds a complete file. Not durable until `sync()`: callers mark pictures cached
-    /// in the store only after it, one flush for many files.
+    /// A picture written to a temp file of this process's, not yet under its name.
+    public struct Staged: Sendable {
+        public let name: String
+        let temporary: String
+    }
+
+    /// Writes `data` as `name` at once (`stage`, then `place`).
     public func write(_ data: Data, as name: String) throws {
-        guard let (folderName, file) = Self.parts(of: name), folderName != nil else { throw POSIXError(.EINVAL) }
+        let staged = try stage(data, as: name)
+        do {
+            try place(staged)
+        } catch {
+            discard(staged)
+            throw error
+        }
+    }
+
+    /// Writes `data` to a temp file beside `name`, named by this process (`.tmp-PID-N-file`) so no
+    /// other writer of the folder touches it; `place` then renames it over the name.
+    public func stage(_ data: Data, as name: String) throws -> Staged {
+        guard let (folderName, file) = Self.parts(of: name), let folderName else { throw POSIXError(.EINVAL) }
         let folder = try openFolder(folderName, create: true)
         defer { close(folder) }
-        let temporary = Self.temporaryPrefix + file
-        var fd = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        if fd < 0, errno == EEXIST {  // left by a killed process, or planted: never written through
-            unlinkat(folder, temporary, 0)
-            fd = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        }
+        let number = Self.temporaryCount.add(1, ordering: .relaxed).newValue
+        let temporary = Self.temporaryPrefix + "\(getpid())-\(number)-" + file
+        // O_EXCL: a name planted in the folder is never written through.
+        let fd = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         var failure: Int32 = 0
         data.withUnsafeBytes { buffer in
@@ -86,12 +110,44 @@ public struct PictureFiles: Sendable {
             }
         }
         close(fd)
-        // A rename replaces a link at the name itself, never what it points to.
-        if failure == 0, renameat(folder, temporary, folder, file) != 0 { failure = errno }
         if failure != 0 {
             unlinkat(folder, temporary, 0)
             throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO)
         }
+        return Staged(name: name, temporary: folderName + "/" + temporary)
+    }
+
+    /// Renames a staged picture over its name, so the name only ever holds a complete file. Not
+    /// durable until `sync()`: callers mark pictures cached in the store only after it, one flush
+    /// for many files, inside `exclusively`.
+    public func place(_ staged: Staged) throws {
+        guard let (folderName, file) = Self.parts(of: staged.name),
+            let (_, temporary) = Self.parts(of: staged.temporary)
+        else { throw POSIXError(.EINVAL) }
+        let folder = try openFolder(folderName, create: false)
+        defer { close(folder) }
+        // A rename replaces a link at the name itself, never what it points to.
+        guard renameat(folder, temporary, folder, file) == 0 else {
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+    }
+
+    /// Removes a staged picture that will not be placed.
+    public func discard(_ staged: Staged) { remove(staged.temporary) }
+
+    /// Runs `body` holding the folder's lock (an exclusive `flock` on `.lock` at its top), which
+    /// every process's placing, recording, eviction and sweeping of pictures takes: what `body`
+    /// does to files and rows together, no other writer sees half done. Held briefly. A folder
+    /// that cannot be opened has no file to guard, and `body`'s own file work fails there.
+    public func exclusively<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        var fd: Int32 = -1
+        if let top = try? openFolder(nil, create: true) {
+            fd = openat(top, Self.lockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            close(top)
+        }
+        defer { if fd >= 0 { close(fd) } }  // which releases the lock
+        while fd >= 0, flock(fd, LOCK_EX) != 0, errno == EINTR {}
+        return try body()
     }
 
     /// The picture folder itself, or its sub-folder `name`, opened without following a link;
@@ -170,7 +226,7 @@ public struct PictureFiles: Sendable {
         guard let top = try? openFolder(nil, create: false) else { return [] }
         defer { close(top) }
         let entries = Self.entries(of: top)
-        var names = entries.filter { $0.type == DT_REG || $0.type == DT_LNK }.map(\.name)
+        var names = entries.filter { ($0.type == DT_REG || $0.type == DT_LNK) && $0.name != Self.lockName }.map(\.name)
         for folder in entries where folder.type == DT_DIR {
             guard let sub = try? openFolder(folder.name, create: false) else { continue }
             for entry in Self.entries(of: sub) where entry.type == DT_REG || entry.type == DT_LNK {
@@ -208,11 +264,38 @@ public struct PictureFiles: Sendable {
         return found
     }
 
-    /// Removes temp files a killed process left behind; returns how many.
+    /// The size of the plain file `name` inside the folder, nil when there is none (or a link).
+    public func size(of name: String) -> Int64? {
+        guard let (folderName, file) = Self.parts(of: name), let folder = try? openFolder(folderName, create: false)
+        else { return nil }
+        defer { close(folder) }
+        var status = stat()
+        guard fstatat(folder, file, &status, AT_SYMLINK_NOFOLLOW) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            return nil
+        }
+        return Int64(status.st_size)
+    }
+
+    /// A temp file's name (`ab/.tmp-PID-N-1234.png`): a writer's, not a picture.
+    public static func isTemporary(_ name: String) -> Bool {
+        (name as NSString).lastPathComponent.hasPrefix(temporaryPrefix)
+    }
+
+    /// Removes the temp files of processes that ended (killed mid-write) and of no process;
+    /// returns how many. A running process's temp files are its own to place or remove.
     @discardableResult
     public func sweepTemporaryFiles() -> Int {
-        let leftovers = allFiles().filter { ($0 as NSString).lastPathComponent.hasPrefix(Self.temporaryPrefix) }
+        let leftovers = allFiles().filter(isLeftover)
         leftovers.forEach(remove)
         return leftovers.count
+    }
+
+    /// A temp file of a process that ended, or of none.
+    public func isLeftover(_ name: String) -> Bool {
+        let file = (name as NSString).lastPathComponent
+        guard file.hasPrefix(Self.temporaryPrefix) else { return false }
+        let writer = file.dropFirst(Self.temporaryPrefix.count).prefix { $0 != "-" }
+        guard let pid = pid_t(writer), pid > 0 else { return true }
+        return kill(pid, 0) != 0 && errno == ESRCH
     }
 }

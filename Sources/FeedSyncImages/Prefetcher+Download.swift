@@ -77,7 +77,9 @@ extension PicturePrefetcher {
         }
         let name = PictureFiles.name(id: job.id, kind: kind)
         do {
-            try files.write(response.body, as: name)
+            let staged = try files.stage(response.body, as: name)
+            // The same picture fetched twice (for the page and by the pull): the later copy wins.
+            staging.withLock { $0.updateValue(staged, forKey: job.id) }.map(files.discard)
         } catch {
             if error is PictureFiles.UnsafeFolder { onEvent(.localFault("\(error)")) }
             return .failed("cannot write the picture: \(error)", permanent: false)
@@ -85,16 +87,27 @@ extension PicturePrefetcher {
         return .written(DownloadedPicture(id: job.id, file: name, bytes: Int64(response.body.count), mime: kind.mime))
     }
 
-    /// Makes written pictures durable with one filesystem flush, then marks them cached in one
-    /// transaction. Returns why it could not (its files are then removed), or nil.
+    /// Places written pictures under their names, makes them durable with one filesystem flush
+    /// and marks them cached in one transaction, all holding the folder's lock, so another
+    /// process's eviction or sweep never sees a name placed and not recorded. Returns why it could
+    /// not (its files are then removed), or nil.
     func record(_ batch: [PrefetchMachine.WrittenPicture]) -> String? {
+        let staged = staging.withLock { staging in batch.compactMap { staging.removeValue(forKey: $0.picture.id) } }
+        var placed: [PictureFiles.Staged] = []
         do {
-            try files.sync()
-            try store.markPicturesCached(batch.map(\.picture))
+            try files.exclusively {
+                for picture in staged {
+                    try files.place(picture)
+                    placed.append(picture)
+                }
+                try files.sync()
+                try store.markPicturesCached(batch.map(\.picture))
+            }
             return nil
         } catch {
             if error is PictureFiles.UnsafeFolder { onEvent(.localFault("\(error)")) }
-            for written in batch { files.remove(written.picture.file) }
+            for picture in staged { files.discard(picture) }
+            for picture in placed { files.remove(picture.name) }
             return "cannot write the picture: \(error)"
         }
     }

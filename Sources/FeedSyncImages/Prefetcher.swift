@@ -1,6 +1,7 @@
 import FeedSyncStore
 import FeedSyncTransport
 import Foundation
+import Synchronization
 
 /// Downloads pictures for the rows the reader will see next while a pull is paging.
 ///
@@ -26,6 +27,8 @@ public final class PicturePrefetcher: Sendable {
     /// Where pictures are checked and written as their transfers end, and batches flushed and
     /// recorded. Serial: a batch's flush follows the writes of its pictures.
     let disk = DispatchQueue(label: "feedsync.pictures")
+    /// Pictures written to temp files and not yet recorded, by picture id.
+    let staging = Mutex<[Int64: PictureFiles.Staged]>([:])
 
     /// With `--images all`, the most jobs one plan holds (at least four per transfer at once).
     static let planLimit = 256

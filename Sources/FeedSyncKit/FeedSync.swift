@@ -9,6 +9,7 @@ import FeedSyncStore
 import FeedSyncSync
 import FeedSyncTransport
 import Foundation
+import Synchronization
 
 /// A data home opened for use: its store, and the pull lock when opened for writing.
 public final class FeedSync: Sendable {
@@ -26,11 +27,14 @@ public final class FeedSync: Sendable {
 
     public let home: DataHome
     public let store: Store
+    /// The time everything below reads: due times, backoff, `Retry-After`, picture retries.
+    public let clock: TimeSource
     private let lock: PullLock?
 
     /// Opens `home` (created if needed). Throws `SyncError` (the folder, the lock) or `StoreError`.
-    public init(home: DataHome, access: Access) throws {
+    public init(home: DataHome, access: Access, clock: TimeSource = .system) throws {
         self.home = home
+        self.clock = clock
         switch access {
         case .reading:
             if !FileManager.default.fileExists(atPath: home.databasePath) { try home.prepare() }
@@ -147,7 +151,7 @@ public final class FeedSync: Sendable {
     public func remove(_ feed: Feed) throws(StoreError) {
         precondition(lock != nil, "a running pull writes the feed: open for .writing")
         let files = PictureFiles(directory: home.cacheDirectory, folderMayBeLink: home.cacheDirectoryMayBeLink)
-        try store.removeFeed(id: feed.id).forEach(files.remove)
+        try files.exclusively { () throws(StoreError) in try store.removeFeed(id: feed.id).forEach(files.remove) }
     }
 
     /// The item numbered `number`, whole.
@@ -176,9 +180,11 @@ public final class FeedSync: Sendable {
         let store: Store
         let prefetcher: PicturePrefetcher
         let client: HTTPClient
+        let home: DataHome
 
         init(library: FeedSync, budget: Int64) {
             store = library.store
+            home = library.home
             client = HTTPClient(configuration: PullSettings().transport(maxConnections: 4))
             prefetcher = PicturePrefetcher(
                 store: library.store, client: client, directory: library.home.cacheDirectory,
@@ -186,15 +192,23 @@ public final class FeedSync: Sendable {
         }
 
         /// Fetches the picture of the item numbered `number` unless it is cached or backing off;
-        /// returns whether it is cached now.
+        /// returns whether it is cached now. While this process pulls the same data home, the
+        /// pull's prefetcher fetches it (its client, its per-host limit, its writes).
         public func fetch(item number: Int64) async -> Bool {
             guard let job = try? store.duePicture(ofItem: number) else {
                 return (try? store.item(number: number))??.item.imageStatus == .cached
             }
-            return await prefetcher.fetchNow(job)
+            return await (FeedSync.runningPrefetcher(of: home) ?? prefetcher).fetchNow(job)
         }
 
         deinit { client.shutdown() }
+    }
+
+    /// The prefetcher of the pull running in this process on each data home (by database path).
+    private static let running = Mutex<[String: PicturePrefetcher]>([:])
+
+    static func runningPrefetcher(of home: DataHome) -> PicturePrefetcher? {
+        running.withLock { $0[home.databasePath] }
     }
 
     public func pictureFetcher() -> PictureFetcher {
@@ -268,24 +282,66 @@ public final class FeedSync: Sendable {
         precondition(lock != nil, "the cache is the pull's to write: open for .writing")
         let files = PictureFiles(directory: home.cacheDirectory, folderMayBeLink: home.cacheDirectoryMayBeLink)
         var report = GarbageReport()
-        report.temporaryFiles = files.sweepTemporaryFiles()
-        let unused = try store.deleteUnusedPictures()
-        unused.forEach(files.remove)
-        report.unusedPictures = unused.count
-        let known = try store.cachedPictureFiles()
-        let onDisk = Set(files.allFiles())
-        let unknown = onDisk.subtracting(known.values)
-        unknown.forEach(files.remove)
-        report.unknownFiles = unknown.count
-        for (id, file) in known where !onDisk.contains(file) {
-            try store.uncachePicture(id: id)
-            report.forgotten += 1
+        // Holding the folder's lock: `serve`'s page fetches may place and record pictures meanwhile.
+        try files.exclusively { () throws(StoreError) in
+            report.temporaryFiles = files.sweepTemporaryFiles()
+            let unused = try store.deleteUnusedPictures()
+            unused.forEach(files.remove)
+            report.unusedPictures = unused.count
+            let known = try store.cachedPictureFiles()
+            // A running writer's temp files are its own.
+            let onDisk = Set(files.allFiles().filter { !PictureFiles.isTemporary($0) })
+            let unknown = onDisk.subtracting(known.values.map(\.file))
+            unknown.forEach(files.remove)
+            report.unknownFiles = unknown.count
+            for (id, (file, _)) in known where !onDisk.contains(file) {
+                try store.uncachePicture(id: id)
+                report.forgotten += 1
+            }
         }
         let evicted = try CacheBudget(store: store, files: files, bytes: budget, pagesAhead: pagesAhead)
             .enforce(around: try readingPosition())
         report.evicted = evicted.count
         report.evictedBytes = evicted.bytes
         return report
+    }
+
+    /// What `checkCache` found: where the picture folder and the store disagree.
+    public struct CacheCheck: Sendable {
+        public var cached = 0
+        /// Cached pictures whose file is not there.
+        public var missing: [String] = []
+        /// Cached pictures whose file is not the size recorded.
+        public var partial: [String] = []
+        /// Files no picture names (temp files of running writers aside).
+        public var unknown: [String] = []
+        /// Temp files of processes that ended.
+        public var leftovers: [String] = []
+
+        public var isClean: Bool { missing.isEmpty && partial.isEmpty && unknown.isEmpty && leftovers.isEmpty }
+    }
+
+    /// Compares the picture folder with the store, changing nothing (`gc --check`): holding the
+    /// folder's lock, so a writer's half-done work is never counted.
+    public func checkCache() throws(StoreError) -> CacheCheck {
+        let files = PictureFiles(directory: home.cacheDirectory, folderMayBeLink: home.cacheDirectoryMayBeLink)
+        return try files.exclusively { () throws(StoreError) in
+            var check = CacheCheck()
+            let known = try store.cachedPictureFiles()
+            let onDisk = files.allFiles()
+            check.cached = known.count
+            for (file, bytes) in known.values {
+                guard let size = files.size(of: file) else {
+                    check.missing.append(file)
+                    continue
+                }
+                if size != bytes { check.partial.append(file) }
+            }
+            let named = Set(known.values.map(\.file))
+            check.leftovers = onDisk.filter(files.isLeftover)
+            check.unknown = onDisk.filter { !PictureFiles.isTemporary($0) && !named.contains($0) }
+            return check
+        }
     }
 
     // MARK: Pull
@@ -373,7 +429,7 @@ public final class FeedSync: Sendable {
         precondition(lock != nil, "a pull needs the data home's lock: open for .writing")
         var reports = [PullReport?](repeating: nil, count: feeds.count)
         var asked: [Int] = []
-        let now = Date()
+        let now = clock.now()
         for (index, feed) in feeds.enumerated() {
             guard let skip = Schedule.skip(feed, asking: settings.asking, now: now) else {
                 asked.append(index)
@@ -390,8 +446,10 @@ public final class FeedSync: Sendable {
             store: store, client: client, directory: home.cacheDirectory,
             directoryMayBeLink: home.cacheDirectoryMayBeLink, options: settings.pictures,
             onEvent: { onUpdate(.picture($0)) })
+        Self.running.withLock { $0[home.databasePath] = prefetcher }
+        defer { _ = Self.running.withLock { $0.removeValue(forKey: home.databasePath) } }
         let options = PullOptions(
-            maxPages: settings.maxPages, retry: settings.retry, schedule: settings.schedule,
+            maxPages: settings.maxPages, retry: settings.retry, schedule: settings.schedule, clock: clock,
             onEvent: { onUpdate(.feed($0)) }, onCommit: { prefetcher.pagesChanged(refreshing: $0) })
         return await withTaskCancellationHandler {
             // Pictures download while pages keep flowing.

@@ -84,13 +84,13 @@ extension Store {
             try db.execute(
                 sql: """
                     UPDATE feed SET last_pull_at = ?, last_outcome = ?, last_error = ?, next_retry_at = ?, malformed = ?,
-                        due_at = ?, due_reason = ?, failures = ?, gone_at = coalesce(gone_at, ?)
+                        due_at = ?, due_reason = ?, failures = ?, unanswered = ?, gone_at = coalesce(gone_at, ?)
                     WHERE id = ?
                     """,
                 arguments: [
                     pull.at.timeIntervalSince1970, pull.outcome.rawValue, pull.error,
                     pull.retryAfter?.timeIntervalSince1970, pull.malformed,
-                    pull.due?.timeIntervalSince1970, pull.dueReason, pull.failures,
+                    pull.due?.timeIntervalSince1970, pull.dueReason, pull.failures, pull.unanswered,
                     pull.gone ? pull.at.timeIntervalSince1970 : nil, feedID,
                 ])
             if let schedule = pull.schedule {
@@ -195,6 +195,7 @@ extension Feed: FetchableRecord {
         dueAt = row.real("due_at").map(Date.init(timeIntervalSince1970:))
         dueReason = row.text("due_reason")
         failures = row.integer("failures", in: 0...1_000_000) ?? 0
+        unanswered = row.integer("unanswered", in: 0...1_000_000) ?? 0
         schedule = FeedSchedule(
             ttlMinutes: row.integer("ttl", in: 0...525_600),
             updateSeconds: row.integer("update_interval", in: 1...Int(Int32.max)),

@@ -330,11 +330,11 @@ extension Store {
     }
 
     /// The file of every cached picture, by the picture's id.
-    public func cachedPictureFiles() throws(StoreError) -> [Int64: String] {
+    public func cachedPictureFiles() throws(StoreError) -> [Int64: (file: String, bytes: Int64)] {
         try read { db in
-            var files: [Int64: String] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT id, file FROM picture WHERE status = 'cached'") {
-                files[row[0]] = row.text("file")
+            var files: [Int64: (String, Int64)] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT id, file, bytes FROM picture WHERE status = 'cached'") {
+                files[row[0]] = (row.text("file") ?? "", row["bytes"] ?? 0)
             }
             return files
         }

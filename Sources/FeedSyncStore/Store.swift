@@ -86,6 +86,8 @@ public struct PullRecord: Sendable {
     public var dueReason: String?
     /// Failures in a row, this pull's included.
     public var failures: Int
+    /// Of those, the ones in a row where no server answered at all.
+    public var unanswered: Int
     /// What the head document said about its schedule; nil keeps what was stored.
     public var schedule: FeedSchedule?
     /// The pull asked for the feed's own URL, so `redirect` says whether it redirects for good.
@@ -96,7 +98,8 @@ public struct PullRecord: Sendable {
 
     public init(
         outcome: PullOutcome, error: String? = nil, at: Date, retryAfter: Date? = nil, malformed: String? = nil,
-        due: Date? = nil, dueReason: String? = nil, failures: Int = 0, schedule: FeedSchedule? = nil,
+        due: Date? = nil, dueReason: String? = nil, failures: Int = 0, unanswered: Int = 0,
+        schedule: FeedSchedule? = nil,
         askedFeedURL: Bool = false, redirect: String? = nil, gone: Bool = false
     ) {
         self.outcome = outcome
@@ -107,6 +110,7 @@ public struct PullRecord: Sendable {
         self.due = due
         self.dueReason = dueReason
         self.failures = failures
+        self.unanswered = unanswered
         self.schedule = schedule
         self.askedFeedURL = askedFeedURL
         self.redirect = redirect
@@ -133,6 +137,8 @@ public struct Feed: Sendable, Equatable {
     public var dueReason: String?
     /// Pulls in a row that failed.
     public var failures = 0
+    /// Of those, the last ones in a row where no server answered at all.
+    public var unanswered = 0
     /// What the last head document said about its schedule.
     public var schedule = FeedSchedule()
     /// A permanent redirect of the feed URL seen at the last pull, not followed for good yet.

@@ -5,7 +5,10 @@ import Foundation
 /// When a feed is asked for again, and why: the largest wait its server (Cache-Control, Expires,
 /// Retry-After) or its document (RSS `ttl`, `sy:updatePeriod`) asks for, at least `minInterval`
 /// and at most a day, moved out of the hours and days the document skips; after failures, a wait
-/// doubling from 15 minutes to a day. Pure: `ScheduleTests` checks each rule.
+/// doubling from 15 minutes to a day; after a pull no server answered at all (the network gone),
+/// no wait for the first three in a row. A due time is early by `tolerance(of:)`, so a timer
+/// whose runs start a little earlier or later in their slot asks every time it should; never
+/// early for a `Retry-After`. Pure: `ScheduleTests` checks each rule.
 public struct Schedule: Sendable {
     /// The shortest wait between two asks of one feed (`pull --min-interval`).
     public var minInterval: Double
@@ -14,6 +17,13 @@ public struct Schedule: Sendable {
     public static let maxInterval: Double = 86_400
     /// The first wait after a failure; each failure in a row doubles it, up to `maxInterval`.
     public static let firstBackoff: Double = 900
+    /// Pulls in a row no server answered that leave the feed due at once: the network went away
+    /// and comes back. From the next one on, the host may be dead: it backs off like a failure.
+    public static let unansweredWithoutWait = 3
+    /// How early a due time may be: a quarter of the wait, at most this. A systemd timer runs
+    /// within `RandomizedDelaySec` (2 min) and `AccuracySec` (1 min) of its slot, cron within a
+    /// second; a feed asked at one run is due by the same run of the next slot.
+    public static let maxTolerance: Double = 300
 
     public init(minInterval: Double = Schedule.defaultMinInterval) {
         self.minInterval = minInterval
@@ -46,25 +56,57 @@ public struct Schedule: Sendable {
         var longest = waits[0]
         for wait in waits.dropFirst() where wait.seconds > longest.seconds { longest = wait }
         if longest.seconds > Self.maxInterval { longest = (Self.maxInterval, longest.reason + ", at most a day") }
-        return Self.outOfSkipped(Due(at: now.addingTimeInterval(longest.seconds), reason: longest.reason), document)
+        let early = longest.reason.hasPrefix("Retry-After") ? 0 : Self.tolerance(of: longest.seconds)
+        return Self.outOfSkipped(
+            Due(at: now.addingTimeInterval(longest.seconds - early), reason: longest.reason), document)
+    }
+
+    /// How much earlier than `wait` after the last ask a feed is due: a quarter of the wait, at
+    /// most `maxTolerance` (15 min: 3 min 45 s early; an hour or more: 5 min early).
+    public static func tolerance(of wait: Double) -> Double {
+        min(max(wait, 0) / 4, maxTolerance)
     }
 
     /// After a failure, the `failures`-th in a row; `retryAfter`: seconds the server asked for.
     public func afterFailure(now: Date, failures: Int, retryAfter: Double?) -> Due {
-        let doubled = Self.firstBackoff * pow(2, Double(min(max(failures, 1), 20) - 1))
-        let backoff = max(minInterval, min(Self.maxInterval, doubled))
+        let backoff = backoff(failures: failures)
         let counted = failures == 1 ? "1 failure" : "\(failures) failures in a row"
         if let retryAfter, retryAfter > backoff {
             return Due(at: now.addingTimeInterval(retryAfter), reason: "Retry-After \(Self.words(retryAfter))")
         }
-        return Due(at: now.addingTimeInterval(backoff), reason: "\(counted), waits \(Self.words(backoff))")
+        return Due(
+            at: now.addingTimeInterval(backoff - Self.tolerance(of: backoff)),
+            reason: "\(counted), waits \(Self.words(backoff))")
+    }
+
+    /// After the `unanswered`-th pull in a row that no server answered: due at once for the first
+    /// `unansweredWithoutWait` (the next pull continues where the network cut this one off), then
+    /// backing off from 15 minutes as failures do.
+    public func afterNoAnswer(now: Date, unanswered: Int) -> Due {
+        let times = unanswered == 1 ? "once" : "\(unanswered) times in a row"
+        guard unanswered > Self.unansweredWithoutWait else {
+            return Due(at: now, reason: "no answer \(times); asked again at the next pull")
+        }
+        let backoff = backoff(failures: unanswered - Self.unansweredWithoutWait)
+        return Due(
+            at: now.addingTimeInterval(backoff - Self.tolerance(of: backoff)),
+            reason: "no answer \(times), waits \(Self.words(backoff))")
+    }
+
+    /// The wait after the `failures`-th failure in a row: 15 minutes doubling up to a day, at least
+    /// the minimum interval.
+    private func backoff(failures: Int) -> Double {
+        let doubled = Self.firstBackoff * pow(2, Double(min(max(failures, 1), 20) - 1))
+        return max(minInterval, min(Self.maxInterval, doubled))
     }
 
     /// After a 429 Too Many Requests, which is the server's load, not the feed's failure: the
     /// `Retry-After` it gave, at least the minimum interval.
     public func afterTooManyRequests(now: Date, retryAfter: Double?) -> Due {
         let wait = min(Self.maxInterval, max(minInterval, retryAfter ?? 0))
-        return Due(at: now.addingTimeInterval(wait), reason: "429 Too Many Requests, waits \(Self.words(wait))")
+        let early = (retryAfter ?? 0) >= wait ? 0 : Self.tolerance(of: wait)
+        return Due(
+            at: now.addingTimeInterval(wait - early), reason: "429 Too Many Requests, waits \(Self.words(wait))")
     }
 
     /// How a pull treats a feed's due time.
@@ -94,6 +136,13 @@ public struct Schedule: Sendable {
         if asking != .forced, let until = feed.nextRetryAt, until > now { return .retryAfter(until) }
         if asking == .due, let due = feed.dueAt, due > now { return .notDue(due, feed.dueReason ?? "") }
         return nil
+    }
+
+    /// From when a plain pull asks `feed`: the later of its due time and its server's
+    /// `Retry-After`; nil when it is never asked (gone). A time not after `now` means the next pull.
+    public static func nextAsk(_ feed: Feed) -> Date? {
+        guard feed.goneAt == nil else { return nil }
+        return [feed.dueAt, feed.nextRetryAt].compactMap { $0 }.max() ?? .distantPast
     }
 
     // MARK: What servers and documents say

@@ -74,6 +74,8 @@ public struct PullOptions: Sendable {
     public var retry: RetryPolicy
     /// When each feed is due again.
     public var schedule: Schedule
+    /// The time, for due times and `Retry-After`.
+    public var clock: TimeSource
     /// What happens, for the user (`--verbose`, the progress line).
     public var onEvent: @Sendable (PullEvent) -> Void
     /// Called after each transaction that stored items (a page, or a part of a long one), for the
@@ -83,12 +85,13 @@ public struct PullOptions: Sendable {
 
     public init(
         maxPages: Int? = nil, retry: RetryPolicy = RetryPolicy(), schedule: Schedule = Schedule(),
-        onEvent: @escaping @Sendable (PullEvent) -> Void = { _ in },
+        clock: TimeSource = .system, onEvent: @escaping @Sendable (PullEvent) -> Void = { _ in },
         onCommit: @escaping @Sendable (_ refreshed: Bool) -> Void = { _ in }
     ) {
         self.maxPages = maxPages
         self.retry = retry
         self.schedule = schedule
+        self.clock = clock
         self.onEvent = onEvent
         self.onCommit = onCommit
     }
@@ -114,6 +117,9 @@ public struct PullReport: Sendable {
     public var movedTo: String?
     /// Why the pull failed; nil when it did not.
     public var error: SyncError?
+    /// It failed without any answer from a server (the network gone, or the host): the feed stays
+    /// due for the next pull unless that happened too often in a row (`Schedule.afterNoAnswer`).
+    public var unanswered = false
 
     public init(url: String, skipped: Schedule.Skip? = nil) {
         self.url = url
@@ -154,37 +160,51 @@ public final class SyncEngine: Sendable {
     /// outcome and the time the feed is due again are recorded on the feed whether it succeeds or
     /// not; a failure is in the report's `error`.
     public func pull(_ feed: Feed, options: PullOptions) async -> PullReport {
-        let started = Date()
+        // Due times count from the start of the feed's pull, as a timer's slots do.
+        let started = options.clock.now()
         var report = PullReport(url: feed.url)
         var head = HeadAnswer()
-        var record = PullRecord(outcome: .ok, at: started, failures: feed.failures)
+        var record = PullRecord(outcome: .ok, at: started, failures: feed.failures, unanswered: feed.unanswered)
         do throws(PullFailure) {
             try await walk(feed, options: options, report: &report, head: &head)
             let due =
                 report.finish == .budgetSpent
                 ? Schedule.Due(at: started, reason: "--max-pages reached; the next pull continues")
                 : options.schedule.afterSuccess(
-                    now: Date(), headers: head.headers, document: head.document ?? feed.schedule)
-            record.failures = 0
+                    now: started, headers: head.headers, document: head.document ?? feed.schedule)
+            (record.failures, record.unanswered) = (0, 0)
             record.gone = report.gone
             if !report.gone { report.due = due }
         } catch {
-            let failure = error
-            report.error = failure.error
+            var failure = error
             record.outcome = failure.error.kind.outcome
-            record.error = failure.error.message
             record.retryAfter = failure.nextRetryAt
-            let now = Date()
+            let due: Schedule.Due
             if failure.interrupted || failure.error.kind == .local {
                 // Not the feed's failure: asked again at the next pull.
-                report.due = Schedule.Due(at: now, reason: failure.interrupted ? "interrupted" : "a local failure")
+                due = Schedule.Due(at: started, reason: failure.interrupted ? "interrupted" : "a local failure")
+            } else if failure.unanswered {
+                record.unanswered += 1
+                report.unanswered = true
+                due = options.schedule.afterNoAnswer(now: started, unanswered: record.unanswered)
             } else if failure.status == 429 {
-                report.due = options.schedule.afterTooManyRequests(now: now, retryAfter: failure.retryAfter)
+                record.unanswered = 0
+                due = options.schedule.afterTooManyRequests(now: started, retryAfter: failure.retryAfter)
             } else {
-                record.failures += 1
-                report.due = options.schedule.afterFailure(
-                    now: now, failures: record.failures, retryAfter: failure.retryAfter)
+                (record.failures, record.unanswered) = (record.failures + 1, 0)
+                due = options.schedule.afterFailure(
+                    now: started, failures: record.failures, retryAfter: failure.retryAfter)
             }
+            if failure.savesPlace {
+                // Said only as the schedule has it: "the next pull" only when the next pull asks.
+                failure.error.message +=
+                    due.at <= started
+                    ? "; the place is saved, the next pull continues from it"
+                    : "; the place is saved; \(due.reason) before a pull continues from it"
+            }
+            report.error = failure.error
+            record.error = failure.error.message
+            report.due = due
         }
         record.due = report.due?.at
         record.dueReason = report.due?.reason
@@ -417,13 +437,14 @@ public final class SyncEngine: Sendable {
             let reason: String
             var retryAfter: Double? = nil
             var status: Int? = nil
+            var answered = true
             do {
                 let response = try await client.get(request)
                 report.requests.append(.init(url: request.url, status: response.status, bytes: response.bodyBytes))
                 guard response.isTransientFailure else { return response }
                 reason = "the server answered \(response.status)"
                 status = response.status
-                retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"])
+                retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: options.clock.now())
             } catch {
                 if error.kind == .cancelled || Task.isCancelled { throw PullFailure.interrupted }
                 report.requests.append(.init(url: request.url, status: nil, bytes: 0, failure: error.detail))
@@ -432,6 +453,7 @@ public final class SyncEngine: Sendable {
                     throw PullFailure(SyncError(.data, "\(request.url) could not be used: \(error.detail)"))
                 }
                 reason = error.detail
+                answered = error.answered
             }
 
             if let retryAfter, retryAfter > policy.maxRetryAfter {
@@ -441,15 +463,17 @@ public final class SyncEngine: Sendable {
                         "\(request.url): \(reason) and asked to wait \(Int(retryAfter)) s; "
                             + "the place is saved and pulls skip this feed until then"
                     ),
-                    nextRetryAt: Date().addingTimeInterval(retryAfter), status: status, retryAfter: retryAfter)
+                    nextRetryAt: options.clock.now().addingTimeInterval(retryAfter), status: status,
+                    retryAfter: retryAfter)
             }
             guard attempt < policy.maxAttempts else {
-                throw PullFailure(
-                    SyncError(
-                        .transient,
-                        "\(request.url): \(reason), \(attempt) attempts; "
-                            + "the place is saved, the next pull continues from it"
-                    ), status: status, retryAfter: retryAfter)
+                var failure = PullFailure(
+                    SyncError(.transient, "\(request.url): \(reason), \(attempt) attempt\(attempt == 1 ? "" : "s")"),
+                    status: status,
+                    retryAfter: retryAfter)
+                failure.unanswered = !answered
+                failure.savesPlace = true
+                throw failure
             }
             let delay = retryAfter.map { max($0, 0) } ?? policy.backoff(afterAttempt: attempt)
             options.onEvent(.retrying(url: request.url, attempt: attempt, delay: delay, reason: reason))
@@ -490,6 +514,10 @@ struct PullFailure: Error {
     var status: Int?
     var retryAfter: Double?
     var interrupted = false
+    /// No server answered the last attempt (no status line): the network's failure, or a dead host.
+    var unanswered = false
+    /// The message is to end with where the next pull continues, as the schedule has it.
+    var savesPlace = false
 
     init(_ error: SyncError, nextRetryAt: Date? = nil, status: Int? = nil, retryAfter: Double? = nil) {
         self.error = error

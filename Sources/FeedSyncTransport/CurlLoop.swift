@@ -412,7 +412,9 @@ final class Transfer: @unchecked Sendable {
     }
 
     func error(_ kind: TransportError.Kind, _ detail: String) -> TransportError {
-        TransportError(kind: kind, url: request.url, detail: detail)
+        // A redirect's status line is no answer: its target never answered.
+        TransportError(
+            kind: kind, url: request.url, detail: detail, answered: status >= 100 && !(300...399).contains(status))
     }
 
     func error(for code: CURLcode) -> TransportError {

@@ -139,11 +139,16 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     public var url: String
     /// libcurl's own words, for `--verbose` and bug reports.
     public var detail: String
+    /// The server sent the status line of its answer (not a redirect's) before the transfer
+    /// failed: false when it never answered at all (no name, refused, unreachable, reset, closed
+    /// or timed out before any header), which is the network's failure rather than the server's.
+    public var answered: Bool
 
-    public init(kind: Kind, url: String, detail: String) {
+    public init(kind: Kind, url: String, detail: String, answered: Bool = false) {
         self.kind = kind
         self.url = url
         self.detail = detail
+        self.answered = answered
     }
 
     /// Worth trying again later: the network or the server may recover.

@@ -143,7 +143,7 @@ import Testing
             #expect(pull.status == 75)
             #expect(pull.stderr.contains("3600"), "\(pull.stderr)")
             let status = try await cli.run("status")
-            #expect(status.stdout.contains("retry after:"), "\(status.stdout)")
+            #expect(status.stdout.contains("as the server asked (Retry-After"), "\(status.stdout)")
             server.clearLog()
             let again = try await cli.run("pull")
             #expect(again.status == 0)

@@ -51,10 +51,24 @@ import Testing
 
             let reasons = try await (0..<3).asyncMap { try await status(cli, $0)["due_reason"] as? String }
             #expect(reasons == ["ttl 60 min", "max-age 2 h", "minimum interval 15 min"])
-            #expect(abs(try dueIn(try await status(cli, 0)) - 3600) < 60)
-            #expect(abs(try dueIn(try await status(cli, 1)) - 7200) < 60)
-            #expect(abs(try dueIn(try await status(cli, 2)) - 900) < 60)
-            #expect(try await cli.run("status").stdout.contains("next pull:     due "))
+            // Each due a quarter of its wait early, at most 5 minutes (the timer's tolerance).
+            #expect(abs(try dueIn(try await status(cli, 0)) - 3300) < 60)
+            #expect(abs(try dueIn(try await status(cli, 1)) - 6900) < 60)
+            #expect(abs(try dueIn(try await status(cli, 2)) - 675) < 60)
+            #expect(try await cli.run("status").stdout.contains("next pull:     the first pull from "))
+
+            // Nothing is due: on a terminal one line says so; on a pipe or with --quiet, nothing.
+            let told = try await cli.start(["pull"], terminalColumns: 200).wait()
+            #expect(told.status == 0)
+            // After the progress line of the pictures it fetched, cleared.
+            let line = String(told.stdout.components(separatedBy: "\u{1B}[K").last ?? "")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(
+                line.hasPrefix("nothing to pull: none of the 3 feeds is due yet; the first, ")
+                    && line.hasSuffix("; feedsync pull --force asks now") && !line.contains("\n"), "\(told.stdout)")
+            #expect(line.contains(", from "), "names the earliest due time: \(line)")
+            #expect(try await cli.run("pull").stdout.isEmpty)
+            #expect(try await cli.start(["pull", "--quiet"], terminalColumns: 200).wait().stdout.isEmpty)
 
             // Nothing is due: no request at all, and --verbose says why for each feed.
             server.clearLog()
@@ -95,13 +109,13 @@ import Testing
             }
             let expires = try await status(cli, 0)
             #expect(expires["due_reason"] as? String == "Expires in 3 h")
-            #expect(abs(try dueIn(expires) - 3 * 3600) < 60)
+            #expect(abs(try dueIn(expires) - (3 * 3600 - 300)) < 60)
             let week = try await status(cli, 1)
             #expect(week["due_reason"] as? String == "max-age 168 h, at most a day")
-            #expect(abs(try dueIn(week) - 86_400) < 60)
+            #expect(abs(try dueIn(week) - (86_400 - 300)) < 60)
             let past = try await status(cli, 2)
             #expect(past["due_reason"] as? String == "minimum interval 5 min")
-            #expect(abs(try dueIn(past) - 300) < 60)
+            #expect(abs(try dueIn(past) - 225) < 60)
         }
     }
 
@@ -133,11 +147,11 @@ import Testing
             #expect(try await cli.run("pull", "--feed", url).status == 75)
             var feed = try await status(cli)
             #expect(feed["failures"] as? Int == 1 && feed["due_reason"] as? String == "1 failure, waits 15 min")
-            #expect(abs(try dueIn(feed) - 900) < 60)
+            #expect(abs(try dueIn(feed) - 675) < 60)
             #expect(try await cli.run("pull", "--feed", url).status == 65)
             feed = try await status(cli)
             #expect(feed["due_reason"] as? String == "2 failures in a row, waits 30 min")
-            #expect(abs(try dueIn(feed) - 1800) < 60)
+            #expect(abs(try dueIn(feed) - 1500) < 60)
             #expect(try await cli.run("status").stdout.contains("failures:      2 in a row"))
 
             // A plain pull leaves it alone; a 429 is the server's load, not a failure.
@@ -155,12 +169,20 @@ import Testing
             feed = try await status(cli)
             #expect(feed["failures"] as? Int == 0 && feed["due_reason"] as? String == "minimum interval 15 min")
         }
-        // A connection refused counts too, up to a day.
-        try cli.execute("UPDATE feed SET failures = 9")
+        // A connection refused is no answer: counted apart, due at once the first three times.
         let refused = try await cli.run("pull", "--force")
         #expect(refused.status == 75)
-        let feed = try await status(cli)
-        #expect(feed["failures"] as? Int == 10 && feed["due_reason"] as? String == "10 failures in a row, waits 24 h")
+        #expect(refused.stderr.contains("the place is saved, the next pull continues from it"), "\(refused.stderr)")
+        var feed = try await status(cli)
+        #expect(feed["failures"] as? Int == 0 && feed["unanswered"] as? Int == 1 && feed["due_now"] as? Bool == true)
+        #expect(try await cli.run("status").stdout.contains("next pull:     at the next pull (no answer once;"))
+        try cli.execute("UPDATE feed SET unanswered = 9")
+        #expect(try await cli.run("pull").status == 75, "asked: it is due")
+        feed = try await status(cli)
+        #expect(
+            feed["unanswered"] as? Int == 10
+                && feed["due_reason"] as? String == "no answer 10 times in a row, waits 16 h")
+        #expect(feed["due_now"] as? Bool == false)
     }
 
     @Test func aRetryAfterDateHoldsEvenANamedFeedUntilForced() async throws {
@@ -340,6 +362,19 @@ import Testing
     }
 }
 
+/// A small seeded generator, so a test's "random" delays are the same at every run.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
 /// The rules of `Schedule`, on their own.
 @Suite struct ScheduleTests {
     let now = Date(timeIntervalSince1970: 1_795_000_000)  // Wednesday 2026-11-18 11:06:40 UTC
@@ -376,15 +411,60 @@ import Testing
         #expect(parts.weekday == 6 && parts.hour == 0 && parts.minute == 0, "\(parts)")
         // Every hour skipped would mean never: not obeyed.
         let never = schedule.afterSuccess(now: now, headers: [:], document: FeedSchedule(skipHours: (1 << 24) - 1))
-        #expect(never.at == now.addingTimeInterval(900))
+        #expect(never.at == now.addingTimeInterval(900 - 225))
     }
 
     @Test func failuresDoubleFromAQuarterOfAnHourToADay() {
         let waits = (1...9).map {
             schedule.afterFailure(now: now, failures: $0, retryAfter: nil).at.timeIntervalSince(now)
         }
-        #expect(waits == [900, 1800, 3600, 7200, 14_400, 28_800, 57_600, 86_400, 86_400])
-        #expect(schedule.afterFailure(now: now, failures: 1, retryAfter: 9000).reason == "Retry-After 2 h 30 min")
+        // Each a quarter early, at most 5 minutes: a timer's next run in the slot asks again.
+        #expect(waits == [675, 1500, 3300, 6900, 14_100, 28_500, 57_300, 86_100, 86_100])
+        #expect(
+            schedule.afterFailure(now: now, failures: 9, retryAfter: nil).reason == "9 failures in a row, waits 24 h")
+        let retryAfter = schedule.afterFailure(now: now, failures: 1, retryAfter: 9000)
+        #expect(retryAfter.reason == "Retry-After 2 h 30 min" && retryAfter.at == now.addingTimeInterval(9000))
+    }
+
+    @Test func noAnswerLeavesTheFeedDueThreeTimesThenBacksOff() {
+        let waits = (1...6).map { schedule.afterNoAnswer(now: now, unanswered: $0) }
+        #expect(waits.map { $0.at.timeIntervalSince(now) } == [0, 0, 0, 675, 1500, 3300])
+        #expect(waits[0].reason == "no answer once; asked again at the next pull")
+        #expect(waits[2].reason == "no answer 3 times in a row; asked again at the next pull")
+        #expect(waits[3].reason == "no answer 4 times in a row, waits 15 min")
+    }
+
+    @Test func aDueTimeIsEarlyByAQuarterOfItsWaitAtMostFiveMinutesButNeverForARetryAfter() {
+        #expect(Schedule.tolerance(of: 900) == 225 && Schedule.tolerance(of: 3600) == 300)
+        #expect(Schedule.tolerance(of: 60) == 15, "a short --min-interval stays nearly exact")
+        let hourly = schedule.afterSuccess(now: now, headers: ["cache-control": "max-age=3600"], document: .init())
+        #expect(hourly.at == now.addingTimeInterval(3300) && hourly.reason == "max-age 60 min")
+        let asked = schedule.afterSuccess(now: now, headers: ["retry-after": "3600"], document: .init())
+        #expect(asked.at == now.addingTimeInterval(3600), "never before a Retry-After")
+        let busy = schedule.afterTooManyRequests(now: now, retryAfter: 1200)
+        #expect(busy.at == now.addingTimeInterval(1200))
+        #expect(schedule.afterTooManyRequests(now: now, retryAfter: nil).at == now.addingTimeInterval(675))
+    }
+
+    /// The shipped timer: a run every 15 minutes, each up to 2 minutes late (RandomizedDelaySec)
+    /// and up to a minute more (AccuracySec). With the due times above, a 15-minute feed is asked
+    /// at every run and an hourly one at every fourth, whatever the delays.
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
+    func theTimersRunsAskEveryFeedWhenItsWaitIsOver(seed: UInt64) {
+        var random = SplitMix(seed: seed)
+        let runs = (0..<64).map { now.addingTimeInterval(Double($0) * 900 + Double(random.next() % 181)) }
+        for (wait, every) in [(900.0, 1), (3600.0, 4)] {
+            var feed = Feed(id: 1, url: "http://a/", format: nil, formatChosen: false, cursor: FeedCursor())
+            var asked: [Int] = []
+            for (index, run) in runs.enumerated() where Schedule.skip(feed, asking: .due, now: run) == nil {
+                asked.append(index)
+                let headers = wait > 900 ? ["cache-control": "max-age=\(Int(wait))"] : [:]
+                feed.dueAt = schedule.afterSuccess(now: run, headers: headers, document: .init()).at
+                // Never sooner than the server allows by more than the tolerance.
+                #expect(feed.dueAt! >= run.addingTimeInterval(wait - Schedule.tolerance(of: wait)))
+            }
+            #expect(asked == Array(stride(from: 0, to: 64, by: every)), "wait \(wait), seed \(seed)")
+        }
     }
 
     @Test func whoIsSkipped() {

@@ -436,6 +436,50 @@ import Testing
         #expect(listed.dropFirst().allSatisfy { $0.status == "cached" })
     }
 
+    @Test func aTempFileIsSweptOnlyWhenTheProcessThatWroteItHasEnded() throws {
+        let home = try TempDirectory()
+        let files = PictureFiles(directory: home.path + "/pictures")
+        let mine = try files.stage(Data("mine".utf8), as: "01/1.png")
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        try files.write(Data("x".utf8), as: "02/.tmp-\(ended.processIdentifier)-1-2.png")
+        try files.write(Data("x".utf8), as: "03/.tmp-3.png")  // of no process: an older feedsync's
+        #expect(files.sweepTemporaryFiles() == 2)
+        let left = files.allFiles()
+        #expect(left.count == 1 && left[0].hasPrefix("01/.tmp-\(getpid())-"), "this process's is kept: \(left)")
+        try files.place(mine)
+        #expect(files.read("01/1.png") == Data("mine".utf8) && files.allFiles() == ["01/1.png"])
+    }
+
+    /// The folder's lock is a `flock` another process (here util-linux's `flock`) holds too: a
+    /// writer waits for it to be released.
+    @Test func theFolderLockWaitsForAnotherProcessHoldingIt() throws {
+        let home = try TempDirectory()
+        let files = PictureFiles(directory: home.path + "/pictures")
+        try files.exclusively {}  // makes the folder and its lock file
+        let marker = home.path + "/released"
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+        holder.arguments = [home.path + "/pictures/.lock", "-c", "sleep 0.5; touch \(marker)"]
+        try holder.run()
+        defer { holder.waitUntilExit() }
+        // Until the holder has the lock, `flock -n` takes it.
+        for _ in 0..<100 {
+            let probe = Process()
+            probe.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+            probe.arguments = ["-n", home.path + "/pictures/.lock", "true"]
+            try probe.run()
+            probe.waitUntilExit()
+            if probe.terminationStatus != 0 { break }
+            usleep(10_000)
+        }
+        let released = files.exclusively { FileManager.default.fileExists(atPath: marker) }
+        #expect(released, "the body ran only once the other process let go")
+        #expect(!files.allFiles().contains(".lock"), "the lock file is not a picture")
+    }
+
     @Test func aPictureThatCannotBeWrittenWaitsForALaterPullAndTheOthersAreCached() async throws {
         let cli = try CLI()
         // Picture 1's folder is a file: its write fails, every other folder is made on first use.

@@ -149,6 +149,62 @@ import Testing
         await back.stop()
     }
 
+    /// Every writer of the picture folder at once for a minute: `serve --pull-every 10s` (its
+    /// background pull prefetching), the page's fetches for rows in view and a reader jumping
+    /// around, cron pulls and `gc` started again and again, over a tight cache budget and pictures
+    /// that fail. Afterwards no row names a missing or partial file, no file is without a row,
+    /// and the database is whole.
+    @Test func everyPictureWriterAtOnceLeavesTheCacheAndTheStoreInAgreement() async throws {
+        let cli = try CLI(retryAttempts: 1)
+        try await withServer(items: 600, perPage: 20) { server, url async throws -> Void in
+            var faults = Faults()
+            faults.pictureLatency = 0.01
+            for number in stride(from: 3, through: 600, by: 17) { faults.pictures[number] = .reset }
+            for number in stride(from: 5, through: 600, by: 23) { faults.pictures[number] = .status(503) }
+            for number in stride(from: 7, through: 600, by: 29) { faults.pictures[number] = .stall(0.5) }
+            for number in stride(from: 11, through: 600, by: 31) { faults.pictures[number] = .html }
+            server.setFaults(faults)
+            #expect(try await cli.run("pull", "--feed", url, "--images", "none", "--cache-size", "8K").status == 0)
+            let served = try await serve(cli, ["--pull-every", "10s"])
+            let end = Date().addingTimeInterval(60)
+            // The page: a reader settling on rows here and there, fetching the pictures in view.
+            let page = Task.detached {
+                var rows = SplitMix(seed: 28)
+                while Date() < end {
+                    let row = Int(rows.next() % 580)
+                    _ = try? served.curl("/api/position?row=\(row)&per_page=20", post: true)
+                    for number in (600 - row - 10)...(600 - row) where number > 0 {
+                        _ = try? served.curl("/api/items/\(number)/picture", post: true)
+                    }
+                }
+            }
+            // Cron: pulls and gc, each started again as soon as it ends (exit 75: serve's pull held the lock).
+            var cron: [Int32] = []
+            while Date() < end {
+                let command =
+                    cron.count % 2 == 1
+                    ? ["gc", "--cache-size", "8K"] : ["pull", "--force", "--images", "all", "--timeout", "2"]
+                cron.append(try await cli.run(command).status)
+            }
+            await page.value
+            try await Task.sleep(for: .seconds(1))
+            kill(served.process.process.processIdentifier, SIGTERM)
+            _ = try await served.process.wait()
+            #expect(cron.contains(0) && cron.allSatisfy { [0, 75].contains($0) }, "\(cron)")
+
+            let check = try await cli.run("gc", "--check")
+            #expect(check.status == 0, "\(check)")
+            #expect(
+                check.stdout.contains("missing files 0, partial 0, unknown 0, temp files of ended processes 0"),
+                "\(check.stdout)")
+            #expect(try cli.openStore().integrityCheck() == ["ok"])
+            let cached = try await cli.listedItems().filter {
+                ($0["image"] as? [String: Any])?["status"] as? String == "cached"
+            }
+            #expect(!cached.isEmpty, "pictures were cached")
+        }
+    }
+
     @Test func theAPIListsOpensMarksAndRecordsWhereTheReaderStopped() async throws {
         let cli = try CLI()
         try await withServer(items: 400, perPage: 50) { server, url async throws -> Void in

@@ -24,7 +24,7 @@ import Testing
     @Test func appliesTheEmbeddedMigrationsOnceAndInOrder() throws {
         let migrations = [
             "0001_init", "0002_formats", "0003_band_sizes", "0004_feed_notes", "0005_reader", "0006_timeline",
-            "0007_schedule",
+            "0007_schedule", "0008_no_answer",
         ]
         #expect(try store.appliedMigrations() == migrations)
         // Opening again applies nothing twice.

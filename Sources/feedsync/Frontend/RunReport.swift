@@ -12,6 +12,7 @@ struct RunReport {
     var pictures: [Int64: PictureTally]
 
     var json: String {
+        let ended = Date()
         var asked: [String] = []
         var skipped: [String] = []
         for (feed, report) in zip(feeds, reports) {
@@ -20,17 +21,17 @@ struct RunReport {
             if let skip = report.skipped {
                 skipped.append(start + Self.fields(skip) + "}")
             } else {
-                asked.append(start + fields(report, feedID: feed.id) + "}")
+                asked.append(start + fields(report, feedID: feed.id, ended: ended) + "}")
             }
         }
         return """
-            {"started_at": \(JSON.string(iso(started))), "ended_at": \(JSON.string(iso(Date()))), \
+            {"started_at": \(JSON.string(iso(started))), "ended_at": \(JSON.string(iso(ended))), \
             "requests": \(reports.reduce(0) { $0 + ($1?.requests.count ?? 0) }), \
             "feeds": [\(asked.joined(separator: ", "))], "skipped": [\(skipped.joined(separator: ", "))]}
             """
     }
 
-    private func fields(_ report: PullReport, feedID: Int64) -> String {
+    private func fields(_ report: PullReport, feedID: Int64, ended: Date) -> String {
         let outcome = report.error?.kind.outcome.rawValue ?? (report.gone ? "gone" : "ok")
         let requests = report.requests.map { request in
             "{\"url\": \(JSON.string(request.url)), \"status\": \(JSON.number(request.status)), "
@@ -45,7 +46,9 @@ struct RunReport {
             "pictures": \(tally.count), "picture_bytes": \(tally.bytes), "pictures_failed": \(tally.failed), \
             "moved_to": \(JSON.string(report.movedTo)), \
             "next_due_at": \(JSON.string(report.due.map { iso($0.at) })), \
-            "due_reason": \(JSON.string(report.due?.reason))
+            "due_reason": \(JSON.string(report.due?.reason)), \
+            "due_now": \(report.due.map { $0.at <= ended } ?? false), \
+            "unanswered": \(report.unanswered)
             """
     }
 

@@ -29,7 +29,7 @@ struct Feeds: AsyncParsableCommand {
                 "last_pull": \(JSON.string(feed.lastPullAt.map(iso))), \
                 "outcome": \(JSON.string(feed.lastOutcome?.rawValue)), \
                 "due_at": \(JSON.string(feed.dueAt.map(iso))), "due_reason": \(JSON.string(feed.dueReason)), \
-                "gone": \(feed.goneAt != nil)}
+                \(nextAttempt(feed)), "gone": \(feed.goneAt != nil)}
                 """
         }
         return "{\"feeds\": [\(feeds.joined(separator: ", "))]}"
@@ -55,7 +55,7 @@ struct Feeds: AsyncParsableCommand {
     static func words(_ outcome: PullOutcome?) -> String {
         switch outcome {
         case .ok?: "ok"
-        case .transient?: "failed for now (tried again next pull)"
+        case .transient?: "failed for now"
         case .data?: "the server sent unusable data"
         case .local?: "a local failure"
         case nil: "never pulled"

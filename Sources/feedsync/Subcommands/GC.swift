@@ -18,11 +18,19 @@ struct GC: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The window kept: pages past the reading position.", valueName: "k"))
     var prefetchPages = 5
 
+    @Flag(
+        name: .customLong("check"),
+        help: ArgumentHelp(
+            "Change nothing: check that every cached picture's file is there and whole and every file "
+                + "is a picture's; exit 74 naming what disagrees."))
+    var checkOnly = false
+
     func validate() throws {
         try check(prefetchPages, in: PictureOptions.prefetchPages, "--prefetch-pages")
     }
 
     func run() async throws {
+        if checkOnly { return try checkCache() }
         // The cache is the pull's to write: tidy it only when no pull runs (the lock).
         let library = try homeOptions.open(.writing)
         let budget = try pictureOptions.budget(library)
@@ -34,6 +42,21 @@ struct GC: AsyncParsableCommand {
                 \(done.unusedPictures) unused pictures; forgot \(done.forgotten) pictures whose file was gone; \
                 evicted \(done.evicted) (\(done.evictedBytes) bytes)
                 """)
+        }
+    }
+
+    /// `--check`: beside a running pull too (it takes the picture folder's lock, not the pull's).
+    func checkCache() throws {
+        let library = try homeOptions.open(.reading)
+        let found = try fail(on: { try library.checkCache() })
+        try Output.line(
+            "\(found.cached) cached pictures; missing files \(found.missing.count), partial \(found.partial.count), "
+                + "unknown \(found.unknown.count), temp files of ended processes \(found.leftovers.count)")
+        guard found.isClean else {
+            let named = (found.missing + found.partial + found.unknown + found.leftovers).prefix(5)
+            complain(
+                "the picture cache and the store disagree (\(named.joined(separator: ", "))); feedsync gc mends it")
+            throw ExitCode(Exit.ioError)
         }
     }
 }

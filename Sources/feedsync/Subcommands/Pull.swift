@@ -155,11 +155,26 @@ struct Pull: AsyncParsableCommand {
                 try Output.line(Self.summary(pulled, pictures: report.pictures(of: feed.id)))
             }
         }
+        if talk, self.feed.isEmpty, outcomes.allSatisfy({ $0?.skipped != nil }) {
+            try Output.line(Self.nothingDue(feeds))
+        }
         if json {
             try Output.line(
                 RunReport(started: started, feeds: feeds, reports: outcomes, pictures: report.tally).json)
         }
         if let worst { throw ExitCode(Exit.code(for: worst)) }
+    }
+
+    /// What a plain pull that asked no feed says on a terminal: how many, which is due first, and
+    /// how to ask anyway.
+    static func nothingDue(_ feeds: [Feed]) -> String {
+        let waiting = feeds.compactMap { feed in Schedule.nextAsk(feed).map { (feed, $0) } }
+        guard let (first, at) = waiting.min(by: { $0.1 < $1.1 }) else {
+            return "nothing to pull: every feed is gone (410); feedsync remove clears them"
+        }
+        let count = feeds.count == 1 ? "the feed is" : "none of the \(feeds.count) feeds is"
+        return "nothing to pull: \(count) due yet; the first, \(Terminal.safe(first.name)), "
+            + "from \(LocalTime.short(at)); feedsync pull --force asks now"
     }
 
     /// Where the next pull of `feeds` continues, in words.

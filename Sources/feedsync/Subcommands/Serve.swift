@@ -86,38 +86,23 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
-    /// Pulls the feeds that are due every `every` seconds. When a round got no answer at all from
-    /// any feed it asked (the network is gone), those feeds are asked again every 30 s, due or
-    /// not, beside the ones that are due, so a pull the lost network interrupted resumes soon
-    /// after it returns; after 20 such rounds (10 minutes) the usual schedule takes over. A round
-    /// that finds a `feedsync pull` holding the lock is tried after 30 s.
+    /// Pulls the feeds that are due every `every` seconds. A feed no server answered stays due
+    /// (the schedule's rule for a lost network, `Schedule.afterNoAnswer`), so after such a round
+    /// the next comes in 30 s: a pull the lost network interrupted resumes soon after it returns,
+    /// and the schedule's backoff from the fourth such failure in a row ends the quick rounds. A
+    /// round that finds a `feedsync pull` holding the lock is tried after 30 s.
     static func pullInBackground(home: DataHome, every: Double) async {
-        var offline: Set<Int64> = []
-        var quickRounds = 0
         while !Task.isCancelled {
             var wait = min(every, 30)
             if let writer = try? FeedSync(home: home, access: .writing) {
                 var settings = FeedSync.PullSettings()
                 settings.pictures = PrefetchOptions(
                     cacheBudget: (try? writer.cacheBudget(given: nil)) ?? FeedSync.defaultCacheSize)
-                let feeds = (try? writer.feeds()) ?? []
-                var asked: [(Feed, PullReport)] = []
-                for retrying in [true, false] {
-                    let chosen = feeds.filter { offline.contains($0.id) == retrying }
-                    guard !chosen.isEmpty else { continue }
-                    settings.asking = retrying ? .named : .due
-                    let reports = await writer.pull(chosen, settings: settings)
-                    asked += zip(chosen, reports).compactMap { feed, report in
-                        report.flatMap { $0.skipped == nil ? (feed, $0) : nil }
-                    }
+                let reports = await writer.pull((try? writer.feeds()) ?? [], settings: settings)
+                let now = writer.clock.now()
+                if !reports.contains(where: { $0?.unanswered == true && $0?.due.map { $0.at <= now } == true }) {
+                    wait = every
                 }
-                let unanswered = asked.filter { _, report in
-                    !report.requests.isEmpty && report.requests.allSatisfy { $0.status == nil }
-                }
-                let networkDown = !asked.isEmpty && unanswered.count == asked.count
-                quickRounds = networkDown ? quickRounds + 1 : 0
-                offline = networkDown && quickRounds <= 20 ? Set(unanswered.map { $0.0.id }) : []
-                if offline.isEmpty { wait = every }
             }
             try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
         }

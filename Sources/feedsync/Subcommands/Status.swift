@@ -1,6 +1,7 @@
 import ArgumentParser
 import FeedSyncKit
 import FeedSyncStore
+import FeedSyncSync
 import Foundation
 
 struct Status: AsyncParsableCommand {
@@ -25,10 +26,14 @@ struct Status: AsyncParsableCommand {
         }
     }
 
-    /// When a plain pull asks for the feed next, and why.
-    static func due(_ feed: Feed) -> String {
-        guard let due = feed.dueAt, due > Date() else { return "at the next pull" }
-        return "due \(LocalTime.short(due))" + (feed.dueReason.map { " (\(Terminal.safe($0)))" } ?? "")
+    /// When a plain pull asks for the feed next, and why: "at the next pull" only when it will.
+    static func due(_ feed: Feed, now: Date = Date()) -> String {
+        let reason = feed.dueReason.map { " (\(Terminal.safe($0)))" } ?? ""
+        guard let next = Schedule.nextAsk(feed), next > now else { return "at the next pull" + reason }
+        if let retry = feed.nextRetryAt, retry >= next {
+            return "from \(LocalTime.short(next)), as the server asked (Retry-After; only --force asks before)"
+        }
+        return "the first pull from \(LocalTime.short(next))" + reason
     }
 
     func backfill(_ cursor: FeedCursor) -> String {
@@ -69,8 +74,10 @@ struct Status: AsyncParsableCommand {
         if feed.failures > 0 {
             lines.append("  failures:      \(feed.failures) in a row; the next attempt waits longer after each")
         }
-        if let next = feed.nextRetryAt, next > Date() {
-            lines.append("  retry after:   \(LocalTime.short(next)), as the server asked (only --force asks before)")
+        if feed.unanswered > 0 {
+            lines.append(
+                "  no answer:     \(feed.unanswered) pull\(feed.unanswered == 1 ? "" : "s") in a row (the network, or the "
+                    + "host); asked at every pull until the \(Schedule.unansweredWithoutWait + 1)th, then less often")
         }
         if let from = feed.movedFrom {
             lines.append(
@@ -112,11 +119,19 @@ struct Status: AsyncParsableCommand {
             "last_error": \(JSON.string(feed.lastError)), \
             "next_retry_at": \(JSON.string(feed.nextRetryAt.map(iso))), \
             "due_at": \(JSON.string(feed.dueAt.map(iso))), "due_reason": \(JSON.string(feed.dueReason)), \
-            "failures": \(feed.failures), "gone_at": \(JSON.string(feed.goneAt.map(iso))), \
+            \(nextAttempt(feed)), \
+            "failures": \(feed.failures), "unanswered": \(feed.unanswered), "gone_at": \(JSON.string(feed.goneAt.map(iso))), \
             "moved_from": \(JSON.string(feed.movedFrom)), "moved_at": \(JSON.string(feed.movedAt.map(iso))), \
             "redirect_url": \(JSON.string(feed.redirectURL)), \
             "malformed": \(JSON.string(feed.malformed)), \
             "pictures": {\(pictures.joined(separator: ", ")), "cached_bytes": \(status.pictures[.cached]?.bytes ?? 0)}}
             """
     }
+}
+
+/// `"next_attempt_at"` (from when a plain pull asks the feed: now, when the next one does; null:
+/// never, it is gone) and `"due_now"`, for `status --json` and `feeds --json`.
+func nextAttempt(_ feed: Feed, now: Date = Date()) -> String {
+    let next = Schedule.nextAsk(feed).map { max($0, now) }
+    return "\"next_attempt_at\": \(JSON.string(next.map(iso))), \"due_now\": \(next == now)"
 }

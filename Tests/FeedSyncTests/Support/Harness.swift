@@ -68,10 +68,12 @@ final class CLI: Sendable {
     /// its standard input. With `terminalColumns`,
     /// its standard output is a terminal that wide (a pseudo-terminal `script` makes; what it
     /// prints arrives with CR LF line ends).
-    func start(_ arguments: [String], terminalColumns: Int? = nil, input: String? = nil) throws -> RunningCLI {
+    func start(
+        _ arguments: [String], terminalColumns: Int? = nil, input: String? = nil, executable: String = CLI.binary
+    ) throws -> RunningCLI {
         let process = Process()
         if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
-        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = environment
         if let terminalColumns {
@@ -110,6 +112,12 @@ final class CLI: Sendable {
 
     func run(_ arguments: [String]) async throws -> RunResult {
         try await start(arguments).wait()
+    }
+
+    /// Runs the binary through `wrapper` (such as `faketime -f TIME`), which is given the binary
+    /// and `arguments` after its own.
+    func run(wrappedBy wrapper: [String], _ arguments: [String]) async throws -> RunResult {
+        try await start(Array(wrapper.dropFirst()) + [Self.binary] + arguments, executable: wrapper[0]).wait()
     }
 
     /// Changes the store behind the binary's back, as another program could.
