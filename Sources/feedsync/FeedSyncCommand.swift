@@ -10,7 +10,7 @@ struct FeedSyncCommand: AsyncParsableCommand {
         discussion: """
             Exit codes: 0 done; 64 usage; 65 the server sent unusable data; 74 local I/O or \
             database failure; 75 temporary failure (offline, server trouble, another pull running), \
-            the place is saved and the next pull continues from it.
+            the place is saved and a later pull continues from it (status says when).
             """,
         version: FeedSyncVersion.string,
         subcommands: [

@@ -343,7 +343,9 @@ import Testing
         }
         // Offline: subscribed all the same, for the next pull.
         let offline = try await cli.run("add", "http://127.0.0.1:1/feed")
-        #expect(offline.status == 75 && offline.stderr.contains("the next pull fetches it"), "\(offline)")
+        #expect(
+            offline.status == 75 && offline.stderr.contains("the next pull continues from it; it stays subscribed"),
+            "no answer: the next pull asks it: \(offline)")
         #expect(try await feedURLs(cli).last == "http://127.0.0.1:1/feed")
     }
 }

@@ -13,7 +13,7 @@ struct Add: AsyncParsableCommand {
             URL may be the feed or a web page that names its feeds (<link rel="alternate">): the \
             first named is taken, the others listed. A feed that fails for good (not found, not a \
             feed) is not subscribed (exit 65); one that cannot be reached now stays subscribed and \
-            the next pull fetches it (exit 75).
+            a later pull fetches it, as the schedule has it (exit 75).
             """)
 
     @OptionGroup var homeOptions: HomeOptions
@@ -65,7 +65,7 @@ struct Add: AsyncParsableCommand {
             complain("\(error.message); nothing was subscribed")
             throw ExitCode(Exit.dataError)
         case .failed(let error, _) where error.kind == .transient:
-            complain("\(error.message); subscribed, the next pull fetches it")
+            complain("\(error.message); it stays subscribed")
             throw ExitCode(Exit.tempFail)
         case .failed(let error, _):
             complain(error.message)
