@@ -49,23 +49,6 @@ extension Store {
         }
     }
 
-    /// Records the format the feed's documents turned out to be, unless one was chosen.
-    public func recordFormat(feedID: Int64, _ format: FeedFormat) throws(StoreError) {
-        try write { db in
-            try db.execute(
-                sql: "UPDATE feed SET format = ? WHERE id = ? AND format_chosen = 0",
-                arguments: [format.rawValue, feedID])
-        }
-    }
-
-    /// Records the feed's own title and site, as its documents give them.
-    public func recordFeedNames(feedID: Int64, title: String?, siteURL: String?) throws(StoreError) {
-        try write { db in
-            try db.execute(
-                sql: "UPDATE feed SET title = ?, site_url = ? WHERE id = ?", arguments: [title, siteURL, feedID])
-        }
-    }
-
     /// Every subscribed feed, in the order they were added.
     public func feeds() throws(StoreError) -> [Feed] {
         try read { db in try Feed.fetchAll(db, sql: "SELECT * FROM feed ORDER BY id") }
@@ -93,6 +76,12 @@ extension Store {
                     pull.due?.timeIntervalSince1970, pull.dueReason, pull.failures, pull.unanswered,
                     pull.gone ? pull.at.timeIntervalSince1970 : nil, feedID,
                 ])
+            if let validators = pull.validators {
+                try db.execute(
+                    sql: "UPDATE feed SET etag = ?, last_modified = ? WHERE id = ?",
+                    arguments: [validators.etag, validators.lastModified, feedID])
+            }
+            if let found = pull.found { try Self.write(found, feedID: feedID, db) }
             if let schedule = pull.schedule {
                 try db.execute(
                     sql: "UPDATE feed SET ttl = ?, update_interval = ?, skip_hours = ?, skip_days = ? WHERE id = ?",
@@ -122,13 +111,15 @@ extension Store {
         }
     }
 
-    /// Keeps the validators (and body hash) of a head document that was the same as before.
-    public func recordValidators(feedID: Int64, etag: String?, lastModified: String?) throws(StoreError) {
-        try write { db in
-            try db.execute(
-                sql: "UPDATE feed SET etag = ?, last_modified = ? WHERE id = ?",
-                arguments: [etag, lastModified, feedID])
-        }
+    /// Writes what a pull found of the feed: its names, and its format unless one was chosen.
+    static func write(_ found: PageCommit.Found, feedID: Int64, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                UPDATE feed SET title = ?, site_url = ?,
+                    format = CASE WHEN format_chosen THEN format ELSE coalesce(?, format) END
+                WHERE id = ?
+                """,
+            arguments: [found.title, found.siteURL, found.format?.rawValue, feedID])
     }
 
     /// Per feed: items stored, pictures by status, and everything the feed row says.

@@ -128,6 +128,7 @@ extension Store {
                 cursor.backfillPage, cursor.backfillURL, cursor.backfillTotal, cursor.backfillDone, cursor.backfillNote,
                 cursor.gap?.band, cursor.gap?.page, cursor.gap?.total, cursor.gap?.url, page.feedID,
             ])
+            if let found = page.found { try Self.write(found, feedID: page.feedID, db) }
         }
     }
 

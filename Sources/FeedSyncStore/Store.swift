@@ -95,12 +95,17 @@ public struct PullRecord: Sendable {
     public var redirect: String?
     /// The server answered 410 Gone.
     public var gone: Bool
+    /// Validators of a head answer that brought the same document again: sent next time.
+    public var validators: (etag: String?, lastModified: String?)?
+    /// What the pull found of the feed that no page commit wrote.
+    public var found: PageCommit.Found?
 
     public init(
         outcome: PullOutcome, error: String? = nil, at: Date, retryAfter: Date? = nil, malformed: String? = nil,
         due: Date? = nil, dueReason: String? = nil, failures: Int = 0, unanswered: Int = 0,
         schedule: FeedSchedule? = nil,
-        askedFeedURL: Bool = false, redirect: String? = nil, gone: Bool = false
+        askedFeedURL: Bool = false, redirect: String? = nil, gone: Bool = false,
+        validators: (etag: String?, lastModified: String?)? = nil, found: PageCommit.Found? = nil
     ) {
         self.outcome = outcome
         self.error = error
@@ -115,6 +120,8 @@ public struct PullRecord: Sendable {
         self.askedFeedURL = askedFeedURL
         self.redirect = redirect
         self.gone = gone
+        self.validators = validators
+        self.found = found
     }
 }
 
@@ -217,13 +224,32 @@ public struct PageCommit: Sendable {
 
     /// Band `0` holds the first pull and all backfill; each head walk opens a lower band.
     public var band: Int
+    /// What the pull found of the feed since its last commit, written with the page.
+    public var found: Found?
 
-    public init(feedID: Int64, band: Int, newItems: [FeedItem], updatedItems: [FeedItem], cursor: FeedCursor) {
+    /// The feed's names and format as its documents give them.
+    public struct Found: Sendable, Equatable {
+        public var title: String?
+        public var siteURL: String?
+        /// Not written over a format chosen with `--format`.
+        public var format: FeedFormat?
+        public init(title: String?, siteURL: String?, format: FeedFormat?) {
+            self.title = title
+            self.siteURL = siteURL
+            self.format = format
+        }
+    }
+
+    public init(
+        feedID: Int64, band: Int, newItems: [FeedItem], updatedItems: [FeedItem], cursor: FeedCursor,
+        found: Found? = nil
+    ) {
         self.feedID = feedID
         self.band = band
         self.newItems = newItems
         self.updatedItems = updatedItems
         self.cursor = cursor
+        self.found = found
     }
 }
 

@@ -136,7 +136,7 @@ public struct PullReport: Sendable {
     }
 }
 
-/// Pulls feeds into the store, one page per transaction.
+/// Pulls feeds into the store, one page per transaction: carries out what `PullMachine` decides.
 public final class SyncEngine: Sendable {
     let store: Store
     let client: HTTPClient
@@ -147,8 +147,6 @@ public final class SyncEngine: Sendable {
     /// read from there in parts of `partSize` items, each committed as it is read.
     static let inMemoryBytes = 4 << 20
     static let partSize = 500
-    /// The longest feed document accepted.
-    static let maxDocumentBytes = 512 << 20
 
     public init(store: Store, client: HTTPClient, downloadPath: String? = nil) {
         self.store = store
@@ -156,224 +154,76 @@ public final class SyncEngine: Sendable {
         self.downloadPath = downloadPath
     }
 
-    /// Pulls one feed: head check, head walk, gap and backfill, as PagingMachine decides. The
+    /// Pulls one feed: head check, head walk, gap and backfill, as `PullMachine` decides. The
     /// outcome and the time the feed is due again are recorded on the feed whether it succeeds or
     /// not; a failure is in the report's `error`.
     public func pull(_ feed: Feed, options: PullOptions) async -> PullReport {
-        // Due times count from the start of the feed's pull, as a timer's slots do.
-        let started = options.clock.now()
-        var report = PullReport(url: feed.url)
-        var head = HeadAnswer()
-        var record = PullRecord(outcome: .ok, at: started, failures: feed.failures, unanswered: feed.unanswered)
+        var requests: [PullReport.Request] = []
+        var machine = PullMachine(
+            feed: feed, maxPages: options.maxPages, schedule: options.schedule, now: options.clock.now())
+        var actions: [PullMachine.Action]
         do throws(PullFailure) {
-            try await walk(feed, options: options, report: &report, head: &head)
-            let due =
-                report.finish == .budgetSpent
-                ? Schedule.Due(at: started, reason: "--max-pages reached; the next pull continues")
-                : options.schedule.afterSuccess(
-                    now: started, headers: head.headers, document: head.document ?? feed.schedule)
-            (record.failures, record.unanswered) = (0, 0)
-            record.gone = report.gone
-            if !report.gone { report.due = due }
+            actions = machine.start(topBand: try local { try store.topBand(feedID: feed.id) })
         } catch {
-            var failure = error
-            record.outcome = failure.error.kind.outcome
-            record.retryAfter = failure.nextRetryAt
-            let due: Schedule.Due
-            if failure.interrupted || failure.error.kind == .local {
-                // Not the feed's failure: asked again at the next pull.
-                due = Schedule.Due(at: started, reason: failure.interrupted ? "interrupted" : "a local failure")
-            } else if failure.unanswered {
-                record.unanswered += 1
-                report.unanswered = true
-                due = options.schedule.afterNoAnswer(now: started, unanswered: record.unanswered)
-            } else if failure.status == 429 {
-                record.unanswered = 0
-                due = options.schedule.afterTooManyRequests(now: started, retryAfter: failure.retryAfter)
-            } else {
-                (record.failures, record.unanswered) = (record.failures + 1, 0)
-                due = options.schedule.afterFailure(
-                    now: started, failures: record.failures, retryAfter: failure.retryAfter)
-            }
-            if failure.savesPlace {
-                // Said only as the schedule has it: "the next pull" only when the next pull asks.
-                failure.error.message +=
-                    due.at <= started
-                    ? "; the place is saved, the next pull continues from it"
-                    : "; the place is saved; \(due.reason) before a pull continues from it"
-            }
-            report.error = failure.error
-            record.error = failure.error.message
-            report.due = due
+            actions = machine.failed(error)
         }
-        record.due = report.due?.at
-        record.dueReason = report.due?.reason
-        record.malformed = report.malformed
-        record.schedule = head.document
-        record.askedFeedURL = head.askedFeedURL
-        record.redirect = head.redirect
-        do {
-            report.movedTo = try store.recordPull(feedID: feed.id, record)
-        } catch {
-            report.error =
-                report.error ?? SyncError(.local, "\(error.message); check the disk and the data home's permissions")
-        }
-        return report
-    }
-
-    /// What the answer to the feed's own URL (page 1) said, for its schedule and its address.
-    struct HeadAnswer {
-        var headers: [String: String] = [:]
-        /// What its document says of its schedule; nil when it was not read (304, unchanged).
-        var document: FeedSchedule?
-        /// The request was for the feed's URL as stored (not a page of it made by its format).
-        var askedFeedURL = false
-        /// Where its leading 301 and 308 redirects led, if it had any.
-        var redirect: String?
-    }
-
-    private func walk(
-        _ feed: Feed, options: PullOptions, report: inout PullReport, head: inout HeadAnswer
-    ) async throws(PullFailure) {
-        // The format is found from the first document unless it was chosen or found before.
-        var format = feed.format
-        var named = (title: feed.title, site: feed.siteURL)
-        var machine = PagingMachine(
-            feedID: feed.id, cursor: feed.cursor, topBand: try local { try store.topBand(feedID: feed.id) },
-            maxPages: options.maxPages, followsLinks: format?.followsLinks ?? false)
-        var action = machine.start()
-        while true {
-            if Task.isCancelled { throw PullFailure.interrupted }
-            var page: FeedPage
-            let validators: PagingMachine.Validators
-            var number = 1
-            switch action {
-            case .finish(let finish):
-                report.finish = finish
-                if case .endless(let reason) = finish { options.onEvent(.endless(url: feed.url, reason: reason)) }
-                return
-            case .revisit(let held, let heldValidators):
-                (page, validators) = (held, heldValidators)
-            case .fetch(let requested, let link, let conditional):
-                number = requested
-                let requestFormat = format ?? FeedFormat.guess(fromURL: feed.url)
-                let url = link ?? requestFormat?.url(of: feed.url, page: number) ?? feed.url
-                var headers: [(name: String, value: String)] = [("Accept", FeedFormat.accept(format))]
-                if conditional {
-                    if let etag = machine.cursor.etag { headers.append(("If-None-Match", etag)) }
-                    if let date = machine.cursor.lastModified { headers.append(("If-Modified-Since", date)) }
-                }
-                let request = HTTPRequest(
-                    url: url, headers: headers, maxBodyBytes: Self.maxDocumentBytes,
-                    spill: downloadPath.map { ($0, Self.inMemoryBytes) }, hashesBody: number == 1)
-                let response = try await fetch(request, options: options, report: &report)
-                defer { if let file = response.bodyFile { try? FileManager.default.removeItem(atPath: file) } }
-                let isHead = number == 1 && link == nil
-                if isHead {
-                    head.headers = response.headers
-                    head.askedFeedURL = url == feed.url
-                    // Only a URL this client would fetch may become the feed's.
-                    head.redirect = response.permanentlyMovedTo.flatMap { HTTPRequest.isFetchable($0) ? $0 : nil }
-                }
-                switch response.status {
-                case 304 where conditional:
-                    options.onEvent(.notModified(url: url))
-                    action = machine.notModified()
-                    continue
-                case 200..<300
-                where conditional && response.bodyHash != nil && response.bodyHash == machine.cursor.bodyHash:
-                    // The same document as last time: nothing to read, but the validators it
-                    // came with are the ones to send next.
-                    options.onEvent(.unchanged(url: url))
-                    try local {
-                        try store.recordValidators(
-                            feedID: feed.id, etag: response.headers["etag"],
-                            lastModified: response.headers["last-modified"])
-                    }
-                    action = machine.notModified()
-                    continue
-                case 410 where isHead:
-                    // The publisher's decision: the feed is not asked again; its items stay.
-                    report.gone = true
-                    return
-                case 200..<300:
-                    let found: FeedFormat
-                    let context = DocumentContext(url: response.effectiveURL, headers: response.headers, page: number)
-                    let expected = feed.formatChosen ? format : nil
+        while !actions.isEmpty {
+            do throws(PullFailure) {
+                switch actions.removeFirst() {
+                case .fetch(var request):
+                    if Task.isCancelled { throw PullFailure.interrupted }
+                    request.spill = downloadPath.map { ($0, Self.inMemoryBytes) }
+                    actions += machine.answered(try await fetch(request, options: options, requests: &requests))
+                case .decode(let response, let expected, let context, let inParts):
+                    defer { if let file = response.bodyFile { try? FileManager.default.removeItem(atPath: file) } }
+                    actions += try await decode(response, expected, context, inParts, &machine, options)
+                case .lookUp(let keys):
+                    actions += machine.known(try local { try store.bands(feedID: feed.id, keys: keys) })
+                case .commit(let commit):
+                    try local { try store.commit(commit) }
+                    options.onCommit(!commit.updatedItems.isEmpty)
+                    actions += machine.committed()
+                case .report(let event):
+                    options.onEvent(event)
+                case .finish(let record, var report):
+                    report.requests = requests
                     do {
-                        if let file = response.bodyFile {
-                            (found, page) = try await read(
-                                file, format: expected, context: context, feedID: feed.id, machine: &machine,
-                                onCommit: options.onCommit)
-                        } else {
-                            (found, page) = try FeedDocument.decode(response.body, format: expected, context: context)
-                        }
-                    } catch let error as FeedError {
-                        // Said only when there are such items: a first pull's first page has none.
-                        let kept = feed.cursor.backfillPage != nil || report.newItems > 0
-                        throw PullFailure(
-                            SyncError(
-                                .data,
-                                "\(url) sent an unusable page: \(error.reason)"
-                                    + (kept ? "; the items stored before are kept" : "")))
-                    } catch let failure as PullFailure {
-                        throw failure
+                        report.movedTo = try store.recordPull(feedID: feed.id, record)
                     } catch {
-                        throw PullFailure(SyncError(.local, "\(error)"))
+                        report.error = report.error ?? SyncError(.local, "\(error.message); \(Self.checkDisk)")
                     }
-                    if isHead { head.document = page.schedule }
-                    if let malformed = page.malformed {
-                        report.malformed = "\(url): \(malformed)"
-                        options.onEvent(.malformed(url: url, where: malformed))
-                    }
-                    // A link to another scheme (file:, ftp:, …) or no URL at all ends the walk here;
-                    // the page's items are stored.
-                    if let next = page.next, let problem = HTTPRequest.problem(with: next) {
-                        page.next = nil
-                        page.hasMore = false
-                        page.unfollowed = "the next page's link \(next) is not followed: \(problem)"
-                    }
-                    let title = page.title ?? named.title
-                    let site = page.siteURL ?? named.site
-                    if title != named.title || site != named.site {
-                        try local { try store.recordFeedNames(feedID: feed.id, title: title, siteURL: site) }
-                        named = (title, site)
-                    }
-                    if found != format {
-                        try local { try store.recordFormat(feedID: feed.id, found) }
-                        let askedRight = requestFormat == found || found.followsLinks || found == .pagedJSON
-                        format = found
-                        machine.followsLinks = found.followsLinks
-                        // Page 1 of a WordPress site asked for without its paging parameters: ask again.
-                        if !askedRight { continue }
-                    }
-                case _ where FeedDocument.isPastLastPage(status: response.status, body: response.body, format: format):
-                    page = FeedPage(items: [], hasMore: false)
-                default:
-                    if (400..<500).contains(response.status), let instead = machine.rejected() {
-                        options.onEvent(.linkRefused(url: url, status: response.status))
-                        action = instead
-                        continue
-                    }
-                    throw PullFailure(SyncError(.data, "\(url) answered \(response.status); check the feed URL"))
+                    return report
                 }
-                validators = .init(
-                    etag: response.headers["etag"], lastModified: response.headers["last-modified"],
-                    bodyHash: response.bodyHash)
+            } catch {
+                actions = machine.failed(error)
             }
-            let bands = try local { try store.bands(feedID: feed.id, keys: page.items.map(\.key)) }
-            let step = machine.received(page, validators: validators, bands: bands)
-            if let commit = step.commit {
-                try local { try store.commit(commit) }
-                options.onCommit(step.refreshedCount > 0)
-                report.newItems += step.newCount
-                report.refreshedItems += step.refreshedCount
-                options.onEvent(
-                    .page(
-                        url: feed.url, number: number, items: step.count, new: step.newCount,
-                        refreshed: step.refreshedCount, skipped: page.skipped))
-            }
-            action = step.next
+        }
+        preconditionFailure("a pull ends with .finish")
+    }
+
+    static let checkDisk = "check the disk and the data home's permissions"
+
+    /// Reads an answer's document: whole, or from its file in parts, each committed as it is read.
+    private func decode(
+        _ response: HTTPResponse, _ expected: FeedFormat?, _ context: DocumentContext, _ inParts: Bool,
+        _ machine: inout PullMachine, _ options: PullOptions
+    ) async throws(PullFailure) -> [PullMachine.Action] {
+        do {
+            let (found, page) =
+                if let file = response.bodyFile {
+                    try await read(
+                        file, format: expected, context: context, inParts: inParts, machine: &machine,
+                        onCommit: options.onCommit)
+                } else {
+                    try FeedDocument.decode(response.body, format: expected, context: context)
+                }
+            return machine.decoded(found, page, from: response)
+        } catch let error as FeedError {
+            return machine.unusable(error)
+        } catch let failure as PullFailure {
+            throw failure
+        } catch {
+            throw PullFailure(SyncError(.local, "\(error)"))
         }
     }
 
@@ -382,10 +232,10 @@ public final class SyncEngine: Sendable {
     /// on a thread of its own, at most two parts ahead of the commits. Returns the page without
     /// its items.
     private func read(
-        _ file: String, format: FeedFormat?, context: DocumentContext, feedID: Int64, machine: inout PagingMachine,
+        _ file: String, format: FeedFormat?, context: DocumentContext, inParts: Bool, machine: inout PullMachine,
         onCommit: @Sendable (Bool) -> Void
     ) async throws -> (FeedFormat, FeedPage) {
-        guard machine.canReadInParts else {
+        guard inParts else {
             return try await onOwnThread {
                 var items: [FeedItem] = []
                 var (found, page) = try FeedDocument.decode(
@@ -412,8 +262,8 @@ public final class SyncEngine: Sendable {
             for await items in parts {
                 room.signal()
                 if Task.isCancelled { throw PullFailure.interrupted }
-                let bands = try local { try store.bands(feedID: feedID, keys: items.map(\.key)) }
-                let commit = machine.receivedPart(items, bands: bands)
+                let bands = try local { try store.bands(feedID: machine.feed.id, keys: items.map(\.key)) }
+                let commit = machine.part(items, bands: bands)
                 try local { try store.commit(commit) }
                 onCommit(!commit.updatedItems.isEmpty)
             }
@@ -429,7 +279,7 @@ public final class SyncEngine: Sendable {
     /// One request with retries, each logged in `report`. Returns any response that is not a
     /// transient failure, whatever its status.
     private func fetch(
-        _ request: HTTPRequest, options: PullOptions, report: inout PullReport
+        _ request: HTTPRequest, options: PullOptions, requests: inout [PullReport.Request]
     ) async throws(PullFailure) -> HTTPResponse {
         let policy = options.retry
         var attempt = 1
@@ -440,14 +290,14 @@ public final class SyncEngine: Sendable {
             var answered = true
             do {
                 let response = try await client.get(request)
-                report.requests.append(.init(url: request.url, status: response.status, bytes: response.bodyBytes))
+                requests.append(.init(url: request.url, status: response.status, bytes: response.bodyBytes))
                 guard response.isTransientFailure else { return response }
                 reason = "the server answered \(response.status)"
                 status = response.status
                 retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: options.clock.now())
             } catch {
                 if error.kind == .cancelled || Task.isCancelled { throw PullFailure.interrupted }
-                report.requests.append(.init(url: request.url, status: nil, bytes: 0, failure: error.detail))
+                requests.append(.init(url: request.url, status: nil, bytes: 0, failure: error.detail))
                 if error.kind == .localFile { throw PullFailure(SyncError(.local, error.detail)) }
                 guard error.isTransient else {
                     throw PullFailure(SyncError(.data, "\(request.url) could not be used: \(error.detail)"))
@@ -492,7 +342,7 @@ public final class SyncEngine: Sendable {
         } catch let error as StoreError where error.kind == .locked {
             throw PullFailure(SyncError(.transient, error.message))
         } catch {
-            throw PullFailure(SyncError(.local, "\(error); check the disk and the data home's permissions"))
+            throw PullFailure(SyncError(.local, "\(error); \(Self.checkDisk)"))
         }
     }
 }
@@ -503,34 +353,4 @@ func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async 
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
-}
-
-/// A SyncError on its way out of a pull, with what the feed row should remember.
-struct PullFailure: Error {
-    var error: SyncError
-    /// Not to be asked before then (a `Retry-After` longer than a pull waits).
-    var nextRetryAt: Date?
-    /// The last status of a request that kept failing, and the `Retry-After` it came with.
-    var status: Int?
-    var retryAfter: Double?
-    var interrupted = false
-    /// No server answered the last attempt (no status line): the network's failure, or a dead host.
-    var unanswered = false
-    /// The message is to end with where the next pull continues, as the schedule has it.
-    var savesPlace = false
-
-    init(_ error: SyncError, nextRetryAt: Date? = nil, status: Int? = nil, retryAfter: Double? = nil) {
-        self.error = error
-        self.nextRetryAt = nextRetryAt
-        self.status = status
-        self.retryAfter = retryAfter
-    }
-
-    /// The pull was cancelled (SIGINT or SIGTERM): stopped between two transactions.
-    static let interrupted: PullFailure = {
-        var failure = PullFailure(
-            SyncError(.transient, "interrupted; the place is saved, the next pull continues from it"))
-        failure.interrupted = true
-        return failure
-    }()
 }

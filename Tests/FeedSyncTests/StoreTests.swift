@@ -80,12 +80,14 @@ import Testing
     @Test func remembersAChosenFormatAndTheLinksAFeedPagesBy() throws {
         let feed = try store.subscribe(url: "http://h/feed")
         #expect(feed.format == nil && !feed.formatChosen)
-        try store.recordFormat(feedID: feed.id, .rss)
-        #expect(try store.feed(url: feed.url)?.format == .rss)
+        let found = PageCommit.Found(title: "Feed", siteURL: nil, format: .rss)
+        _ = try store.recordPull(feedID: feed.id, PullRecord(outcome: .ok, at: Date(), found: found))
+        #expect(try store.feed(url: feed.url)?.format == .rss && store.feed(url: feed.url)?.title == "Feed")
 
         let chosen = try store.subscribe(url: feed.url, format: .chosen(.atom))
         #expect(chosen.format == .atom && chosen.formatChosen)
-        try store.recordFormat(feedID: feed.id, .rss)
+        try store.commit(
+            PageCommit(feedID: feed.id, band: 0, newItems: [], updatedItems: [], cursor: FeedCursor(), found: found))
         #expect(try store.feed(url: feed.url)?.format == .atom, "documents do not change a chosen format")
         #expect(try store.subscribe(url: feed.url).formatChosen, "subscribing again keeps the choice")
         #expect(try !store.subscribe(url: feed.url, format: .found).formatChosen)
