@@ -346,41 +346,6 @@ public final class FeedSync: Sendable {
 
     // MARK: Pull
 
-    /// What a pull is told to do beside the feeds themselves.
-    /// The feeds the web page at `url` names for autodiscovery, in the page's order: one GET of
-    /// at most 4 MB. A status of 408, 429 or 5xx, or a network failure, is transient; any other
-    /// failure, data.
-    public func discoverFeeds(at url: String, settings: PullSettings) async throws(SyncError) -> [String] {
-        let client = HTTPClient(
-            configuration: settings.transport(maxConnections: 1))
-        defer { client.shutdown() }
-        let response: HTTPResponse
-        do {
-            response = try await client.get(HTTPRequest(url: url, maxBodyBytes: 4 << 20))
-        } catch {
-            throw SyncError(error.kind == .tooLarge || error.kind == .refusedRedirect ? .data : .transient, "\(error)")
-        }
-        guard (200..<300).contains(response.status) else {
-            let transient = response.status == 408 || response.status == 429 || response.status >= 500
-            throw SyncError(transient ? .transient : .data, "\(url): the server answered \(response.status)")
-        }
-        do {
-            return try FeedDiscovery.feeds(inHTML: response.body, pageURL: response.effectiveURL)
-                .filter(HTTPRequest.isFetchable)
-        } catch {
-            throw SyncError(.local, error.reason)
-        }
-    }
-
-    /// Forgets `feed` if no page of it was ever stored: what a first pull that failed for good
-    /// leaves is no subscription, so a mistyped URL does not fail every pull after it. Returns
-    /// whether it was forgotten.
-    public func forgetIfNeverStored(_ feed: Feed) throws(StoreError) -> Bool {
-        guard let current = try store.feed(url: feed.url), current.cursor.backfillPage == nil else { return false }
-        try remove(current)
-        return true
-    }
-
     public struct PullSettings: Sendable {
         /// Pages each feed may fetch in this run, nil for no limit.
         public var maxPages: Int?
@@ -408,6 +373,14 @@ public final class FeedSync: Sendable {
         }
     }
 
+    /// A feed this run subscribed whose first pull failed for good is not kept, and its one
+    /// error sentence says so.
+    private func forgetIfFailedForGood(_ feed: Feed, _ report: inout PullReport) {
+        guard let error = report.error, error.kind == .data, (try? forgetIfNeverStored(feed)) == true else { return }
+        report.forgotten = true
+        report.error?.message = error.message + "; nothing was subscribed"
+    }
+
     /// What a pull reports while it runs, in the order it happens.
     public enum PullUpdate: Sendable {
         case feed(PullEvent)
@@ -424,7 +397,8 @@ public final class FeedSync: Sendable {
     /// every feed between two transactions and cuts the downloads off (what was cut off stays due).
     /// A change of the reading position while it runs re-targets the pictures within a second.
     public func pull(
-        _ feeds: [Feed], settings: PullSettings, onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
+        _ feeds: [Feed], settings: PullSettings, forgetting new: Set<Int64> = [],
+        onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
     ) async -> [PullReport?] {
         precondition(lock != nil, "a pull needs the data home's lock: open for .writing")
         var reports = [PullReport?](repeating: nil, count: feeds.count)
@@ -466,7 +440,10 @@ public final class FeedSync: Sendable {
                         let feed = feeds[index]
                         group.addTask { (index, slot, await engine.pull(feed, options: options)) }
                     }
-                    guard let pulled = await group.next() else { break }
+                    guard var pulled = await group.next() else { break }
+                    if new.contains(feeds[pulled.index].id) {
+                        forgetIfFailedForGood(feeds[pulled.index], &pulled.report)
+                    }
                     reports[pulled.index] = pulled.report
                     onUpdate(.finished(index: pulled.index, pulled.report))
                     free.append(pulled.slot)

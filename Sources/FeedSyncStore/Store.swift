@@ -68,6 +68,35 @@ public struct FeedCursor: Sendable, Equatable {
     }
 }
 
+extension FeedCursor {
+    /// Where the next pull continues: what `status` shows and an interrupted pull says.
+    public enum Next: Sendable, Equatable {
+        /// A head walk was cut off: it goes on from this page of the new items.
+        case newItems(page: Int)
+        /// No page was stored yet.
+        case firstPage
+        /// The backfill goes on from page `page` (of `pages`, when the server said), or from
+        /// the document at `url` for a feed that links its pages.
+        case backfill(page: Int, url: String?, pages: Int?)
+        /// The backfill is over (`note`: why it ended early); only new items are looked for.
+        case newItemsOnly(note: String?)
+    }
+
+    public var next: Next {
+        if let gap { return .newItems(page: gap.page) }
+        return backfillNext
+    }
+
+    /// Where the backfill stands, the head aside.
+    public var backfillNext: Next {
+        if backfillDone { return .newItemsOnly(note: backfillNote) }
+        guard let page = backfillPage else { return .firstPage }
+        var pages: Int?
+        if let total = remoteTotal, let perPage, perPage > 0 { pages = (total + perPage - 1) / perPage }
+        return .backfill(page: page, url: backfillURL, pages: backfillURL == nil ? pages : nil)
+    }
+}
+
 /// How a pull of one feed ended.
 public enum PullOutcome: String, Sendable {
     case ok, transient, data, local

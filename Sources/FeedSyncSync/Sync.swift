@@ -117,6 +117,8 @@ public struct PullReport: Sendable {
     public var movedTo: String?
     /// Why the pull failed; nil when it did not.
     public var error: SyncError?
+    /// The feed was subscribed by this run and, its first pull failing for good, not kept.
+    public var forgotten = false
     /// It failed without any answer from a server (the network gone, or the host): the feed stays
     /// due for the next pull unless that happened too often in a row (`Schedule.afterNoAnswer`).
     public var unanswered = false

@@ -50,15 +50,35 @@ func complain(_ message: String) {
 func fail<T>(on body: () throws -> T) throws -> T {
     do {
         return try body()
-    } catch let error as SyncError {
+    } catch {
+        throw said(error)
+    }
+}
+
+/// `fail(on:)` for a body that awaits.
+@discardableResult
+func failAwaiting<T>(on body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch {
+        throw said(error)
+    }
+}
+
+/// Says a SyncError or StoreError on stderr and gives its exit code; other errors pass.
+private func said(_ error: any Error) -> any Error {
+    switch error {
+    case let error as SyncError:
         complain(error.message)
-        throw ExitCode(Exit.code(for: error.kind))
-    } catch let error as StoreError {
+        return ExitCode(Exit.code(for: error.kind))
+    case let error as StoreError:
         switch error.kind {
         case .failure: complain("\(error.message); check the disk and the data home's permissions")
         case .locked, .newer: complain(error.message)
         }
-        throw ExitCode(error.kind == .locked ? Exit.tempFail : Exit.ioError)
+        return ExitCode(error.kind == .locked ? Exit.tempFail : Exit.ioError)
+    default:
+        return error
     }
 }
 

@@ -40,29 +40,28 @@ struct Add: AsyncParsableCommand {
         var settings = FeedSync.PullSettings()
         settings.retry = Pull.retryPolicy()
         settings.pictures = PrefetchOptions(mode: .window, cacheBudget: try pictureOptions.budget(library))
-        if try alreadySubscribed(url, library) { return }
-        var outcome = try await subscribeAndPull(url, library, settings)
-        if case .failed(let error, kept: false) = outcome, format == nil {
-            // Not a feed, perhaps a web page that names its feeds.
-            let found = (try? await library.discoverFeeds(at: url, settings: settings)) ?? []
-            guard let first = found.first else {
-                complain("\(error.message); nothing was subscribed")
-                throw ExitCode(Exit.dataError)
-            }
-            var line = "found \(found.count) feed\(found.count == 1 ? "" : "s") on the page; taking \(first)"
-            if found.count > 1 { line += " (the others: \(found.dropFirst().joined(separator: ", ")))" }
+        // Failures are said once, below, with what became of the subscription.
+        let report = PullReporting(
+            progress: Terminal.isInteractive ? ProgressLine() : nil, verbose: false, failure: { _, _ in nil })
+        let (outcome, discovered) = try await failAwaiting {
+            try await library.add(
+                url, title: title, format: format?.setting ?? .keep, settings: settings, onUpdate: report.update)
+        }
+        report.progress?.clear()
+        if let first = discovered.first {
+            var line = "found \(discovered.count) feed\(discovered.count == 1 ? "" : "s") on the page; taking \(first)"
+            if discovered.count > 1 { line += " (the others: \(discovered.dropFirst().joined(separator: ", ")))" }
             try Output.line(Terminal.safe(line))
-            if try alreadySubscribed(first, library) { return }
-            outcome = try await subscribeAndPull(first, library, settings)
         }
         switch outcome {
-        case .pulled(let feed, let report):
-            let named = try fail(on: { try library.feed(url: feed.url) }) ?? feed
+        case .already(let known):
+            try Output.line("already subscribed: \(known.id) \(Terminal.safe(known.name))")
+        case .added(let feed, let report):
             try Output.line(
-                "added \(named.id) \(Terminal.safe(named.name)): \(report.newItems) item\(report.newItems == 1 ? "" : "s")"
+                "added \(feed.id) \(Terminal.safe(feed.name)): \(report.newItems) item\(report.newItems == 1 ? "" : "s")"
             )
         case .failed(let error, kept: false):
-            complain("\(error.message); nothing was subscribed")
+            complain(error.message)  // it says nothing was subscribed
             throw ExitCode(Exit.dataError)
         case .failed(let error, _) where error.kind == .transient:
             complain("\(error.message); it stays subscribed")
@@ -71,35 +70,5 @@ struct Add: AsyncParsableCommand {
             complain(error.message)
             throw ExitCode(Exit.code(for: error.kind))
         }
-    }
-
-    /// Says so when `url` (in any spelling) is subscribed already.
-    func alreadySubscribed(_ url: String, _ library: FeedSync) throws -> Bool {
-        guard let known = try fail(on: { try library.feed(url: url) }) else { return false }
-        try Output.line("already subscribed: \(known.id) \(Terminal.safe(known.name))")
-        return true
-    }
-
-    enum Outcome {
-        case pulled(Feed, PullReport)
-        /// `kept`: the feed stays subscribed (a transient failure, or pages stored before it).
-        case failed(SyncError, kept: Bool)
-    }
-
-    /// Subscribes to `url` and pulls it; a first pull that fails for good leaves nothing subscribed.
-    func subscribeAndPull(_ url: String, _ library: FeedSync, _ settings: FeedSync.PullSettings) async throws
-        -> Outcome
-    {
-        let feed = try fail(on: { try library.subscribe(url: url, format: format?.setting ?? .keep) })
-        if let title { try fail(on: { try library.rename(feed, to: title) }) }
-        let talk = Terminal.isInteractive
-        // Failures are said once, with what became of the subscription.
-        let report = PullReporting(progress: talk ? ProgressLine() : nil, verbose: false, failure: { _, _ in nil })
-        let outcome = await library.pull([feed], settings: settings, onUpdate: report.update).first ?? nil
-        report.progress?.clear()
-        guard let outcome else { throw ExitCode(Exit.tempFail) }
-        guard let error = outcome.error else { return .pulled(feed, outcome) }
-        let forgotten = try error.kind == .data && fail(on: { try library.forgetIfNeverStored(feed) })
-        return .failed(error, kept: !forgotten)
     }
 }

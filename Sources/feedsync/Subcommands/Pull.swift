@@ -98,23 +98,6 @@ struct Pull: AsyncParsableCommand {
 
     func run() async throws {
         let library = try homeOptions.open(.writing)
-        let feeds: [Feed]
-        var new = Set<Int64>()  // subscribed by this run
-        if !feed.isEmpty {
-            feeds = try feed.map { url in
-                let known = try fail(on: { try library.feed(url: url) }) != nil
-                let subscribed = try fail(on: { try library.subscribe(url: url, format: format?.setting ?? .keep) })
-                if !known { new.insert(subscribed.id) }
-                return subscribed
-            }
-        } else {
-            feeds = try fail(on: { try library.feeds() })
-            guard !feeds.isEmpty else {
-                complain("no feeds to pull yet; subscribe to one with: feedsync add URL")
-                throw ExitCode(Exit.usage)
-            }
-        }
-
         var settings = FeedSync.PullSettings()
         settings.maxPages = maxPages
         settings.retry = Self.retryPolicy()
@@ -126,22 +109,21 @@ struct Pull: AsyncParsableCommand {
         settings.perHost = perHost
         settings.schedule = Schedule(minInterval: minInterval)
         settings.asking = force ? .forced : feed.isEmpty ? .due : .named
+        let selection: FeedSync.PullSelection =
+            feed.isEmpty ? .subscribed : .named(feed, format: format?.setting ?? .keep)
         let talk = !quiet && !json && Terminal.isInteractive
         let started = Date()
-        // A feed this run subscribed whose first pull failed for good is not kept, and the one
-        // sentence about its failure says so.
-        let report = PullReporting(progress: talk ? ProgressLine() : nil, verbose: verbose) { [new] index, error in
-            guard error.kind == .data, new.contains(feeds[index].id),
-                (try? library.forgetIfNeverStored(feeds[index])) == true
-            else { return error.message }
-            return error.message + "; nothing was subscribed"
-        }
-
-        let work = Task { await library.pull(feeds, settings: settings, onUpdate: report.update) }
+        let report = PullReporting(progress: talk ? ProgressLine() : nil, verbose: verbose)
+        let work = Task { try await library.pull(selection, settings: settings, onUpdate: report.update) }
         let interruption = Interruption { work.cancel() }
-        let outcomes = await work.value
+        let run = try await failAwaiting { try await work.value }
         interruption.stop()
         report.progress?.clear()
+        let (feeds, outcomes) = (run.feeds, run.reports)
+        guard !feeds.isEmpty else {
+            complain("no feeds to pull yet; subscribe to one with: feedsync add URL")
+            throw ExitCode(Exit.usage)
+        }
         if interruption.happened {
             complain("interrupted; \(Self.resumption(of: feeds, in: library))")
             throw ExitCode(Exit.tempFail)
@@ -182,10 +164,12 @@ struct Pull: AsyncParsableCommand {
         guard feeds.count == 1, let feed = try? library.feed(url: feeds[0].url) else {
             return "the next pull continues each feed from where this one stopped"
         }
-        let cursor = feed.cursor
-        if let gap = cursor.gap { return "the next pull continues from page \(gap.page) of the new items" }
-        if cursor.backfillDone { return "the next pull looks for new items" }
-        return "the next pull continues from page \(cursor.backfillPage ?? 1)"
+        switch feed.cursor.next {
+        case .newItems(let page): return "the next pull continues from page \(page) of the new items"
+        case .newItemsOnly: return "the next pull looks for new items"
+        case .firstPage: return "the next pull continues from page 1"
+        case .backfill(let page, _, _): return "the next pull continues from page \(page)"
+        }
     }
 
     /// The default policy, which `FEEDSYNC_RETRY_ATTEMPTS` and `FEEDSYNC_RETRY_BASE_DELAY` (seconds)

@@ -66,7 +66,7 @@ struct Serve: AsyncParsableCommand {
                     }
                 }
                 if let pullEvery {
-                    group.addTask { await Self.pullInBackground(home: library.home, every: pullEvery) }
+                    group.addTask { await FeedSync.pullRepeatedly(home: library.home, every: pullEvery) }
                 }
                 try await group.next()
                 group.cancelAll()
@@ -83,28 +83,6 @@ struct Serve: AsyncParsableCommand {
         } catch {
             complain("cannot serve on \(bind):\(port): \(error)")
             throw ExitCode(Exit.tempFail)
-        }
-    }
-
-    /// Pulls the feeds that are due every `every` seconds. A feed no server answered stays due
-    /// (the schedule's rule for a lost network, `Schedule.afterNoAnswer`), so after such a round
-    /// the next comes in 30 s: a pull the lost network interrupted resumes soon after it returns,
-    /// and the schedule's backoff from the fourth such failure in a row ends the quick rounds. A
-    /// round that finds a `feedsync pull` holding the lock is tried after 30 s.
-    static func pullInBackground(home: DataHome, every: Double) async {
-        while !Task.isCancelled {
-            var wait = min(every, 30)
-            if let writer = try? FeedSync(home: home, access: .writing) {
-                var settings = FeedSync.PullSettings()
-                settings.pictures = PrefetchOptions(
-                    cacheBudget: (try? writer.cacheBudget(given: nil)) ?? FeedSync.defaultCacheSize)
-                let reports = await writer.pull((try? writer.feeds()) ?? [], settings: settings)
-                let now = writer.clock.now()
-                if !reports.contains(where: { $0?.unanswered == true && $0?.due.map { $0.at <= now } == true }) {
-                    wait = every
-                }
-            }
-            try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
         }
     }
 

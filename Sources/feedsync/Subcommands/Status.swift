@@ -37,14 +37,12 @@ struct Status: AsyncParsableCommand {
     }
 
     func backfill(_ cursor: FeedCursor) -> String {
-        if cursor.backfillDone { return cursor.backfillNote.map { "ended: \(Terminal.safe($0))" } ?? "complete" }
-        guard let next = cursor.backfillPage else { return "not started" }
-        if let url = cursor.backfillURL { return "next document \(next), \(Terminal.safe(url))" }
-        var text = "next page \(next)"
-        if let total = cursor.remoteTotal, let perPage = cursor.perPage, perPage > 0 {
-            text += " of \((total + perPage - 1) / perPage)"
+        switch cursor.backfillNext {
+        case .newItemsOnly(let note): note.map { "ended: \(Terminal.safe($0))" } ?? "complete"
+        case .firstPage, .newItems: "not started"
+        case .backfill(let page, let url?, _): "next document \(page), \(Terminal.safe(url))"
+        case .backfill(let page, nil, let pages): "next page \(page)" + (pages.map { " of \($0)" } ?? "")
         }
-        return text
     }
 
     func text(_ status: FeedStatus) -> String {

@@ -1,0 +1,144 @@
+import FeedSyncFeed
+import FeedSyncImages
+import FeedSyncStore
+import FeedSyncSync
+import FeedSyncTransport
+import Foundation
+
+// The use cases of `add` and `pull`, each one call for the command line: it parses arguments,
+// calls one of these and formats what comes back.
+
+extension FeedSync {
+    /// Which feeds `pull` asks.
+    public enum PullSelection: Sendable {
+        /// Every subscribed feed, as `settings.asking` says.
+        case subscribed
+        /// These URLs, subscribed first if new (with `format`); a feed this run subscribed whose
+        /// first pull fails for good is forgotten.
+        case named([String], format: FormatSetting)
+    }
+
+    /// What a `pull` asked and how each feed ended (nil: not started, the pull was cancelled).
+    public struct PullRun: Sendable {
+        public var feeds: [Feed]
+        public var reports: [PullReport?]
+    }
+
+    /// Pulls the feeds `selection` names (`pull(_:settings:forgetting:onUpdate:)` says how).
+    /// A feed subscribed by this run whose first pull failed for good (a data error, no page
+    /// stored) is not kept: its report says so (`forgotten`, and "nothing was subscribed" in its
+    /// error) by the time `onUpdate` hears it finished.
+    public func pull(
+        _ selection: PullSelection, settings: PullSettings,
+        onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
+    ) async throws(StoreError) -> PullRun {
+        var feeds: [Feed] = []
+        var new = Set<Int64>()
+        switch selection {
+        case .subscribed:
+            feeds = try store.feeds()
+        case .named(let urls, let format):
+            for url in urls {
+                let known = try feed(url: url) != nil
+                let subscribed = try subscribe(url: url, format: format)
+                if !known { new.insert(subscribed.id) }
+                feeds.append(subscribed)
+            }
+        }
+        let reports = await pull(feeds, settings: settings, forgetting: new, onUpdate: onUpdate)
+        return PullRun(feeds: feeds, reports: reports)
+    }
+
+    /// What `add` did.
+    public enum AddOutcome: Sendable {
+        /// The URL (in any spelling) was subscribed before.
+        case already(Feed)
+        case added(Feed, PullReport)
+        /// `kept`: the feed stays subscribed (a transient failure, or pages stored before it).
+        case failed(SyncError, kept: Bool)
+    }
+
+    /// Subscribes to `url` (titled `title`) and pulls it. When it is no feed (a data error on
+    /// the first pull, no format chosen), the web page there is read for the feeds it names
+    /// (`discoverFeeds`), and the first is added instead; `discovered` lists them all.
+    public func add(
+        _ url: String, title: String?, format: FormatSetting, settings: PullSettings,
+        onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
+    ) async throws(StoreError) -> (outcome: AddOutcome, discovered: [String]) {
+        var outcome = try await subscribeAndPull(url, title: title, format: format, settings, onUpdate)
+        guard case .failed(let error, kept: false) = outcome, case .keep = format else { return (outcome, []) }
+        // Not a feed, perhaps a web page that names its feeds.
+        let found = (try? await discoverFeeds(at: url, settings: settings)) ?? []
+        guard let first = found.first else { return (.failed(error, kept: false), []) }
+        outcome = try await subscribeAndPull(first, title: title, format: format, settings, onUpdate)
+        return (outcome, found)
+    }
+
+    private func subscribeAndPull(
+        _ url: String, title: String?, format: FormatSetting, _ settings: PullSettings,
+        _ onUpdate: @escaping @Sendable (PullUpdate) -> Void
+    ) async throws(StoreError) -> AddOutcome {
+        if let known = try feed(url: url) { return .already(known) }
+        let feed = try subscribe(url: url, format: format)
+        if let title { try rename(feed, to: title) }
+        let report = await pull([feed], settings: settings, forgetting: [feed.id], onUpdate: onUpdate).first ?? nil
+        guard let report else { return .failed(SyncError(.transient, "interrupted"), kept: true) }
+        guard let error = report.error else { return .added(try self.feed(url: feed.url) ?? feed, report) }
+        return .failed(error, kept: !report.forgotten)
+    }
+
+    /// The feeds the web page at `url` names for autodiscovery, in the page's order: one GET of
+    /// at most 4 MB. A status of 408, 429 or 5xx, or a network failure, is transient; any other
+    /// failure, data.
+    public func discoverFeeds(at url: String, settings: PullSettings) async throws(SyncError) -> [String] {
+        let client = HTTPClient(configuration: settings.transport(maxConnections: 1))
+        defer { client.shutdown() }
+        let response: HTTPResponse
+        do {
+            response = try await client.get(HTTPRequest(url: url, maxBodyBytes: 4 << 20))
+        } catch {
+            throw SyncError(error.kind == .tooLarge || error.kind == .refusedRedirect ? .data : .transient, "\(error)")
+        }
+        guard (200..<300).contains(response.status) else {
+            throw SyncError(
+                response.isTransientFailure ? .transient : .data, "\(url): the server answered \(response.status)")
+        }
+        do {
+            return try FeedDiscovery.feeds(inHTML: response.body, pageURL: response.effectiveURL)
+                .filter(HTTPRequest.isFetchable)
+        } catch {
+            throw SyncError(.local, error.reason)
+        }
+    }
+
+    /// Forgets `feed` if no page of it was ever stored: what a first pull that failed for good
+    /// leaves is no subscription, so a mistyped URL does not fail every pull after it. Returns
+    /// whether it was forgotten.
+    func forgetIfNeverStored(_ feed: Feed) throws(StoreError) -> Bool {
+        guard let current = try store.feed(url: feed.url), current.cursor.backfillPage == nil else { return false }
+        try remove(current)
+        return true
+    }
+
+    /// Pulls the feeds that are due every `every` seconds. A feed no server answered stays due
+    /// (the schedule's rule for a lost network, `Schedule.afterNoAnswer`), so after such a round
+    /// the next comes in 30 s: a pull the lost network interrupted resumes soon after it returns,
+    /// and the schedule's backoff from the fourth such failure in a row ends the quick rounds. A
+    /// round that finds a `feedsync pull` holding the lock is tried after 30 s.
+    public static func pullRepeatedly(home: DataHome, every: Double, clock: TimeSource = .system) async {
+        while !Task.isCancelled {
+            var wait = min(every, 30)
+            if let writer = try? FeedSync(home: home, access: .writing, clock: clock) {
+                var settings = FeedSync.PullSettings()
+                settings.pictures = PrefetchOptions(
+                    cacheBudget: (try? writer.cacheBudget(given: nil)) ?? FeedSync.defaultCacheSize)
+                let reports = await writer.pull((try? writer.feeds()) ?? [], settings: settings)
+                let now = writer.clock.now()
+                if !reports.contains(where: { $0?.unanswered == true && $0?.due.map { $0.at <= now } == true }) {
+                    wait = every
+                }
+            }
+            try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
+        }
+    }
+}
