@@ -125,10 +125,10 @@ extension FeedSync {
     /// the next comes in 30 s: a pull the lost network interrupted resumes soon after it returns,
     /// and the schedule's backoff from the fourth such failure in a row ends the quick rounds. A
     /// round that finds a `feedsync pull` holding the lock is tried after 30 s.
-    public static func pullRepeatedly(home: DataHome, every: Double, clock: TimeSource = .system) async {
+    public func pullRepeatedly(every: Double) async {
         while !Task.isCancelled {
             var wait = min(every, 30)
-            if let writer = try? FeedSync(home: home, access: .writing, clock: clock) {
+            if let writer = try? lockedForWriting() {
                 var settings = FeedSync.PullSettings()
                 settings.pictures = PrefetchOptions(
                     cacheBudget: (try? writer.cacheBudget(given: nil)) ?? FeedSync.defaultCacheSize)

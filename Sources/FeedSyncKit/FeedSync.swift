@@ -1,5 +1,6 @@
-// FeedSyncKit: feedsync's use cases behind one type. The command line (and, later, the reading
-// page's server) open a `FeedSync` on a data home and call it; everything below it (store,
+// FeedSyncKit: feedsync's use cases behind one type. The command line and the reading page's
+// server open a `FeedSync` on a data home and call it (the commands' use cases are in
+// FeedSync+Commands.swift); everything below it (store,
 // transport, decoders, paging, prefetch) is reached through here. docs/architecture.md shows the
 // modules and how work runs concurrently.
 
@@ -21,12 +22,12 @@ public final class FeedSync: Sendable {
         /// time) and opens the store for writing.
         case writing
         /// A long-running reader (the reading page): the store as a pool, for requests at once,
-        /// and no lock; its pulls open the home `.writing` while they run.
+        /// and no lock; its pulls take the lock while they run (`lockedForWriting`).
         case serving
     }
 
     public let home: DataHome
-    public let store: Store
+    let store: Store
     /// The time everything below reads: due times, backoff, `Retry-After`, picture retries.
     public let clock: TimeSource
     private let lock: PullLock?
@@ -49,6 +50,20 @@ public final class FeedSync: Sendable {
             lock = nil
             store = try Store(path: home.databasePath)
         }
+    }
+
+    private init(sharing library: FeedSync, lock: PullLock) {
+        home = library.home
+        store = library.store
+        clock = library.clock
+        self.lock = lock
+    }
+
+    /// The same data home and store (one pool per database file), holding the pull lock until
+    /// the returned value is gone: how a long-running reader (`.serving`) pulls. Throws
+    /// `SyncError` when another process holds the lock.
+    public func lockedForWriting() throws -> FeedSync {
+        FeedSync(sharing: self, lock: try PullLock(path: home.lockPath))
     }
 
     // MARK: Feeds and the list

@@ -39,10 +39,14 @@ public struct RetryPolicy: Sendable {
             // A number of any length: one past what Double holds exactly is still "very long".
             return min(Double(value) ?? longestRetryAfter, longestRetryAfter)
         }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: value).map { min(max(0, $0.timeIntervalSince(now)), longestRetryAfter) }
+        return httpDate(value).map { min(max(0, $0.timeIntervalSince(now)), longestRetryAfter) }
+    }
+
+    /// An HTTP date (`Retry-After`, `Expires`, `Date`), read as feeds' dates are (`FeedDate`).
+    static func httpDate(_ value: String?) -> Date? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty, value.utf8.count <= 64 else {
+            return nil
+        }
+        return FeedDate.parse(value).map { Date(timeIntervalSince1970: Double($0)) }
     }
 }

@@ -167,17 +167,10 @@ public struct Schedule: Sendable {
     /// Seconds until `Expires`, counted from the response's `Date` when it has one (so a client
     /// clock that is off does not matter), else from now; nil when it is past or not a date.
     static func expires(_ headers: [String: String], now: Date) -> Double? {
-        guard let expires = httpDate(headers["expires"]) else { return nil }
-        let from = httpDate(headers["date"]) ?? now
+        guard let expires = RetryPolicy.httpDate(headers["expires"]) else { return nil }
+        let from = RetryPolicy.httpDate(headers["date"]) ?? now
         let seconds = expires.timeIntervalSince(from)
         return seconds > 0 ? seconds : nil
-    }
-
-    static func httpDate(_ value: String?) -> Date? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty, value.utf8.count <= 64 else {
-            return nil
-        }
-        return FeedDate.parse(value).map { Date(timeIntervalSince1970: Double($0)) }
     }
 
     /// Moves `due` to the first hour (UTC) that the document's skipHours and skipDays allow. A

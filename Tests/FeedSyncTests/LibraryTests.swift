@@ -1,13 +1,14 @@
 import FeedSyncDemoServer
 import FeedSyncImages
-import FeedSyncKit
 import FeedSyncStore
 import FeedSyncSync
 import Foundation
 import Synchronization
 import Testing
 
-/// The engine called in-process through `FeedSync`, as the reading page's server will call it: no
+@testable import FeedSyncKit
+
+/// The engine called in-process through `FeedSync`, as the reading page's server calls it: no
 /// binary, a real store in a temp folder, real transfers to the demo server.
 @Suite(.serialized) struct LibraryTests {
     /// Everything a pull reported, in order.

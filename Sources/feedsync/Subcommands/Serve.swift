@@ -66,7 +66,7 @@ struct Serve: AsyncParsableCommand {
                     }
                 }
                 if let pullEvery {
-                    group.addTask { await FeedSync.pullRepeatedly(home: library.home, every: pullEvery) }
+                    group.addTask { await library.pullRepeatedly(every: pullEvery) }
                 }
                 try await group.next()
                 group.cancelAll()
