@@ -28,6 +28,10 @@ public final class FeedSync: Sendable {
 
     public let home: DataHome
     let store: Store
+    /// The picture folder with the store's rows of it.
+    var pictures: PictureCache {
+        PictureCache(store: store, directory: home.cacheDirectory, directoryMayBeLink: home.cacheDirectoryMayBeLink)
+    }
     /// The time everything below reads: due times, backoff, `Retry-After`, picture retries.
     public let clock: TimeSource
     private let lock: PullLock?
@@ -165,8 +169,7 @@ public final class FeedSync: Sendable {
     /// the pictures only it used go from the store, then their files from the cache.
     public func remove(_ feed: Feed) throws(StoreError) {
         precondition(lock != nil, "a running pull writes the feed: open for .writing")
-        let files = PictureFiles(directory: home.cacheDirectory, folderMayBeLink: home.cacheDirectoryMayBeLink)
-        try files.exclusively { () throws(StoreError) in try store.removeFeed(id: feed.id).forEach(files.remove) }
+        try pictures.removing { () throws(StoreError) in try store.removeFeed(id: feed.id) }
     }
 
     /// The item numbered `number`, whole.
@@ -232,14 +235,7 @@ public final class FeedSync: Sendable {
 
     /// The cached picture stored as `file`, read without following a link, and its type (the
     /// kind it was checked to be when cached, which its file's extension names).
-    public func picture(_ file: String) -> (data: Data, type: String)? {
-        let ext = (file as NSString).pathExtension
-        guard let kind = ImageKind.allCases.first(where: { $0.fileExtension == ext }),
-            let data = PictureFiles(directory: home.cacheDirectory, folderMayBeLink: home.cacheDirectoryMayBeLink)
-                .read(file)
-        else { return nil }
-        return (data, kind.mime)
-    }
+    public func picture(_ file: String) -> (data: Data, type: String)? { pictures.read(file) }
 
     /// The row the item numbered `number` is at now in the all-feeds timeline.
     public func timelineRow(ofItem number: Int64) throws(StoreError) -> Int? {
@@ -247,9 +243,7 @@ public final class FeedSync: Sendable {
     }
 
     /// Where a picture stored as `file` is (stored paths are relative to the cache folder).
-    public func picturePath(_ file: String) -> String {
-        file.hasPrefix("/") ? file : home.cacheDirectory + "/" + file
-    }
+    public func picturePath(_ file: String) -> String { pictures.path(file) }
 
     /// The page the reader was shown last, which steers the picture prefetch of a running pull.
     public func readingPosition() throws(StoreError) -> ReadingPosition {
@@ -278,86 +272,15 @@ public final class FeedSync: Sendable {
         return remembered.map { $0.clamped(to: Self.cacheSizes) } ?? Self.defaultCacheSize
     }
 
-    /// What `collectGarbage` did.
-    public struct GarbageReport: Sendable {
-        public var temporaryFiles = 0
-        public var unknownFiles = 0
-        public var unusedPictures = 0
-        /// Pictures whose file was gone, now due again.
-        public var forgotten = 0
-        public var evicted = 0
-        public var evictedBytes: Int64 = 0
-    }
-
-    /// Tidies the picture cache (open for `.writing`: a pull must not run beside it): removes
-    /// leftover temp files and files the store does not know, forgets pictures whose file is gone
-    /// and pictures no item uses, then evicts the pictures farthest from the reading position until
-    /// the cache fits `budget`, keeping the window (`pagesAhead` pages past the reader).
-    public func collectGarbage(budget: Int64, pagesAhead: Int) throws(StoreError) -> GarbageReport {
+    /// Tidies the picture cache (open for `.writing`: a pull must not run beside it):
+    /// `PictureCache.collectGarbage` around the reading position.
+    public func collectGarbage(budget: Int64, pagesAhead: Int) throws(StoreError) -> PictureCache.GarbageReport {
         precondition(lock != nil, "the cache is the pull's to write: open for .writing")
-        let files = PictureFiles(directory: home.cacheDirectory, folderMayBeLink: home.cacheDirectoryMayBeLink)
-        var report = GarbageReport()
-        // Holding the folder's lock: `serve`'s page fetches may place and record pictures meanwhile.
-        try files.exclusively { () throws(StoreError) in
-            report.temporaryFiles = files.sweepTemporaryFiles()
-            let unused = try store.deleteUnusedPictures()
-            unused.forEach(files.remove)
-            report.unusedPictures = unused.count
-            let known = try store.cachedPictureFiles()
-            // A running writer's temp files are its own.
-            let onDisk = Set(files.allFiles().filter { !PictureFiles.isTemporary($0) })
-            let unknown = onDisk.subtracting(known.values.map(\.file))
-            unknown.forEach(files.remove)
-            report.unknownFiles = unknown.count
-            for (id, (file, _)) in known where !onDisk.contains(file) {
-                try store.uncachePicture(id: id)
-                report.forgotten += 1
-            }
-        }
-        let evicted = try CacheBudget(store: store, files: files, bytes: budget, pagesAhead: pagesAhead)
-            .enforce(around: try readingPosition())
-        report.evicted = evicted.count
-        report.evictedBytes = evicted.bytes
-        return report
+        return try pictures.collectGarbage(budget: budget, pagesAhead: pagesAhead, around: try readingPosition())
     }
 
-    /// What `checkCache` found: where the picture folder and the store disagree.
-    public struct CacheCheck: Sendable {
-        public var cached = 0
-        /// Cached pictures whose file is not there.
-        public var missing: [String] = []
-        /// Cached pictures whose file is not the size recorded.
-        public var partial: [String] = []
-        /// Files no picture names (temp files of running writers aside).
-        public var unknown: [String] = []
-        /// Temp files of processes that ended.
-        public var leftovers: [String] = []
-
-        public var isClean: Bool { missing.isEmpty && partial.isEmpty && unknown.isEmpty && leftovers.isEmpty }
-    }
-
-    /// Compares the picture folder with the store, changing nothing (`gc --check`): holding the
-    /// folder's lock, so a writer's half-done work is never counted.
-    public func checkCache() throws(StoreError) -> CacheCheck {
-        let files = PictureFiles(directory: home.cacheDirectory, folderMayBeLink: home.cacheDirectoryMayBeLink)
-        return try files.exclusively { () throws(StoreError) in
-            var check = CacheCheck()
-            let known = try store.cachedPictureFiles()
-            let onDisk = files.allFiles()
-            check.cached = known.count
-            for (file, bytes) in known.values {
-                guard let size = files.size(of: file) else {
-                    check.missing.append(file)
-                    continue
-                }
-                if size != bytes { check.partial.append(file) }
-            }
-            let named = Set(known.values.map(\.file))
-            check.leftovers = onDisk.filter(files.isLeftover)
-            check.unknown = onDisk.filter { !PictureFiles.isTemporary($0) && !named.contains($0) }
-            return check
-        }
-    }
+    /// Compares the picture folder with the store, changing nothing (`gc --check`).
+    public func checkCache() throws(StoreError) -> PictureCache.Check { try pictures.check() }
 
     // MARK: Pull
 
