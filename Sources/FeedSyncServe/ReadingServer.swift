@@ -121,8 +121,9 @@ public final class ReadingServer: Sendable {
         let query = request.uri.queryParameters
         let page = query["page"].flatMap { Int($0) } ?? 1
         let perPage = query["per_page"].flatMap { Int($0) } ?? 50
-        guard (1...1_000_000_000).contains(page), (1...500).contains(perPage) else {
-            throw HTTPError(.badRequest, message: "page from 1, per_page from 1 to 500")
+        guard FeedCursor.pages.contains(page), ReadingPosition.perPages.contains(perPage) else {
+            throw HTTPError(
+                .badRequest, message: "page from 1, per_page from 1 to \(ReadingPosition.perPages.upperBound)")
         }
         let listQuery = try listQuery(request)
         let listed = try stored { try library.list(listQuery, page: page, perPage: perPage) }
@@ -174,9 +175,12 @@ public final class ReadingServer: Sendable {
     /// the reading position every pull's prefetch follows.
     func position(_ request: Request) throws -> Response {
         let query = request.uri.queryParameters
-        guard let row = query["row"].flatMap({ Int($0) }), (0...1_000_000_000).contains(row),
-            let perPage = query["per_page"].flatMap({ Int($0) }), (1...500).contains(perPage)
-        else { throw HTTPError(.badRequest, message: "row from 0, per_page from 1 to 500") }
+        guard let row = query["row"].flatMap({ Int($0) }), FeedCursor.totals.contains(row),
+            let perPage = query["per_page"].flatMap({ Int($0) }), ReadingPosition.perPages.contains(perPage)
+        else {
+            throw HTTPError(
+                .badRequest, message: "row from 0, per_page from 1 to \(ReadingPosition.perPages.upperBound)")
+        }
         let list = try listQuery(request)
         // Filtered views have no place a pull's prefetch could follow.
         guard !list.isFiltered else { return Self.json("{\"recorded\": false}") }

@@ -159,7 +159,7 @@ extension Store {
                     FROM band
                     JOIN item ON item.feed_id = band.feed_id AND item.band = band.band AND item.seq < ?1 - band.start
                     JOIN picture ON picture.id = item.picture_id
-                    WHERE band.start < ?1 AND picture.status != 'cached' AND coalesce(picture.next_attempt_at <= ?2, 1)
+                    WHERE band.start < ?1 AND \(Self.pictureIsDue("?2"))
                     ORDER BY item.feed_id, item.band, item.seq
                     """, arguments: [perPage, now.timeIntervalSince1970])
             var seen = Set<Int64>()
@@ -173,6 +173,12 @@ extension Store {
         }
     }
 
+    /// The one test of whether a picture is due for a download: not cached, and not waiting out
+    /// a backoff at the time bound to `now` (a parameter: "?", "?2").
+    static func pictureIsDue(_ now: String) -> String {
+        "picture.status != 'cached' AND coalesce(picture.next_attempt_at <= \(now), 1)"
+    }
+
     static func duePictures(
         _ db: Database, feedURL: String?, rows: Range<Int>, limit: Int, backwards: Bool = false,
         now: Date
@@ -183,7 +189,7 @@ extension Store {
             db, ListOrder(feedURL: feedURL), positions: rows,
             columns: "item.picture_id, picture.url, item.feed_id, item.band",
             join: "JOIN picture ON picture.id = item.picture_id",
-            filter: "picture.status != 'cached' AND coalesce(picture.next_attempt_at <= ?, 1)",
+            filter: Self.pictureIsDue("?"),
             arguments: [now.timeIntervalSince1970], limit: limit, backwards: backwards)
         var seen = Set<Int64>()
         var jobs: [PictureJob] = []
@@ -207,8 +213,7 @@ extension Store {
                 sql: """
                     SELECT picture.id, picture.url, item.feed_id, item.band, item.seq FROM item
                     JOIN picture ON picture.id = item.picture_id
-                    WHERE item.id = ? AND picture.status != 'cached'
-                        AND (picture.next_attempt_at IS NULL OR picture.next_attempt_at <= ?)
+                    WHERE item.id = ? AND \(Self.pictureIsDue("?"))
                     """, arguments: [number, Date().timeIntervalSince1970]
             ).map { row in
                 PictureJob(

@@ -28,7 +28,7 @@ public struct FeedCursor: Sendable, Equatable {
 
     // What the paging arithmetic accepts, from a server or from the store: within these, no
     // product or sum of them overflows. A server's figure beyond them is refused as bad data.
-    public static let totals = 0...1_000_000_000
+    public static let totals = FeedLimits.totals
     public static let pages = 1...1_000_000_000
     public static let perPages = 1...100_000_000
     public static let bands = -1_000_000_000...0
