@@ -175,7 +175,15 @@ public final class SyncEngine: Sendable {
                 case .fetch(var request):
                     if Task.isCancelled { throw PullFailure.interrupted }
                     request.spill = downloadPath.map { ($0, Self.inMemoryBytes) }
-                    actions += machine.answered(try await fetch(request, options: options, requests: &requests))
+                    let response = try await fetch(request, options: options, requests: &requests)
+                    let next = machine.answered(response)
+                    // A body written to a file and not to be read (an error page, a 304) goes now.
+                    if let file = response.bodyFile,
+                        !next.contains(where: { if case .decode = $0 { true } else { false } })
+                    {
+                        try? FileManager.default.removeItem(atPath: file)
+                    }
+                    actions += next
                 case .decode(let response, let expected, let context, let inParts):
                     defer { if let file = response.bodyFile { try? FileManager.default.removeItem(atPath: file) } }
                     actions += try await decode(response, expected, context, inParts, &machine, options)
