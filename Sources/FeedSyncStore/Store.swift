@@ -113,9 +113,9 @@ public struct PullRecord: Sendable {
     public var malformed: String?
     public var due: Date?
     public var dueReason: String?
-    /// Failures in a row, this pull's included.
+    /// Failures in a row with an answer from the server, this pull's included.
     public var failures: Int
-    /// Of those, the ones in a row where no server answered at all.
+    /// Pulls in a row where no server answered at all, this pull's included (counted apart).
     public var unanswered: Int
     /// What the head document said about its schedule; nil keeps what was stored.
     public var schedule: FeedSchedule?
@@ -171,9 +171,9 @@ public struct Feed: Sendable, Equatable {
     /// When a plain `pull` asks next (nil: at once), and why then.
     public var dueAt: Date?
     public var dueReason: String?
-    /// Pulls in a row that failed.
+    /// Pulls in a row that failed with an answer from the server.
     public var failures = 0
-    /// Of those, the last ones in a row where no server answered at all.
+    /// Pulls in a row where no server answered at all (counted apart from `failures`).
     public var unanswered = 0
     /// What the last head document said about its schedule.
     public var schedule = FeedSchedule()

@@ -38,27 +38,38 @@ public struct Schedule: Sendable {
     /// After the server answered (200, or 304 Not Modified), with the head response's `headers`
     /// and what the feed's document says (`document`).
     public func afterSuccess(now: Date, headers: [String: String], document: FeedSchedule) -> Due {
-        var waits: [(seconds: Double, reason: String)] = [(minInterval, "minimum interval \(Self.words(minInterval))")]
+        // `exact`: a server's Retry-After, which no tolerance shortens.
+        var waits: [(seconds: Double, reason: String, exact: Bool)] = [
+            (minInterval, "minimum interval \(Self.words(minInterval))", false)
+        ]
         if let maxAge = Self.maxAge(headers["cache-control"]) {
-            waits.append((maxAge, "max-age \(Self.words(maxAge))"))
+            waits.append((maxAge, "max-age \(Self.words(maxAge))", false))
         }
         if let expires = Self.expires(headers, now: now) {
-            waits.append((expires, "Expires in \(Self.words(expires))"))
+            waits.append((expires, "Expires in \(Self.words(expires))", false))
         }
-        if let ttl = document.ttlMinutes { waits.append((Double(ttl) * 60, "ttl \(Self.words(Double(ttl) * 60))")) }
+        if let ttl = document.ttlMinutes {
+            waits.append((Double(ttl) * 60, "ttl \(Self.words(Double(ttl) * 60))", false))
+        }
         if let update = document.updateSeconds {
-            waits.append((Double(update), "sy:updatePeriod \(Self.words(Double(update)))"))
+            waits.append((Double(update), "sy:updatePeriod \(Self.words(Double(update)))", false))
         }
         if let retryAfter = RetryPolicy.retryAfter(headers["retry-after"], now: now) {
-            waits.append((retryAfter, "Retry-After \(Self.words(retryAfter))"))
+            waits.append((retryAfter, "Retry-After \(Self.words(retryAfter))", true))
         }
         // The first of the largest: the minimum interval when nothing asks for more.
         var longest = waits[0]
         for wait in waits.dropFirst() where wait.seconds > longest.seconds { longest = wait }
-        if longest.seconds > Self.maxInterval { longest = (Self.maxInterval, longest.reason + ", at most a day") }
-        let early = longest.reason.hasPrefix("Retry-After") ? 0 : Self.tolerance(of: longest.seconds)
+        if longest.seconds > Self.maxInterval {
+            longest = (Self.maxInterval, longest.reason + ", at most a day", false)
+        }
         return Self.outOfSkipped(
-            Due(at: now.addingTimeInterval(longest.seconds - early), reason: longest.reason), document)
+            Self.due(now, after: longest.seconds, longest.reason, exact: longest.exact), document)
+    }
+
+    /// Due `wait` after `now`, early by its tolerance unless `exact` (a server's `Retry-After`).
+    static func due(_ now: Date, after wait: Double, _ reason: String, exact: Bool = false) -> Due {
+        Due(at: now.addingTimeInterval(exact ? wait : wait - tolerance(of: wait)), reason: reason)
     }
 
     /// How much earlier than `wait` after the last ask a feed is due: a quarter of the wait, at
@@ -72,11 +83,9 @@ public struct Schedule: Sendable {
         let backoff = backoff(failures: failures)
         let counted = failures == 1 ? "1 failure" : "\(failures) failures in a row"
         if let retryAfter, retryAfter > backoff {
-            return Due(at: now.addingTimeInterval(retryAfter), reason: "Retry-After \(Self.words(retryAfter))")
+            return Self.due(now, after: retryAfter, "Retry-After \(Self.words(retryAfter))", exact: true)
         }
-        return Due(
-            at: now.addingTimeInterval(backoff - Self.tolerance(of: backoff)),
-            reason: "\(counted), waits \(Self.words(backoff))")
+        return Self.due(now, after: backoff, "\(counted), waits \(Self.words(backoff))")
     }
 
     /// After the `unanswered`-th pull in a row that no server answered: due at once for the first
@@ -88,9 +97,7 @@ public struct Schedule: Sendable {
             return Due(at: now, reason: "no answer \(times); asked again at the next pull")
         }
         let backoff = backoff(failures: unanswered - Self.unansweredWithoutWait)
-        return Due(
-            at: now.addingTimeInterval(backoff - Self.tolerance(of: backoff)),
-            reason: "no answer \(times), waits \(Self.words(backoff))")
+        return Self.due(now, after: backoff, "no answer \(times), waits \(Self.words(backoff))")
     }
 
     /// The wait after the `failures`-th failure in a row: 15 minutes doubling up to a day, at least
@@ -104,9 +111,8 @@ public struct Schedule: Sendable {
     /// `Retry-After` it gave, at least the minimum interval.
     public func afterTooManyRequests(now: Date, retryAfter: Double?) -> Due {
         let wait = min(Self.maxInterval, max(minInterval, retryAfter ?? 0))
-        let early = (retryAfter ?? 0) >= wait ? 0 : Self.tolerance(of: wait)
-        return Due(
-            at: now.addingTimeInterval(wait - early), reason: "429 Too Many Requests, waits \(Self.words(wait))")
+        return Self.due(
+            now, after: wait, "429 Too Many Requests, waits \(Self.words(wait))", exact: (retryAfter ?? 0) >= wait)
     }
 
     /// How a pull treats a feed's due time.
