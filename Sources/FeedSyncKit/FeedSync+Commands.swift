@@ -111,13 +111,15 @@ extension FeedSync {
         }
     }
 
-    /// Forgets `feed` if no page of it was ever stored: what a first pull that failed for good
-    /// leaves is no subscription, so a mistyped URL does not fail every pull after it. Returns
-    /// whether it was forgotten.
-    func forgetIfNeverStored(_ feed: Feed) throws(StoreError) -> Bool {
-        guard let current = try store.feed(url: feed.url), current.cursor.backfillPage == nil else { return false }
-        try remove(current)
-        return true
+    /// A feed this run subscribed whose first pull failed for good (a data error) is not kept if
+    /// no page of it was ever stored, so a mistyped URL does not fail every pull after it; its
+    /// one error sentence says so.
+    func forgetIfFailedForGood(_ feed: Feed, _ report: inout PullReport) {
+        guard let error = report.error, error.kind == .data, let current = try? store.feed(url: feed.url),
+            current.cursor.backfillPage == nil, (try? remove(current)) != nil
+        else { return }
+        report.forgotten = true
+        report.error?.message = error.message + "; nothing was subscribed"
     }
 
     /// Pulls the feeds that are due every `every` seconds. A feed no server answered stays due

@@ -311,14 +311,6 @@ public final class FeedSync: Sendable {
         }
     }
 
-    /// A feed this run subscribed whose first pull failed for good is not kept, and its one
-    /// error sentence says so.
-    private func forgetIfFailedForGood(_ feed: Feed, _ report: inout PullReport) {
-        guard let error = report.error, error.kind == .data, (try? forgetIfNeverStored(feed)) == true else { return }
-        report.forgotten = true
-        report.error?.message = error.message + "; nothing was subscribed"
-    }
-
     /// What a pull reports while it runs, in the order it happens.
     public enum PullUpdate: Sendable {
         case feed(PullEvent)

@@ -258,7 +258,7 @@ public struct PullMachine: Sendable {
 
     /// The walk ended well: when the feed is due again.
     private mutating func succeeded() -> Action {
-        var record = record(outcome: .ok)
+        var record = PullRecord(outcome: .ok, at: started)
         if !report.gone {
             report.due =
                 report.finish == .budgetSpent
@@ -271,7 +271,7 @@ public struct PullMachine: Sendable {
 
     /// The pull failed: the error, and when the feed is asked again.
     public mutating func failed(_ failure: PullFailure) -> [Action] {
-        var record = record(outcome: failure.error.kind.outcome)
+        var record = PullRecord(outcome: failure.error.kind.outcome, at: started)
         (record.failures, record.unanswered) = (feed.failures, feed.unanswered)
         record.retryAfter = failure.nextRetryAt
         let due: Schedule.Due
@@ -305,10 +305,6 @@ public struct PullMachine: Sendable {
 
     private mutating func failed(_ error: SyncError) -> [Action] {
         failed(PullFailure(error))
-    }
-
-    private func record(outcome: PullOutcome) -> PullRecord {
-        PullRecord(outcome: outcome, at: started)
     }
 
     private func finish(_ record: PullRecord) -> Action {
