@@ -32,7 +32,7 @@ public final class FeedSync: Sendable {
     var pictures: PictureCache {
         PictureCache(store: store, directory: home.cacheDirectory, directoryMayBeLink: home.cacheDirectoryMayBeLink)
     }
-    /// The time everything below reads: due times, backoff, `Retry-After`, picture retries.
+    /// The time a pull's schedule reads: which feeds are due, due times, backoff, `Retry-After`.
     public let clock: TimeSource
     private let lock: PullLock?
 

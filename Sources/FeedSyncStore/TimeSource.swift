@@ -1,8 +1,8 @@
 import Foundation
 
-/// Where feedsync reads the time for everything that depends on it (due times, backoff across
-/// pulls, `Retry-After`, picture retries): the system's clock, or a test's, so a test can run a
-/// day of timer runs in seconds. `FeedSync` takes one and hands it to everything below it.
+/// Where a pull's schedule reads the time (which feeds are due, due times, backoff across pulls,
+/// `Retry-After`): the system's clock, or a test's, so a test can run a day of timer runs in
+/// seconds. `FeedSync` takes one and hands it to the pull. Picture retry times do not read it yet.
 public struct TimeSource: Sendable {
     public let now: @Sendable () -> Date
 
