@@ -28,20 +28,20 @@ public struct CacheBudget: Sendable {
     /// Evicts until the cache fits, holding the picture folder's lock: each picture's row and
     /// file go together for every other writer.
     @discardableResult
-    public func enforce(around position: ReadingPosition) throws(StoreError) -> Eviction {
-        try files.exclusively { () throws(StoreError) in try evict(around: position) }
+    public func enforce(around position: ReadingPosition) async throws(StoreError) -> Eviction {
+        try await files.exclusively { () async throws(StoreError) in try await evict(around: position) }
     }
 
-    private func evict(around position: ReadingPosition) throws(StoreError) -> Eviction {
+    private func evict(around position: ReadingPosition) async throws(StoreError) -> Eviction {
         // One sum first: a cache within its budget (after most pulls) costs no list of every picture.
-        let totals = try store.cachedTotals()
+        let totals = try await store.cachedTotals()
         guard totals.bytes > bytes else { return Eviction(left: totals) }
-        let cached = try cachedPictures(around: position)
+        let cached = try await cachedPictures(around: position)
         var eviction = Eviction(left: CacheTotals(bytes: cached.reduce(0) { $0 + $1.bytes }, count: cached.count))
         for (picture, distance) in evictable(cached, around: position).sorted(by: { $0.distance > $1.distance })
         where eviction.left.bytes > bytes {
             // The row first: a file without a row is swept by gc; a row without its file would lie.
-            try store.uncachePicture(id: picture.id)
+            try await store.uncachePicture(id: picture.id)
             files.remove(picture.file)
             eviction.left.add(CacheTotals(bytes: -picture.bytes, count: -1))
             eviction.bytes += picture.bytes
@@ -54,13 +54,13 @@ public struct CacheBudget: Sendable {
     /// With the cache at its budget, how far from the reader a picture outside the window may be
     /// and still be worth fetching: nearer than the farthest cached picture eviction could take
     /// for it (0 when it could take none). One farther would be the first evicted.
-    public func reach(around position: ReadingPosition) throws(StoreError) -> Int {
-        evictable(try cachedPictures(around: position), around: position).map(\.distance).max() ?? 0
+    public func reach(around position: ReadingPosition) async throws(StoreError) -> Int {
+        evictable(try await cachedPictures(around: position), around: position).map(\.distance).max() ?? 0
     }
 
     /// Every cached picture, each at its row nearest the reader.
-    func cachedPictures(around position: ReadingPosition) throws(StoreError) -> [CachedPicture] {
-        try store.cachedPictures(
+    func cachedPictures(around position: ReadingPosition) async throws(StoreError) -> [CachedPicture] {
+        try await store.cachedPictures(
             feedURL: position.feedURL, page: position.rows,
             window: PrefetchPlan.window(position, pagesAhead: pagesAhead))
     }

@@ -38,9 +38,9 @@ struct CacheRoom {
     /// tried again at the next plan.
     mutating func evictIfOver(
         around position: ReadingPosition,
-        _ evict: (ReadingPosition) -> CacheBudget.Eviction?
-    ) {
-        guard totals.bytes > budget, !onlyTheWindowLeft, let evicted = evict(position) else { return }
+        _ evict: (ReadingPosition) async -> CacheBudget.Eviction?
+    ) async {
+        guard totals.bytes > budget, !onlyTheWindowLeft, let evicted = await evict(position) else { return }
         totals = evicted.left  // the store's count, which a record that matched no row cannot skew
         if let nearest = evicted.nearest { reach = min(reach ?? .max, nearest) }
         if totals.bytes > budget {
@@ -56,11 +56,11 @@ struct CacheRoom {
     /// when it could not be found.
     mutating func admit(
         _ planned: [PictureJob], around position: ReadingPosition, inFlight: Int,
-        planSize: Int, reach findReach: (ReadingPosition) -> Int?
-    ) -> [PictureJob] {
+        planSize: Int, reach findReach: (ReadingPosition) async -> Int?
+    ) async -> [PictureJob] {
         let average = totals.average
         if mode == .all, reach == nil, totals.bytes + Int64(planSize) * average >= budget {
-            reach = findReach(position) ?? .max
+            reach = await findReach(position) ?? .max
         }
         guard let reach else { return planned }
         let window = PrefetchPlan.window(position, pagesAhead: pagesAhead)

@@ -29,8 +29,8 @@ public struct PictureCache: Sendable {
 
     /// Runs `change`, which takes rows from the store and returns their files, then removes
     /// those files: both under the folder's lock (`remove` of a feed).
-    public func removing(_ change: () throws(StoreError) -> [String]) throws(StoreError) {
-        try files.exclusively { () throws(StoreError) in try change().forEach(files.remove) }
+    public func removing(_ change: () async throws(StoreError) -> [String]) async throws(StoreError) {
+        try await files.exclusively { () async throws(StoreError) in try await change().forEach(files.remove) }
     }
 
     /// What `collectGarbage` did.
@@ -48,28 +48,28 @@ public struct PictureCache: Sendable {
     /// pictures whose file is gone and pictures no item uses, then evicts the pictures farthest
     /// from `position` until the cache fits `budget`, keeping the window (`pagesAhead` pages past
     /// the reader). Only one such process at a time (the pull lock's holder).
-    public func collectGarbage(budget: Int64, pagesAhead: Int, around position: ReadingPosition) throws(StoreError)
-        -> GarbageReport
+    public func collectGarbage(budget: Int64, pagesAhead: Int, around position: ReadingPosition)
+        async throws(StoreError) -> GarbageReport
     {
         var report = GarbageReport()
         // Holding the folder's lock: `serve`'s page fetches may place and record pictures meanwhile.
-        try files.exclusively { () throws(StoreError) in
+        try await files.exclusively { () async throws(StoreError) in
             report.temporaryFiles = files.sweepTemporaryFiles()
-            let unused = try store.deleteUnusedPictures()
+            let unused = try await store.deleteUnusedPictures()
             unused.forEach(files.remove)
             report.unusedPictures = unused.count
-            let known = try store.cachedPictureFiles()
+            let known = try await store.cachedPictureFiles()
             // A running writer's temp files are its own.
             let onDisk = Set(files.allFiles().filter { !PictureFiles.isTemporary($0) })
             let unknown = onDisk.subtracting(known.values.map(\.file))
             unknown.forEach(files.remove)
             report.unknownFiles = unknown.count
             for (id, (file, _)) in known where !onDisk.contains(file) {
-                try store.uncachePicture(id: id)
+                try await store.uncachePicture(id: id)
                 report.forgotten += 1
             }
         }
-        let evicted = try CacheBudget(store: store, files: files, bytes: budget, pagesAhead: pagesAhead)
+        let evicted = try await CacheBudget(store: store, files: files, bytes: budget, pagesAhead: pagesAhead)
             .enforce(around: position)
         report.evicted = evicted.count
         report.evictedBytes = evicted.bytes
@@ -93,10 +93,10 @@ public struct PictureCache: Sendable {
 
     /// Compares the folder with the store, changing nothing (`gc --check`): holding the folder's
     /// lock, so a writer's half-done work is never counted.
-    public func check() throws(StoreError) -> Check {
-        try files.exclusively { () throws(StoreError) in
+    public func check() async throws(StoreError) -> Check {
+        try await files.exclusively { () async throws(StoreError) in
             var check = Check()
-            let known = try store.cachedPictureFiles()
+            let known = try await store.cachedPictureFiles()
             let onDisk = files.allFiles()
             check.cached = known.count
             for (file, bytes) in known.values {

@@ -138,16 +138,24 @@ public struct PictureFiles: Sendable {
     /// Runs `body` holding the folder's lock (an exclusive `flock` on `.lock` at its top), which
     /// every process's placing, recording, eviction and sweeping of pictures takes: what `body`
     /// does to files and rows together, no other writer sees half done. Held briefly. A folder
-    /// that cannot be opened has no file to guard, and `body`'s own file work fails there.
-    public func exclusively<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    /// that cannot be opened has no file to guard, and `body`'s own file work fails there. A lock
+    /// another process holds is waited for on a thread of its own, not one of the task pool's.
+    public func exclusively<T, E: Error>(_ body: () async throws(E) -> T) async throws(E) -> T {
         var fd: Int32 = -1
         if let top = try? openFolder(nil, create: true) {
             fd = openat(top, Self.lockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
             close(top)
         }
         defer { if fd >= 0 { close(fd) } }  // which releases the lock
-        while fd >= 0, flock(fd, LOCK_EX) != 0, errno == EINTR {}
-        return try body()
+        if fd >= 0, flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                Thread { [fd] in
+                    while flock(fd, LOCK_EX) != 0, errno == EINTR {}
+                    done.resume()
+                }.start()
+            }
+        }
+        return try await body()
     }
 
     /// The picture folder itself, or its sub-folder `name`, opened without following a link;

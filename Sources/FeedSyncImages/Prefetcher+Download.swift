@@ -21,7 +21,7 @@ extension PicturePrefetcher {
     /// flushes and records it as the prefetch does. Returns whether it is cached.
     public func fetchNow(_ job: PictureJob) async -> Bool {
         guard let request = request(for: job) else {
-            fail(job, "not an http(s) URL", permanent: true)
+            await fail(job, "not an http(s) URL", permanent: true)
             return false
         }
         let outcome: DownloadOutcome = await withCheckedContinuation { continuation in
@@ -33,15 +33,11 @@ extension PicturePrefetcher {
         case .written(let picture):
             // Recorded, then the cache brought back within its budget around the reader, as a
             // pull's prefetch does after its pictures.
-            return await withCheckedContinuation { continuation in
-                disk.async { [self] in
-                    let recorded = record([PrefetchMachine.WrittenPicture(job: job, picture: picture)]) == nil
-                    if recorded, let position = try? store.latestReadingPosition() { evict(around: position) }
-                    continuation.resume(returning: recorded)
-                }
-            }
+            let recorded = await record([PrefetchMachine.WrittenPicture(job: job, picture: picture)]) == nil
+            if recorded, let position = try? await store.latestReadingPosition() { await evict(around: position) }
+            return recorded
         case .failed(let reason, let permanent):
-            fail(job, reason, permanent: permanent)
+            await fail(job, reason, permanent: permanent)
             return false
         case .cancelled:
             return false
@@ -90,35 +86,53 @@ extension PicturePrefetcher {
     /// Places written pictures under their names, makes them durable with one filesystem flush
     /// and marks them cached in one transaction, all holding the folder's lock, so another
     /// process's eviction or sweep never sees a name placed and not recorded. Returns why it could
-    /// not (its files are then removed), or nil.
-    func record(_ batch: [PrefetchMachine.WrittenPicture]) -> String? {
+    /// not (its files are then removed), or nil. The file work runs on the `disk` queue.
+    func record(_ batch: [PrefetchMachine.WrittenPicture]) async -> String? {
         let staged = staging.withLock { staging in batch.compactMap { staging.removeValue(forKey: $0.picture.id) } }
-        var placed: [PictureFiles.Staged] = []
         do {
-            try files.exclusively {
-                for picture in staged {
-                    try files.place(picture)
-                    placed.append(picture)
+            try await files.exclusively {
+                try await onDisk { [files] in
+                    var placed: [PictureFiles.Staged] = []
+                    do {
+                        for picture in staged {
+                            try files.place(picture)
+                            placed.append(picture)
+                        }
+                        try files.sync()
+                    } catch {
+                        for picture in placed { files.remove(picture.name) }
+                        throw error
+                    }
                 }
-                try files.sync()
-                try store.markPicturesCached(batch.map(\.picture))
+                do {
+                    try await store.markPicturesCached(batch.map(\.picture))
+                } catch {
+                    for picture in staged { files.remove(picture.name) }
+                    throw error
+                }
             }
             return nil
         } catch {
             if error is PictureFiles.UnsafeFolder { onEvent(.localFault("\(error)")) }
             for picture in staged { files.discard(picture) }
-            for picture in placed { files.remove(picture.name) }
             return "cannot write the picture: \(error)"
         }
     }
 
+    /// Runs `body`, which blocks on the file system, on the `disk` queue.
+    func onDisk(_ body: @escaping @Sendable () throws -> Void) async throws {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            disk.async { done.resume(with: Result { try body() }) }
+        }
+    }
+
     /// Records the failure; the picture is not tried again before `PrefetchMachine.retryDelay`.
-    func fail(_ job: PictureJob, _ reason: String, permanent: Bool) {
+    func fail(_ job: PictureJob, _ reason: String, permanent: Bool) async {
         onEvent(.failed(url: job.url, reason: reason, feedID: job.place.feedID))
-        storing("record a failed picture") {
-            let attempts = try store.pictureAttempts(id: job.id)
+        await storing("record a failed picture") {
+            let attempts = try await store.pictureAttempts(id: job.id)
             let delay = PrefetchMachine.retryDelay(permanent: permanent, attempts: attempts)
-            try store.markPictureFailed(
+            try await store.markPictureFailed(
                 id: job.id, error: reason, permanent: permanent, retryAt: Date().addingTimeInterval(delay))
         }
     }
@@ -129,8 +143,8 @@ extension PicturePrefetcher {
 
     /// Evicts down to the budget around `position`, reporting what went; nil when the store failed.
     @discardableResult
-    func evict(around position: ReadingPosition) -> CacheBudget.Eviction? {
-        guard let evicted = storing("evict", { try budget.enforce(around: position) }) else { return nil }
+    func evict(around position: ReadingPosition) async -> CacheBudget.Eviction? {
+        guard let evicted = await storing("evict", { try await budget.enforce(around: position) }) else { return nil }
         if evicted.count > 0 { onEvent(.evicted(count: evicted.count, bytes: evicted.bytes)) }
         return evicted
     }

@@ -97,7 +97,7 @@ public final class PicturePrefetcher: Sendable {
         var machine = PrefetchMachine(concurrency: options.concurrency, now: Date())
         var cache = CacheRoom(
             budget: options.cacheBudget, pagesAhead: options.pagesAhead, mode: options.mode,
-            totals: storing("sum the cache", { try store.cachedTotals() }) ?? CacheTotals())
+            totals: await storing("sum the cache", { try await store.cachedTotals() }) ?? CacheTotals())
         var handles: [Int64: HTTPTransferHandle] = [:]  // to take back downloads still waiting
         var planStart: PlanStart?
         var firstPages: FirstPages?
@@ -115,14 +115,17 @@ public final class PicturePrefetcher: Sendable {
                     switch actions.removeFirst() {
                     case .plan(let inFlight, let forgetStart):
                         if forgetStart { planStart = nil }
-                        let position = currentPosition()
+                        let position = await currentPosition()
                         if position != machine.lastPosition { cache.readerMoved() }
-                        cache.evictIfOver(around: position) { evict(around: $0) }
-                        let wanted = plan(position, inFlight: inFlight, start: &planStart, firstPages: &firstPages)
-                        let admitted = cache.admit(
+                        await cache.evictIfOver(around: position) { await evict(around: $0) }
+                        let wanted = await plan(
+                            position, inFlight: inFlight, start: &planStart, firstPages: &firstPages)
+                        let admitted = await cache.admit(
                             wanted.filter { !machine.hasTried($0.id) }, around: position, inFlight: inFlight,
                             planSize: planSize(inFlight: inFlight)
-                        ) { position in storing("measure the cache", { try budget.reach(around: position) }) }
+                        ) { position in
+                            await storing("measure the cache", { try await budget.reach(around: position) })
+                        }
                         actions += machine.handle(
                             .planned(position: position, wanted: wanted, admitted: admitted),
                             now: Date())
@@ -132,13 +135,13 @@ public final class PicturePrefetcher: Sendable {
                         for id in ids { handles[id].map(client.withdraw) }
                     case .record(let batch):
                         recording = CacheTotals(bytes: batch.reduce(0) { $0 + $1.picture.bytes }, count: batch.count)
-                        disk.async { [self] in sink.yield(.recorded(failure: record(batch))) }
+                        group.addTask { [self] in sink.yield(.recorded(failure: await record(batch))) }
                     case .fail(let job, let reason, let permanent):
-                        fail(job, reason, permanent: permanent)
+                        await fail(job, reason, permanent: permanent)
                     case .report(let event):
                         onEvent(event)
                     case .finish(let position):
-                        if let position { evict(around: position) }
+                        if let position { await evict(around: position) }
                         group.cancelAll()  // the tick
                         return
                     }
@@ -161,9 +164,9 @@ public final class PicturePrefetcher: Sendable {
     }
 
     /// Runs a store call for `task`; a failure is reported (the pull exits 74) and gives nil.
-    func storing<T>(_ task: String, _ body: () throws -> T) -> T? {
+    func storing<T>(_ task: String, _ body: () async throws -> T) async -> T? {
         do {
-            return try body()
+            return try await body()
         } catch {
             let reason = (error as? StoreError)?.message ?? "\(error)"
             onEvent(.localFault("cannot \(task) while prefetching pictures: \(reason)"))
@@ -171,8 +174,9 @@ public final class PicturePrefetcher: Sendable {
         }
     }
 
-    func currentPosition() -> ReadingPosition {
-        storing("read the reading position", { try store.latestReadingPosition() }).flatMap { $0 } ?? .start
+    func currentPosition() async -> ReadingPosition {
+        await storing("read the reading position", { try await store.latestReadingPosition() }).flatMap { $0 }
+            ?? .start
     }
 
     /// With `--images all`, how many jobs a plan holds: `planLimit` (at least four per transfer at
@@ -188,10 +192,11 @@ public final class PicturePrefetcher: Sendable {
     /// it does not step again over the cached rows the last plan stepped over; above, it does.
     func plan(
         _ position: ReadingPosition, inFlight: Int, start: inout PlanStart?, firstPages: inout FirstPages?
-    ) -> [PictureJob] {
+    ) async -> [PictureJob] {
         guard options.mode == .all else {
             let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
-            let due = storing("plan", { try store.duePictures(feedURL: position.feedURL, rows: window) }) ?? []
+            let due =
+                await storing("plan", { try await store.duePictures(feedURL: position.feedURL, rows: window) }) ?? []
             // A feed never shown on its own gets its first page too, last: a feed just added has
             // its pictures when the reader first opens it, though its items may sit far from the
             // reader in the list being read. Far from the reader they are, and admitted only while
@@ -202,7 +207,8 @@ public final class PicturePrefetcher: Sendable {
                 firstPages = nil
             }
             if firstPages == nil {
-                let jobs = storing("plan", { try store.duePicturesOfUnviewedFeeds(perPage: position.perPage) })
+                let jobs = await storing(
+                    "plan", { try await store.duePicturesOfUnviewedFeeds(perPage: position.perPage) })
                 firstPages = FirstPages(jobs: jobs ?? [], perPage: position.perPage, since: Date())
             }
             var seen = Set(due.map(\.id))
@@ -215,20 +221,22 @@ public final class PicturePrefetcher: Sendable {
         if let kept = start, kept.position != position || Date().timeIntervalSince(kept.since) >= Self.rescan {
             start = nil
         }
+        let mark = start?.mark
         let (below, end) =
-            storing(
+            await storing(
                 "plan",
                 {
-                    try store.duePictures(feedURL: position.feedURL, from: top, resuming: start?.mark, limit: limit)
+                    try await store.duePictures(feedURL: position.feedURL, from: top, resuming: mark, limit: limit)
                 }) ?? ([], nil)
         if let mark = below.first.map({ PlaceAtRow(place: $0.place, row: $0.row) }) ?? end {
             start = PlanStart(mark: mark, position: position, since: start?.since ?? Date())
         }
         let above =
-            storing(
+            await storing(
                 "plan",
                 {
-                    try store.duePictures(feedURL: position.feedURL, rows: 0..<top, limit: limit, backwards: true)
+                    try await store.duePictures(
+                        feedURL: position.feedURL, rows: 0..<top, limit: limit, backwards: true)
                 }) ?? []
         var seen = Set<Int64>()
         return Array(

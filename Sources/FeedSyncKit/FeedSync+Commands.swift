@@ -36,11 +36,11 @@ extension FeedSync {
         var new = Set<Int64>()
         switch selection {
         case .subscribed:
-            feeds = try store.feeds()
+            feeds = try await store.feeds()
         case .named(let urls, let format):
             for url in urls {
-                let known = try feed(url: url) != nil
-                let subscribed = try subscribe(url: url, format: format)
+                let known = try await feed(url: url) != nil
+                let subscribed = try await subscribe(url: url, format: format)
                 if !known { new.insert(subscribed.id) }
                 feeds.append(subscribed)
             }
@@ -78,12 +78,12 @@ extension FeedSync {
         _ url: String, title: String?, format: FormatSetting, _ settings: PullSettings,
         _ onUpdate: @escaping @Sendable (PullUpdate) -> Void
     ) async throws(StoreError) -> AddOutcome {
-        if let known = try feed(url: url) { return .already(known) }
-        let feed = try subscribe(url: url, format: format)
-        if let title { try rename(feed, to: title) }
+        if let known = try await feed(url: url) { return .already(known) }
+        let feed = try await subscribe(url: url, format: format)
+        if let title { try await rename(feed, to: title) }
         let report = await pull([feed], settings: settings, forgetting: [feed.id], onUpdate: onUpdate).first ?? nil
         guard let report else { return .failed(SyncError(.transient, "interrupted"), kept: true) }
-        guard let error = report.error else { return .added(try self.feed(url: feed.url) ?? feed, report) }
+        guard let error = report.error else { return .added(try await self.feed(url: feed.url) ?? feed, report) }
         return .failed(error, kept: !report.forgotten)
     }
 
@@ -114,9 +114,9 @@ extension FeedSync {
     /// A feed this run subscribed whose first pull failed for good (a data error) is not kept if
     /// no page of it was ever stored, so a mistyped URL does not fail every pull after it; its
     /// one error sentence says so.
-    func forgetIfFailedForGood(_ feed: Feed, _ report: inout PullReport) {
-        guard let error = report.error, error.kind == .data, let current = try? store.feed(url: feed.url),
-            current.cursor.backfillPage == nil, (try? remove(current)) != nil
+    func forgetIfFailedForGood(_ feed: Feed, _ report: inout PullReport) async {
+        guard let error = report.error, error.kind == .data, let current = try? await store.feed(url: feed.url),
+            current.cursor.backfillPage == nil, (try? await remove(current)) != nil
         else { return }
         report.forgotten = true
         report.error?.message = error.message + "; nothing was subscribed"
@@ -133,8 +133,8 @@ extension FeedSync {
             if let writer = try? lockedForWriting() {
                 var settings = FeedSync.PullSettings()
                 settings.pictures = PrefetchOptions(
-                    cacheBudget: (try? writer.cacheBudget(given: nil)) ?? FeedSync.defaultCacheSize)
-                let reports = await writer.pull((try? writer.feeds()) ?? [], settings: settings)
+                    cacheBudget: (try? await writer.cacheBudget(given: nil)) ?? FeedSync.defaultCacheSize)
+                let reports = await writer.pull((try? await writer.feeds()) ?? [], settings: settings)
                 let now = writer.clock.now()
                 if !reports.contains(where: { $0?.unanswered == true && $0?.due.map { $0.at <= now } == true }) {
                     wait = every

@@ -74,12 +74,12 @@ public final class FeedSync: Sendable {
 
     /// Subscribes to `url` if new, with its format set as `format` says. A URL that differs from a
     /// subscribed one only in what `FeedURL.normalised` evens out is that feed.
-    public func subscribe(url: String, format: FormatSetting = .keep) throws(StoreError) -> Feed {
-        let known = try feed(url: url)
-        return try store.subscribe(url: known?.url ?? FeedURL.normalised(url), format: format)
+    public func subscribe(url: String, format: FormatSetting = .keep) async throws(StoreError) -> Feed {
+        let known = try await feed(url: url)
+        return try await store.subscribe(url: known?.url ?? FeedURL.normalised(url), format: format)
     }
 
-    public func feeds() throws(StoreError) -> [Feed] { try store.feeds() }
+    public func feeds() async throws(StoreError) -> [Feed] { try await store.feeds() }
 
     /// What an import did with each feed of an OPML file.
     public struct ImportReport: Sendable {
@@ -92,9 +92,9 @@ public final class FeedSync: Sendable {
 
     /// Subscribes to the feeds of an OPML file not subscribed yet, with their titles, sites and
     /// folders, in one transaction; fetches nothing. Importing a file again adds nothing.
-    public func importFeeds(_ entries: [OPML.Entry]) throws(StoreError) -> ImportReport {
+    public func importFeeds(_ entries: [OPML.Entry]) async throws(StoreError) -> ImportReport {
         var report = ImportReport()
-        var known = Set(try store.feeds().map { FeedURL.normalised($0.url) })
+        var known = Set(try await store.feeds().map { FeedURL.normalised($0.url) })
         var new: [OPML.Entry] = []
         for entry in entries {
             if let problem = HTTPRequest.problem(with: entry.url) {
@@ -105,7 +105,7 @@ public final class FeedSync: Sendable {
             entry.url = FeedURL.normalised(entry.url)
             if known.insert(entry.url).inserted { new.append(entry) } else { report.already.append(entry) }
         }
-        let added = try store.subscribe(new)
+        let added = try await store.subscribe(new)
         for (entry, wasAdded) in zip(new, added) {
             if wasAdded { report.added.append(entry) } else { report.already.append(entry) }
         }
@@ -113,8 +113,8 @@ public final class FeedSync: Sendable {
     }
 
     /// Every feed as an OPML outline: its title (the user's, else its own), site and folder.
-    public func exportedFeeds() throws(StoreError) -> [OPML.Entry] {
-        try store.feeds().map { feed in
+    public func exportedFeeds() async throws(StoreError) -> [OPML.Entry] {
+        try await store.feeds().map { feed in
             OPML.Entry(
                 url: feed.url, title: feed.customTitle ?? feed.title, siteURL: feed.siteURL, folder: feed.folder,
                 line: 0)
@@ -122,12 +122,12 @@ public final class FeedSync: Sendable {
     }
 
     /// Every feed with its item and unread counts.
-    public func feedSummaries() throws(StoreError) -> [FeedSummary] { try store.feedSummaries() }
+    public func feedSummaries() async throws(StoreError) -> [FeedSummary] { try await store.feedSummaries() }
 
     /// The subscribed feed at `url`, compared as `FeedURL.normalised` makes URLs.
-    public func feed(url: String) throws(StoreError) -> Feed? {
-        if let exact = try store.feed(url: url) { return exact }
-        return Self.feed(url: url, in: try store.feeds())
+    public func feed(url: String) async throws(StoreError) -> Feed? {
+        if let exact = try await store.feed(url: url) { return exact }
+        return Self.feed(url: url, in: try await store.feeds())
     }
 
     private static func feed(url: String, in feeds: [Feed]) -> Feed? {
@@ -145,8 +145,8 @@ public final class FeedSync: Sendable {
 
     /// The feed `name` names: its number (as `feeds` shows it), its URL, its whole title, or a part
     /// of one title only (letter case aside).
-    public func feed(named name: String) throws(StoreError) -> FeedMatch {
-        let feeds = try store.feeds()
+    public func feed(named name: String) async throws(StoreError) -> FeedMatch {
+        let feeds = try await store.feeds()
         if let number = Int64(name), let feed = feeds.first(where: { $0.id == number }) { return .found(feed) }
         if name.contains("://"), let feed = Self.feed(url: name, in: feeds) { return .found(feed) }
         let wanted = name.lowercased()
@@ -160,36 +160,36 @@ public final class FeedSync: Sendable {
     }
 
     /// Gives the feed a title of the user's; nil (or an empty one) gives it back its own.
-    public func rename(_ feed: Feed, to title: String?) throws(StoreError) {
+    public func rename(_ feed: Feed, to title: String?) async throws(StoreError) {
         let title = title?.trimmingCharacters(in: .whitespacesAndNewlines)
-        try store.rename(feedID: feed.id, title: title?.isEmpty == false ? title : nil)
+        try await store.rename(feedID: feed.id, title: title?.isEmpty == false ? title : nil)
     }
 
     /// Unsubscribes `feed` (open for `.writing`: not while a pull runs): the feed, its items and
     /// the pictures only it used go from the store, then their files from the cache.
-    public func remove(_ feed: Feed) throws(StoreError) {
+    public func remove(_ feed: Feed) async throws(StoreError) {
         precondition(lock != nil, "a running pull writes the feed: open for .writing")
-        try pictures.removing { () throws(StoreError) in try store.removeFeed(id: feed.id) }
+        try await pictures.removing { () async throws(StoreError) in try await store.removeFeed(id: feed.id) }
     }
 
     /// The item numbered `number`, whole.
-    public func item(number: Int64) throws(StoreError) -> ItemDetail? { try store.item(number: number) }
+    public func item(number: Int64) async throws(StoreError) -> ItemDetail? { try await store.item(number: number) }
 
     /// Marks items read or unread by number; returns the numbers that name no item.
-    public func mark(_ numbers: [Int64], read: Bool) throws(StoreError) -> [Int64] {
-        try store.mark(numbers, read: read)
+    public func mark(_ numbers: [Int64], read: Bool) async throws(StoreError) -> [Int64] {
+        try await store.mark(numbers, read: read)
     }
 
     /// Marks every item (of `feed`, published before `before`) read or unread; returns how many changed.
-    public func markAll(read: Bool, feed: Feed?, before: Date?) throws(StoreError) -> Int {
-        try store.markAll(read: read, feedID: feed?.id, before: before)
+    public func markAll(read: Bool, feed: Feed?, before: Date?) async throws(StoreError) -> Int {
+        try await store.markAll(read: read, feedID: feed?.id, before: before)
     }
 
-    public func status() throws(StoreError) -> [FeedStatus] { try store.status() }
+    public func status() async throws(StoreError) -> [FeedStatus] { try await store.status() }
 
     /// A page of the list `query` describes: one feed's, or all feeds' as one timeline.
-    public func list(_ query: ListQuery, page: Int, perPage: Int) throws(StoreError) -> ListedPage {
-        try store.list(query, page: page, perPage: perPage)
+    public func list(_ query: ListQuery, page: Int, perPage: Int) async throws(StoreError) -> ListedPage {
+        try await store.list(query, page: page, perPage: perPage)
     }
 
     /// Fetches pictures one at a time on request (the reading page's rows in view whose picture is
@@ -213,8 +213,8 @@ public final class FeedSync: Sendable {
         /// returns whether it is cached now. While this process pulls the same data home, the
         /// pull's prefetcher fetches it (its client, its per-host limit, its writes).
         public func fetch(item number: Int64) async -> Bool {
-            guard let job = try? store.duePicture(ofItem: number) else {
-                return (try? store.item(number: number))??.item.imageStatus == .cached
+            guard let job = try? await store.duePicture(ofItem: number) else {
+                return (try? await store.item(number: number))??.item.imageStatus == .cached
             }
             return await (FeedSync.runningPrefetcher(of: home) ?? prefetcher).fetchNow(job)
         }
@@ -229,8 +229,8 @@ public final class FeedSync: Sendable {
         running.withLock { $0[home.databasePath] }
     }
 
-    public func pictureFetcher() -> PictureFetcher {
-        PictureFetcher(library: self, budget: (try? cacheBudget(given: nil)) ?? Self.defaultCacheSize)
+    public func pictureFetcher() async -> PictureFetcher {
+        PictureFetcher(library: self, budget: (try? await cacheBudget(given: nil)) ?? Self.defaultCacheSize)
     }
 
     /// The cached picture stored as `file`, read without following a link, and its type (the
@@ -238,20 +238,20 @@ public final class FeedSync: Sendable {
     public func picture(_ file: String) -> (data: Data, type: String)? { pictures.read(file) }
 
     /// The row the item numbered `number` is at now in the all-feeds timeline.
-    public func timelineRow(ofItem number: Int64) throws(StoreError) -> Int? {
-        try store.row(ofItem: number, feedURL: nil)
+    public func timelineRow(ofItem number: Int64) async throws(StoreError) -> Int? {
+        try await store.row(ofItem: number, feedURL: nil)
     }
 
     /// Where a picture stored as `file` is (stored paths are relative to the cache folder).
     public func picturePath(_ file: String) -> String { pictures.path(file) }
 
     /// The page the reader was shown last, which steers the picture prefetch of a running pull.
-    public func readingPosition() throws(StoreError) -> ReadingPosition {
-        try store.latestReadingPosition() ?? .start
+    public func readingPosition() async throws(StoreError) -> ReadingPosition {
+        try await store.latestReadingPosition() ?? .start
     }
 
-    public func setReadingPosition(_ position: ReadingPosition) throws(StoreError) {
-        try store.setReadingPosition(position)
+    public func setReadingPosition(_ position: ReadingPosition) async throws(StoreError) {
+        try await store.setReadingPosition(position)
     }
 
     // MARK: The picture cache
@@ -263,24 +263,25 @@ public final class FeedSync: Sendable {
 
     /// The cache budget to use now: `given` (then remembered for later runs), else the remembered
     /// one, else 1 GiB.
-    public func cacheBudget(given: Int64?) throws(StoreError) -> Int64 {
+    public func cacheBudget(given: Int64?) async throws(StoreError) -> Int64 {
         if let given {
-            try store.setSetting(Self.cacheSizeSetting, String(given))
+            try await store.setSetting(Self.cacheSizeSetting, String(given))
             return given
         }
-        let remembered = try store.setting(Self.cacheSizeSetting).flatMap { Int64($0) }
+        let remembered = try await store.setting(Self.cacheSizeSetting).flatMap { Int64($0) }
         return remembered.map { $0.clamped(to: Self.cacheSizes) } ?? Self.defaultCacheSize
     }
 
     /// Tidies the picture cache (open for `.writing`: a pull must not run beside it):
     /// `PictureCache.collectGarbage` around the reading position.
-    public func collectGarbage(budget: Int64, pagesAhead: Int) throws(StoreError) -> PictureCache.GarbageReport {
+    public func collectGarbage(budget: Int64, pagesAhead: Int) async throws(StoreError) -> PictureCache.GarbageReport {
         precondition(lock != nil, "the cache is the pull's to write: open for .writing")
-        return try pictures.collectGarbage(budget: budget, pagesAhead: pagesAhead, around: try readingPosition())
+        return try await pictures.collectGarbage(
+            budget: budget, pagesAhead: pagesAhead, around: try await readingPosition())
     }
 
     /// Compares the picture folder with the store, changing nothing (`gc --check`).
-    public func checkCache() throws(StoreError) -> PictureCache.Check { try pictures.check() }
+    public func checkCache() async throws(StoreError) -> PictureCache.Check { try await pictures.check() }
 
     // MARK: Pull
 
@@ -372,7 +373,7 @@ public final class FeedSync: Sendable {
                     }
                     guard var pulled = await group.next() else { break }
                     if new.contains(feeds[pulled.index].id) {
-                        forgetIfFailedForGood(feeds[pulled.index], &pulled.report)
+                        await forgetIfFailedForGood(feeds[pulled.index], &pulled.report)
                     }
                     reports[pulled.index] = pulled.report
                     onUpdate(.finished(index: pulled.index, pulled.report))

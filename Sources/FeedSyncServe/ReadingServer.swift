@@ -35,10 +35,10 @@ public final class ReadingServer: Sendable {
     /// Fetches the pictures of rows in view that are not cached, at once.
     let fetcher: FeedSync.PictureFetcher
 
-    public init(library: FeedSync, settings: Settings) {
+    public init(library: FeedSync, settings: Settings) async {
         self.library = library
         self.settings = settings
-        fetcher = library.pictureFetcher()
+        fetcher = await library.pictureFetcher()
     }
 
     /// Serves until the task is cancelled; `listening` hears the port once it is bound.
@@ -78,28 +78,28 @@ public final class ReadingServer: Sendable {
                 Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: body))
             }
         }
-        router.get("/api/items") { request, _ in try self.items(request) }
+        router.get("/api/items") { request, _ in try await self.items(request) }
         router.get("/api/items/{number}") { _, context in
-            try self.item(try context.parameters.require("number", as: Int64.self))
+            try await self.item(try context.parameters.require("number", as: Int64.self))
         }
         router.post("/api/items/{number}/read") { request, context in
-            try self.mark(
+            try await self.mark(
                 try context.parameters.require("number", as: Int64.self),
                 read: request.uri.queryParameters["read"] != "0")
         }
-        router.post("/api/position") { request, _ in try self.position(request) }
+        router.post("/api/position") { request, _ in try await self.position(request) }
         router.post("/api/items/{number}/picture") { _, context in
             let number = try context.parameters.require("number", as: Int64.self)
             let cached = await self.fetcher.fetch(item: number)
             return Self.json("{\"picture\": \(JSON.string(cached ? "/pictures/\(number)" : nil))}")
         }
-        router.get("/api/status") { request, _ in try self.status(request) }
-        router.get("/api/feeds") { _, _ in try self.feeds() }
+        router.get("/api/status") { request, _ in try await self.status(request) }
+        router.get("/api/feeds") { _, _ in try await self.feeds() }
         router.get("/content/{number}") { _, context in
-            try self.content(try context.parameters.require("number", as: Int64.self))
+            try await self.content(try context.parameters.require("number", as: Int64.self))
         }
         router.get("/pictures/{number}") { _, context in
-            try self.picture(try context.parameters.require("number", as: Int64.self))
+            try await self.picture(try context.parameters.require("number", as: Int64.self))
         }
         return router
     }
@@ -117,7 +117,7 @@ public final class ReadingServer: Sendable {
 
     /// `/api/items?page=N&per_page=M[&feed=ID][&unread=1][&search=TEXT]`: a page of the list, as
     /// `list --json` has it, each item with the address of its cached picture.
-    func items(_ request: Request) throws -> Response {
+    func items(_ request: Request) async throws -> Response {
         let query = request.uri.queryParameters
         let page = query["page"].flatMap { Int($0) } ?? 1
         let perPage = query["per_page"].flatMap { Int($0) } ?? 50
@@ -125,8 +125,8 @@ public final class ReadingServer: Sendable {
             throw HTTPError(
                 .badRequest, message: "page from 1, per_page from 1 to \(ReadingPosition.perPages.upperBound)")
         }
-        let listQuery = try listQuery(request)
-        let listed = try stored { try library.list(listQuery, page: page, perPage: perPage) }
+        let listQuery = try await listQuery(request)
+        let listed = try await stored { try await library.list(listQuery, page: page, perPage: perPage) }
         let items = listed.items.map { item in
             "{" + Self.fields(item, position: item.position) + "}"
         }
@@ -135,12 +135,12 @@ public final class ReadingServer: Sendable {
                 + "\"items\": [\(items.joined(separator: ", "))]}")
     }
 
-    func listQuery(_ request: Request) throws -> ListQuery {
+    func listQuery(_ request: Request) async throws -> ListQuery {
         let query = request.uri.queryParameters
         var list = ListQuery(feedURL: nil)
         if let feed = query["feed"], !feed.isEmpty {
             guard let number = Int64(feed),
-                let found = try stored({ try library.feeds() }).first(where: { $0.id == number })
+                let found = try await stored({ try await library.feeds() }).first(where: { $0.id == number })
             else { throw HTTPError(.notFound, message: "no such feed") }
             list.feedURL = found.url
         }
@@ -156,8 +156,8 @@ public final class ReadingServer: Sendable {
     }
 
     /// One item: its list fields, its text in words and where its sanitised content is.
-    func item(_ number: Int64) throws -> Response {
-        guard let detail = try stored({ try library.item(number: number) }) else {
+    func item(_ number: Int64) async throws -> Response {
+        guard let detail = try await stored({ try await library.item(number: number) }) else {
             throw HTTPError(.notFound, message: "no such item")
         }
         let item = detail.item
@@ -165,15 +165,15 @@ public final class ReadingServer: Sendable {
             "{" + Self.fields(item, position: nil) + ", \"content\": \"/content/\(number)\"}")
     }
 
-    func mark(_ number: Int64, read: Bool) throws -> Response {
-        let unknown = try stored { try library.mark([number], read: read) }
+    func mark(_ number: Int64, read: Bool) async throws -> Response {
+        let unknown = try await stored { try await library.mark([number], read: read) }
         guard unknown.isEmpty else { throw HTTPError(.notFound, message: "no such item") }
         return Self.json("{\"number\": \(number), \"unread\": \(!read)}")
     }
 
     /// `POST /api/position?row=N&per_page=M[&feed=ID]`: where the reader's scrolling settled, as
     /// the reading position every pull's prefetch follows.
-    func position(_ request: Request) throws -> Response {
+    func position(_ request: Request) async throws -> Response {
         let query = request.uri.queryParameters
         guard let row = query["row"].flatMap({ Int($0) }), FeedCursor.totals.contains(row),
             let perPage = query["per_page"].flatMap({ Int($0) }), ReadingPosition.perPages.contains(perPage)
@@ -181,25 +181,26 @@ public final class ReadingServer: Sendable {
             throw HTTPError(
                 .badRequest, message: "row from 0, per_page from 1 to \(ReadingPosition.perPages.upperBound)")
         }
-        let list = try listQuery(request)
+        let list = try await listQuery(request)
         // Filtered views have no place a pull's prefetch could follow.
         guard !list.isFiltered else { return Self.json("{\"recorded\": false}") }
         let position = ReadingPosition(feedURL: list.feedURL, page: row / perPage + 1, perPage: perPage)
-        try stored { try library.setReadingPosition(position) }
+        try await stored { try await library.setReadingPosition(position) }
         return Self.json("{\"recorded\": true, \"page\": \(position.page)}")
     }
 
     /// What the page polls: the all-feeds total, and with `anchor=N` the row item N is at now in
     /// the timeline, so the page can keep the rows it shows where they are when items arrive.
-    func status(_ request: Request) throws -> Response {
-        let total = try stored { try library.list(ListQuery(feedURL: nil), page: 1, perPage: 1).total }
+    func status(_ request: Request) async throws -> Response {
+        let total = try await stored { try await library.list(ListQuery(feedURL: nil), page: 1, perPage: 1).total }
         let anchor = request.uri.queryParameters["anchor"].flatMap { Int64($0) }
-        let row = try anchor.flatMap { number in try stored { try library.timelineRow(ofItem: number) } }
+        var row: Int?
+        if let anchor { row = try await stored { try await library.timelineRow(ofItem: anchor) } }
         return Self.json("{\"total\": \(total), \"row\": \(JSON.number(row))}")
     }
 
-    func feeds() throws -> Response {
-        let feeds = try stored { try library.feedSummaries() }.map { summary in
+    func feeds() async throws -> Response {
+        let feeds = try await stored { try await library.feedSummaries() }.map { summary in
             "{\"number\": \(summary.feed.id), \"title\": \(JSON.string(summary.feed.name)), "
                 + "\"unread\": \(summary.unread)}"
         }
@@ -208,8 +209,8 @@ public final class ReadingServer: Sendable {
 
     /// The item's content as a page of its own, for a sandboxed frame: sanitised, pictures from
     /// the cache or placeholders, links to new tabs.
-    func content(_ number: Int64) throws -> Response {
-        guard let detail = try stored({ try library.item(number: number) }) else {
+    func content(_ number: Int64) async throws -> Response {
+        guard let detail = try await stored({ try await library.item(number: number) }) else {
             throw HTTPError(.notFound, message: "no such item")
         }
         let item = detail.item
@@ -232,8 +233,9 @@ public final class ReadingServer: Sendable {
 
     /// An item's picture from the cache, by the item's number only: its type is the one checked
     /// when it was cached (its file's extension).
-    func picture(_ number: Int64) throws -> Response {
-        guard let item = try stored({ try library.item(number: number) })?.item, item.imageStatus == .cached,
+    func picture(_ number: Int64) async throws -> Response {
+        guard let item = try await stored({ try await library.item(number: number) })?.item,
+            item.imageStatus == .cached,
             let file = item.imagePath, let picture = library.picture(file)
         else { throw HTTPError(.notFound, message: "no cached picture") }
         return Response(
@@ -247,9 +249,9 @@ public final class ReadingServer: Sendable {
             body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    private func stored<T>(_ body: () throws -> T) throws -> T {
+    private func stored<T>(_ body: () async throws -> T) async throws -> T {
         do {
-            return try body()
+            return try await body()
         } catch let error as HTTPError {
             throw error
         } catch {

@@ -1,306 +1,11 @@
-// FeedSyncStore: the local SQLite store; the Store+*.swift files add its calls by subject. Only
+// FeedSyncStore: the local SQLite store; this file holds the class and its whole public API,
+// Model.swift the domain types, and the other files the SQL the calls share. Only
 // this module speaks SQL. Where it sits: docs/architecture.md.
 
 internal import CFeedSyncSystem
 import FeedSyncFeed
 import Foundation
 import GRDB
-
-/// Where a pull stands with one feed: what to ask for next, and how to ask.
-public struct FeedCursor: Sendable, Equatable {
-    public var etag: String?
-    public var lastModified: String?
-    /// The hash of the head document those validators came with (`HTTPResponse.bodyHash`).
-    public var bodyHash: String?
-    public var remoteTotal: Int?
-    public var perPage: Int?
-    /// Next older page to ask for, numbered as when the feed had `backfillTotal` items.
-    /// `nil` until the first page was committed.
-    public var backfillPage: Int?
-    /// The link to the next older document, for formats that link their pages.
-    public var backfillURL: String?
-    public var backfillTotal: Int?
-    public var backfillDone: Bool
-    /// Why the backfill ended before the feed did (a next link feedsync will not follow), if it did.
-    public var backfillNote: String?
-    /// An interrupted head walk: new items above the old top were only partly fetched.
-    public var gap: Walk?
-
-    // What the paging arithmetic accepts, from a server or from the store: within these, no
-    // product or sum of them overflows. A server's figure beyond them is refused as bad data.
-    public static let totals = FeedLimits.totals
-    public static let pages = 1...1_000_000_000
-    public static let perPages = 1...100_000_000
-    public static let bands = -1_000_000_000...0
-
-    /// A walk through consecutive pages that was stopped and will be continued.
-    public struct Walk: Sendable, Equatable {
-        public var band: Int
-        public var page: Int
-        public var total: Int?
-        /// The link to `page`, for formats that link their pages.
-        public var url: String?
-        public init(band: Int, page: Int, total: Int?, url: String? = nil) {
-            self.band = band
-            self.page = page
-            self.total = total
-            self.url = url
-        }
-    }
-
-    public init(
-        etag: String? = nil, lastModified: String? = nil, bodyHash: String? = nil, remoteTotal: Int? = nil,
-        perPage: Int? = nil,
-        backfillPage: Int? = nil, backfillURL: String? = nil, backfillTotal: Int? = nil, backfillDone: Bool = false,
-        backfillNote: String? = nil, gap: Walk? = nil
-    ) {
-        self.bodyHash = bodyHash
-        self.etag = etag
-        self.lastModified = lastModified
-        self.remoteTotal = remoteTotal
-        self.perPage = perPage
-        self.backfillPage = backfillPage
-        self.backfillURL = backfillURL
-        self.backfillTotal = backfillTotal
-        self.backfillDone = backfillDone
-        self.backfillNote = backfillNote
-        self.gap = gap
-    }
-}
-
-extension FeedCursor {
-    /// Where the next pull continues: what `status` shows and an interrupted pull says.
-    public enum Next: Sendable, Equatable {
-        /// A head walk was cut off: it goes on from this page of the new items.
-        case newItems(page: Int)
-        /// No page was stored yet.
-        case firstPage
-        /// The backfill goes on from page `page` (of `pages`, when the server said), or from
-        /// the document at `url` for a feed that links its pages.
-        case backfill(page: Int, url: String?, pages: Int?)
-        /// The backfill is over (`note`: why it ended early); only new items are looked for.
-        case newItemsOnly(note: String?)
-    }
-
-    public var next: Next {
-        if let gap { return .newItems(page: gap.page) }
-        return backfillNext
-    }
-
-    /// Where the backfill stands, the head aside.
-    public var backfillNext: Next {
-        if backfillDone { return .newItemsOnly(note: backfillNote) }
-        guard let page = backfillPage else { return .firstPage }
-        var pages: Int?
-        if let total = remoteTotal, let perPage, perPage > 0 { pages = (total + perPage - 1) / perPage }
-        return .backfill(page: page, url: backfillURL, pages: backfillURL == nil ? pages : nil)
-    }
-}
-
-/// How a pull of one feed ended.
-public enum PullOutcome: String, Sendable {
-    case ok, transient, data, local
-}
-
-/// What a pull of one feed leaves on its row (`Store.recordPull`).
-public struct PullRecord: Sendable {
-    public var outcome: PullOutcome
-    public var error: String?
-    public var at: Date
-    /// Not asked before then unless forced (the server's `Retry-After`).
-    public var retryAfter: Date?
-    /// Where a document of this pull was not well-formed (its items read past the damage).
-    public var malformed: String?
-    public var due: Date?
-    public var dueReason: String?
-    /// Failures in a row with an answer from the server, this pull's included.
-    public var failures: Int
-    /// Pulls in a row where no server answered at all, this pull's included (counted apart).
-    public var unanswered: Int
-    /// What the head document said about its schedule; nil keeps what was stored.
-    public var schedule: FeedSchedule?
-    /// The pull asked for the feed's own URL, so `redirect` says whether it redirects for good.
-    public var askedFeedURL: Bool
-    public var redirect: String?
-    /// The server answered 410 Gone.
-    public var gone: Bool
-    /// Validators of a head answer that brought the same document again: sent next time.
-    public var validators: (etag: String?, lastModified: String?)?
-    /// What the pull found of the feed that no page commit wrote.
-    public var found: PageCommit.Found?
-
-    public init(
-        outcome: PullOutcome, error: String? = nil, at: Date, retryAfter: Date? = nil, malformed: String? = nil,
-        due: Date? = nil, dueReason: String? = nil, failures: Int = 0, unanswered: Int = 0,
-        schedule: FeedSchedule? = nil,
-        askedFeedURL: Bool = false, redirect: String? = nil, gone: Bool = false,
-        validators: (etag: String?, lastModified: String?)? = nil, found: PageCommit.Found? = nil
-    ) {
-        self.outcome = outcome
-        self.error = error
-        self.at = at
-        self.retryAfter = retryAfter
-        self.malformed = malformed
-        self.due = due
-        self.dueReason = dueReason
-        self.failures = failures
-        self.unanswered = unanswered
-        self.schedule = schedule
-        self.askedFeedURL = askedFeedURL
-        self.redirect = redirect
-        self.gone = gone
-        self.validators = validators
-        self.found = found
-    }
-}
-
-/// A subscribed feed.
-public struct Feed: Sendable, Equatable {
-    public var id: Int64
-    public var url: String
-    /// The feed's format, `nil` until a document was read.
-    public var format: FeedFormat?
-    /// The format was chosen with `--format`, so documents do not change it.
-    public var formatChosen: Bool
-    public var cursor: FeedCursor
-    public var lastPullAt: Date?
-    public var lastOutcome: PullOutcome?
-    public var lastError: String?
-    /// The server asked not to be asked before then (`Retry-After`); only `pull --force` does.
-    public var nextRetryAt: Date?
-    /// When a plain `pull` asks next (nil: at once), and why then.
-    public var dueAt: Date?
-    public var dueReason: String?
-    /// Pulls in a row that failed with an answer from the server.
-    public var failures = 0
-    /// Pulls in a row where no server answered at all (counted apart from `failures`).
-    public var unanswered = 0
-    /// What the last head document said about its schedule.
-    public var schedule = FeedSchedule()
-    /// A permanent redirect of the feed URL seen at the last pull, not followed for good yet.
-    public var redirectURL: String?
-    /// The URL the feed had before a permanent redirect moved it, and when.
-    public var movedFrom: String?
-    public var movedAt: Date?
-    /// The server said 410 Gone then: the feed is not asked again.
-    public var goneAt: Date?
-    /// Where the last pull found a document not well-formed (and read past the damage), if it did.
-    public var malformed: String?
-    /// The feed's own title and site, from its documents.
-    public var title: String?
-    public var siteURL: String?
-    /// The title the user gave it, which wins over the feed's own.
-    public var customTitle: String?
-    /// Its folder (from OPML), levels joined by "/".
-    public var folder: String?
-
-    /// What the feed is called: the user's title, else its own, else its URL.
-    public var name: String { customTitle ?? title ?? url }
-}
-
-/// Where an item's picture is: what `list` and `status` show.
-public enum PictureStatus: String, Sendable, CaseIterable {
-    /// The item has no picture.
-    case none
-    /// Not downloaded yet (or failed for a reason that may pass; tried again later).
-    case pending
-    case cached
-    /// Missing or unusable at its server; tried again after days.
-    case failed
-}
-
-/// A stored item, as `list` shows it.
-public struct StoredItem: Sendable, Equatable {
-    /// The item's number: the same across pulls, what `show`, `open` and `mark` take.
-    public var number: Int64
-    public var key: String
-    public var title: String
-    public var link: String?
-    public var pictureURL: String?
-    public var imageStatus: PictureStatus
-    public var imagePath: String?
-    public var published: String?
-    /// 1-based rank in the list being shown.
-    public var position: Int
-    public var read: Bool
-    /// The name of the item's feed (`Feed.name`).
-    public var feedName: String
-}
-
-/// A page of the local list.
-public struct ListedPage: Sendable {
-    public var items: [StoredItem]
-    public var total: Int
-    public var lastPullAt: Date?
-}
-
-/// What `status` shows for one feed.
-public struct FeedStatus: Sendable {
-    public var feed: Feed
-    public var itemCount: Int
-    /// Distinct pictures by status, however many items share one; `.none` counts items.
-    public var pictures: [PictureStatus: (count: Int, bytes: Int64)]
-}
-
-/// A page's changes, written in one transaction together with the cursor that follows them.
-public struct PageCommit: Sendable {
-    public var feedID: Int64
-    /// Items not stored before, in the server's order, appended to `band`.
-    public var newItems: [FeedItem]
-    /// Items stored before whose content is refreshed in place; their order is kept.
-    public var updatedItems: [FeedItem]
-    public var cursor: FeedCursor
-
-    /// Band `0` holds the first pull and all backfill; each head walk opens a lower band.
-    public var band: Int
-    /// What the pull found of the feed since its last commit, written with the page.
-    public var found: Found?
-
-    /// The feed's names and format as its documents give them.
-    public struct Found: Sendable, Equatable {
-        public var title: String?
-        public var siteURL: String?
-        /// Not written over a format chosen with `--format`.
-        public var format: FeedFormat?
-        public init(title: String?, siteURL: String?, format: FeedFormat?) {
-            self.title = title
-            self.siteURL = siteURL
-            self.format = format
-        }
-    }
-
-    public init(
-        feedID: Int64, band: Int, newItems: [FeedItem], updatedItems: [FeedItem], cursor: FeedCursor,
-        found: Found? = nil
-    ) {
-        self.feedID = feedID
-        self.band = band
-        self.newItems = newItems
-        self.updatedItems = updatedItems
-        self.cursor = cursor
-        self.found = found
-    }
-}
-
-/// A failure of the local database or file system.
-public struct StoreError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable {
-        /// The database or the disk failed.
-        case failure
-        /// Another process held a lock on the database for longer than the busy timeout.
-        case locked
-        /// The database was written by a newer feedsync (a migration this version does not know).
-        case newer
-    }
-
-    public var kind: Kind
-    public var message: String
-    public init(_ message: String, kind: Kind = .failure) {
-        self.message = message
-        self.kind = kind
-    }
-    public var description: String { message }
-}
 
 /// The SQLite store of one data home: WAL, so `list` reads while a pull writes.
 public final class Store: Sendable {
@@ -390,15 +95,17 @@ public final class Store: Sendable {
     }
 
     /// Opens the database and applies pending migrations. A store already up to date is only read,
-    /// so `list` never waits for, or gets in the way of, a pull. Two processes opening a new store
-    /// at once race to create and migrate it (GRDB reads what is applied, then runs each migration
-    /// in its own transaction): the loser is refused or its migration fails, rolled back whole,
-    /// and it tries again from what the winner did. Its look at what the winner did waits like any
-    /// other connection: a fresh file's WAL recovery answers SQLITE_BUSY to a connection that
-    /// does not wait, and that once failed the loser outright.
+    /// so `list` never waits for, or gets in the way of, a pull. Processes opening one store take
+    /// turns, holding an exclusive `flock` on its folder (which nothing else locks) while they
+    /// open it: two that find a new store would otherwise race to create and migrate it, and the
+    /// loser's migration would fail on what the winner made. The turn lasts an open, or a
+    /// migration when one is due.
     static func open(path: String, configuration: Configuration, connections: Connections) throws -> any DatabaseWriter
     {
-        let migrator = Self.migrator
+        let directory = (path as NSString).deletingLastPathComponent
+        let folder = Glibc.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if folder >= 0 { close(folder) } }  // which ends the turn
+        while folder >= 0, flock(folder, LOCK_EX) != 0, errno == EINTR {}
         func connect() throws -> any DatabaseWriter {
             switch connections {
             case .pool: try DatabasePool(path: path, configuration: configuration)
@@ -412,37 +119,18 @@ public final class Store: Sendable {
             readOnly.readonly = true
             try DatabaseQueue(path: path, configuration: readOnly).read(refuseNewer)
         }
-        var applied: [String] = []
-        for attempt in 1... {
-            do {
-                let database = try connect()
-                if connections == .single { try database.read(refuseNewer) }  // a pool's was checked above
-                applied = try database.read(migrator.appliedMigrations)
-                if try database.read(migrator.hasCompletedMigrations) { return database }
-                try migrator.migrate(database)
-                // A pool sets WAL itself; a store made by one connection is made WAL for the pools
-                // that follow (the mode is kept in the file).
-                if connections == .single {
-                    try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = WAL") }
-                }
-                // Reader connections that read before the migration keep the old schema in their
-                // prepared statements' columns: start afresh.
-                return try connect()
-            } catch let error as DatabaseError where attempt < 50 {
-                // Busy once may be the winner's first transaction; busy again, after the busy
-                // timeout, is a lock held by another process: reported, not waited out 50 times.
-                if error.resultCode == .SQLITE_BUSY {
-                    guard attempt < 2 else { throw error }
-                } else {
-                    let progressed =
-                        (try? DatabaseQueue(path: path, configuration: configuration).read(migrator.appliedMigrations))
-                        .map { $0 != applied }
-                    guard progressed == true else { throw error }
-                }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
+        let database = try connect()
+        if connections == .single { try database.read(refuseNewer) }  // a pool's was checked above
+        if try database.read(migrator.hasCompletedMigrations) { return database }
+        try migrator.migrate(database)
+        // A pool sets WAL itself; a store made by one connection is made WAL for the pools that
+        // follow (the mode is kept in the file).
+        if connections == .single {
+            try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = WAL") }
         }
-        fatalError("unreachable")
+        // Reader connections that read before the migration keep the old schema in their
+        // prepared statements' columns: start afresh.
+        return try connect()
     }
 
     /// Before SQLite's first use in the process: its memory statistics off. Counting took a
@@ -477,20 +165,20 @@ public final class Store: Sendable {
     }
 
     /// The names of the migrations applied to this database, in order.
-    public func appliedMigrations() throws(StoreError) -> [String] {
-        try read { db in try Self.migrator.appliedMigrations(db) }
+    public func appliedMigrations() async throws(StoreError) -> [String] {
+        try await read { db in try Self.migrator.appliedMigrations(db) }
     }
 
     /// `PRAGMA integrity_check`'s answer: `["ok"]` for a sound file.
-    public func integrityCheck() throws(StoreError) -> [String] {
-        try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+    public func integrityCheck() async throws(StoreError) -> [String] {
+        try await read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
     }
 
-    func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    func read<T>(_ body: (Database) throws -> T) async throws(StoreError) -> T {
         do { return try database.read(body) } catch { throw Self.storeError(error, "cannot read \(path)") }
     }
 
-    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    func write<T>(_ body: (Database) throws -> T) async throws(StoreError) -> T {
         do { return try database.write(body) } catch { throw Self.storeError(error, "cannot write \(path)") }
     }
 
@@ -509,5 +197,665 @@ public final class Store: Sendable {
             return error.message ?? "SQLite error \(error.resultCode)"
         }
         return String(describing: error)
+    }
+}
+
+// MARK: - Feeds: subscribing, how each pull ended, status
+
+extension Store {
+    /// Remembers `url` as a subscribed feed, or returns it if it already is, with its format set
+    /// as `format` says.
+    public func subscribe(url: String, format: FormatSetting = .keep) async throws(StoreError) -> Feed {
+        try await write { db in
+            try db.execute(
+                sql: "INSERT INTO feed (url, added_at, format) VALUES (?, ?, 'auto') ON CONFLICT(url) DO NOTHING",
+                arguments: [url, Date().timeIntervalSince1970])
+            switch format {
+            case .keep: break
+            case .found: try db.execute(sql: "UPDATE feed SET format_chosen = 0 WHERE url = ?", arguments: [url])
+            case .chosen(let format):
+                try db.execute(
+                    sql: "UPDATE feed SET format = ?, format_chosen = 1 WHERE url = ?",
+                    arguments: [format.rawValue, url])
+            }
+            return try Feed.fetchOne(db, sql: "SELECT * FROM feed WHERE url = ?", arguments: [url])!
+        }
+    }
+
+    /// Subscribes to those of `feeds` (an OPML file's) not subscribed yet (URLs compared as given),
+    /// each with its title, site and folder, in one transaction; returns which were added.
+    public func subscribe(_ feeds: [OPML.Entry]) async throws(StoreError) -> [Bool] {
+        try await write { db in
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO feed (url, added_at, format, custom_title, folder, site_url)
+                    VALUES (?, ?, 'auto', ?, ?, ?) ON CONFLICT (url) DO NOTHING
+                    """)
+            let now = Date().timeIntervalSince1970
+            return try feeds.map { feed in
+                try insert.execute(arguments: [feed.url, now, feed.title, feed.folder, feed.siteURL])
+                return db.changesCount == 1
+            }
+        }
+    }
+
+    /// Every subscribed feed, in the order they were added.
+    public func feeds() async throws(StoreError) -> [Feed] {
+        try await read { db in try Feed.fetchAll(db, sql: "SELECT * FROM feed ORDER BY id") }
+    }
+
+    public func feed(url: String) async throws(StoreError) -> Feed? {
+        try await read { db in try Feed.fetchOne(db, sql: "SELECT * FROM feed WHERE url = ?", arguments: [url]) }
+    }
+
+    /// Records how a pull of the feed ended and when it is due again. A permanent redirect seen
+    /// by the pull before this one too moves the feed to its target (unless another feed is
+    /// there); returns the URL the feed moved to, if it did.
+    @discardableResult
+    public func recordPull(feedID: Int64, _ pull: PullRecord) async throws(StoreError) -> String? {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    UPDATE feed SET last_pull_at = ?, last_outcome = ?, last_error = ?, next_retry_at = ?, malformed = ?,
+                        due_at = ?, due_reason = ?, failures = ?, unanswered = ?, gone_at = coalesce(gone_at, ?)
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    pull.at.timeIntervalSince1970, pull.outcome.rawValue, pull.error,
+                    pull.retryAfter?.timeIntervalSince1970, pull.malformed,
+                    pull.due?.timeIntervalSince1970, pull.dueReason, pull.failures, pull.unanswered,
+                    pull.gone ? pull.at.timeIntervalSince1970 : nil, feedID,
+                ])
+            if let validators = pull.validators {
+                try db.execute(
+                    sql: "UPDATE feed SET etag = ?, last_modified = ? WHERE id = ?",
+                    arguments: [validators.etag, validators.lastModified, feedID])
+            }
+            if let found = pull.found { try Self.write(found, feedID: feedID, db) }
+            if let schedule = pull.schedule {
+                try db.execute(
+                    sql: "UPDATE feed SET ttl = ?, update_interval = ?, skip_hours = ?, skip_days = ? WHERE id = ?",
+                    arguments: [
+                        schedule.ttlMinutes, schedule.updateSeconds, schedule.skipHours, schedule.skipDays, feedID,
+                    ])
+            }
+            guard pull.askedFeedURL else { return nil }
+            let (url, seenBefore) =
+                try Row.fetchOne(
+                    db, sql: "SELECT url, redirect_url FROM feed WHERE id = ?", arguments: [feedID]
+                ).map { ($0.text("url") ?? "", $0.text("redirect_url")) } ?? ("", nil)
+            guard let target = pull.redirect, target == seenBefore,
+                try Bool.fetchOne(db, sql: "SELECT 1 FROM feed WHERE url = ?", arguments: [target]) == nil
+            else {
+                try db.execute(
+                    sql: "UPDATE feed SET redirect_url = ? WHERE id = ?", arguments: [pull.redirect, feedID])
+                return nil
+            }
+            try db.execute(
+                sql: "UPDATE feed SET url = ?, moved_from = ?, moved_at = ?, redirect_url = NULL WHERE id = ?",
+                arguments: [target, url, pull.at.timeIntervalSince1970, feedID])
+            // The reading position of the feed's own list is kept by its URL.
+            try db.execute(
+                sql: "UPDATE OR IGNORE reading_position SET scope = ? WHERE scope = ?", arguments: [target, url])
+            return target
+        }
+    }
+
+    /// Per feed: items stored, pictures by status, and everything the feed row says.
+    public func status() async throws(StoreError) -> [FeedStatus] {
+        try await read { db in
+            let feeds = try Feed.fetchAll(db, sql: "SELECT * FROM feed ORDER BY id")
+            return try feeds.map { feed in
+                var pictures: [PictureStatus: (count: Int, bytes: Int64)] = [:]
+                // Distinct pictures, however many items share one.
+                for row in try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT status, count(*) AS n, coalesce(sum(bytes), 0) AS bytes FROM picture
+                        WHERE id IN (SELECT picture_id FROM item WHERE feed_id = ?) GROUP BY status
+                        """,
+                    arguments: [feed.id])
+                {
+                    guard let status = row.text("status").flatMap(PictureStatus.init(rawValue:)) else { continue }
+                    pictures[status] = (row.integer("n") ?? 0, Int64(row.integer("bytes") ?? 0))
+                }
+                pictures[.none] = (
+                    try Int.fetchOne(
+                        db, sql: "SELECT count(*) FROM item WHERE feed_id = ? AND picture_id IS NULL",
+                        arguments: [feed.id]) ?? 0, 0
+                )
+                let count =
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE feed_id = ?", arguments: [feed.id]) ?? 0
+                return FeedStatus(feed: feed, itemCount: count, pictures: pictures)
+            }
+        }
+    }
+}
+
+// MARK: - Reading: feeds' counts, items, marks, renaming and removing
+
+extension Store {
+    /// Every feed with its item and unread counts, in the order they were added. The counts come
+    /// from `band_size` and the triggers' `read_count`: no feed's items are scanned.
+    public func feedSummaries() async throws(StoreError) -> [FeedSummary] {
+        try await read { db in
+            // A cursor, not fetchAll: a copied row finds a column by name by lowering the case of
+            // every name it holds, and a feed has thirty (a fifth of `feeds`' time for 1 000 feeds).
+            try Array(
+                Row.fetchCursor(
+                    db,
+                    sql: """
+                        SELECT feed.*, coalesce((SELECT sum(size) FROM band_size WHERE feed_id = feed.id), 0) AS items
+                        FROM feed ORDER BY id
+                        """
+                ).map { row in
+                    let items = row.integer("items", in: 0...Int(Int32.max)) ?? 0
+                    let read = row.integer("read_count", in: 0...Int(Int32.max)) ?? 0
+                    return FeedSummary(feed: Feed(row: row), items: items, unread: max(0, items - read))
+                })
+        }
+    }
+
+    /// Gives the feed a title of the user's, or with nil gives it back its own.
+    public func rename(feedID: Int64, title: String?) async throws(StoreError) {
+        try await write { db in
+            try db.execute(sql: "UPDATE feed SET custom_title = ? WHERE id = ?", arguments: [title, feedID])
+        }
+    }
+
+    /// Unsubscribes: the feed, its items, and the pictures no item uses any more go, in one
+    /// transaction. Returns the files of the pictures that went, for the caller to delete.
+    public func removeFeed(id: Int64) async throws(StoreError) -> [String] {
+        try await write { db in
+            // Items (and their band sizes) go with the feed: ON DELETE CASCADE.
+            try db.execute(sql: "DELETE FROM feed WHERE id = ?", arguments: [id])
+            return try Self.deleteUnusedPictures(db)
+        }
+    }
+
+    /// The item numbered `number`, whole, or nil when there is none.
+    public func item(number: Int64) async throws(StoreError) -> ItemDetail? {
+        try await read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT \(Self.listColumns), summary, content FROM item \(Self.listJoin) WHERE item.id = ?",
+                arguments: [number]
+            ).map { row in
+                ItemDetail(
+                    item: Self.storedItem(row, position: 0),
+                    summary: row.text("summary"), content: row.text("content"))
+            }
+        }
+    }
+
+    /// Marks the items numbered `numbers` read (or unread); returns the numbers that name no item.
+    public func mark(_ numbers: [Int64], read: Bool) async throws(StoreError) -> [Int64] {
+        try await write { db in
+            let update = try db.cachedStatement(sql: "UPDATE item SET read = ? WHERE id = ?")
+            var missing: [Int64] = []
+            for number in numbers {
+                try update.execute(arguments: [read, number])
+                // An UPDATE counts every row its WHERE matched, changed or not.
+                if db.changesCount == 0 { missing.append(number) }
+            }
+            return missing
+        }
+    }
+
+    /// Marks every item read (or unread), or only `feedID`'s, or only those published (or, with no
+    /// date, placed in the timeline) before `before`; returns how many changed.
+    public func markAll(read: Bool, feedID: Int64?, before: Date?) async throws(StoreError) -> Int {
+        try await write { db in
+            var conditions = ["read != ?"]
+            var arguments: StatementArguments = [read, read]
+            if let feedID {
+                conditions.append("feed_id = ?")
+                arguments += [feedID]
+            }
+            if let before {
+                conditions.append("timeline < ?")
+                arguments += [before.timeIntervalSince1970]
+            }
+            try db.execute(
+                sql: "UPDATE item SET read = ? WHERE \(conditions.joined(separator: " AND "))", arguments: arguments)
+            return db.changesCount
+        }
+    }
+}
+
+// MARK: - Pages: what a pull stores
+
+extension Store {
+    /// For those of `keys` already stored in the feed, the band each one sits in.
+    public func bands(feedID: Int64, keys: [String]) async throws(StoreError) -> [String: Int] {
+        guard !keys.isEmpty else { return [:] }
+        return try await read { db in
+            // One statement a page: json_each walks the keys in order and each probes the
+            // (feed_id, key) index; an `IN (…)` list would sort the keys into a temporary table first.
+            var found: [String: Int] = [:]
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(
+                    sql: """
+                        SELECT item.key, item.band FROM json_each(?) AS wanted
+                        CROSS JOIN item ON item.feed_id = ? AND item.key = wanted.value
+                        """),
+                arguments: [String(decoding: try JSONEncoder().encode(keys), as: UTF8.self), feedID])
+            while let row = try rows.next() { found[row[0]] = row[1] as Int }
+            return found
+        }
+    }
+
+    /// The highest band in use (the lowest number), or `nil` when the feed has no items.
+    public func topBand(feedID: Int64) async throws(StoreError) -> Int? {
+        try await read { db in
+            try Int.fetchOne(db, sql: "SELECT min(band) FROM item WHERE feed_id = ?", arguments: [feedID])
+        }
+    }
+
+    /// Writes a page's items and the cursor that follows them in one transaction: a process killed
+    /// at any instant leaves either both or neither.
+    public func commit(_ page: PageCommit) async throws(StoreError) {
+        try await write { db in
+            let now = Date().timeIntervalSince1970
+            var seq =
+                try Int.fetchOne(
+                    db.cachedStatement(sql: "SELECT max(seq) FROM item WHERE feed_id = ? AND band = ?"),
+                    arguments: [page.feedID, page.band]) ?? -1
+            // New and known items are written alike: an insert that finds the key already stored
+            // refreshes the content in place instead, so a known key keeps its place (band, seq).
+            // seq counts only rows really inserted, keeping each band's seq 0, 1, 2 ... without
+            // holes, and band_size in step (list relies on both). Items sharing a picture URL share
+            // its row.
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO item (feed_id, key, band, seq, title, link, pic_url, picture_id, published, summary,
+                                      content, stored_at, timeline)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (feed_id, key) DO NOTHING
+                    """)
+            let refresh = try db.cachedStatement(
+                sql: """
+                    UPDATE item SET title = ?, link = ?, published = ?, summary = ?, content = ?, pic_url = ?,
+                        picture_id = ?
+                    WHERE feed_id = ? AND key = ? RETURNING id
+                    """)
+            let index = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO item_search (rowid, title, body) VALUES (?, ?, ?)")
+            var timeline = try Timeline(db, feedID: page.feedID, band: page.band, above: seq)
+            var inserted = 0
+            var searched: [(id: Int64, item: FeedItem)] = []
+            for item in [page.newItems, page.updatedItems].joined() {
+                let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
+                let time = timeline.time(published: item.publishedSeconds, now: Int64(now))
+                // The one statement stepped through SQLite's C API (Store+SQLite.swift explains why).
+                try insert.run(db) { values in
+                    values.add(page.feedID)
+                    values.add(item.key)
+                    values.add(page.band)
+                    values.add(seq + 1)
+                    values.add(item.title)
+                    values.add(item.link)
+                    values.add(item.pictureURL)
+                    values.add(pictureID)
+                    values.add(item.published)
+                    values.add(item.summary)
+                    values.add(item.content)
+                    values.add(now)
+                    values.add(time)
+                }
+                let id: Int64
+                if db.changesCount == 1 {
+                    seq += 1
+                    inserted += 1
+                    timeline.append(time, seq: seq)
+                    id = db.lastInsertedRowID
+                } else {
+                    refresh.setUncheckedArguments([
+                        item.title, item.link, item.published, item.summary, item.content, item.pictureURL, pictureID,
+                        page.feedID, item.key,
+                    ])
+                    guard let refreshed = try Int64.fetchOne(refresh) else { continue }
+                    id = refreshed
+                }
+                searched.append((id, item))
+            }
+            // The search index is written after the items, not between them: FTS5 rows inserted
+            // between other statements cost four times as much (BENCHMARKS.md, P6).
+            for (id, item) in searched {
+                try index.run(db) { values in
+                    values.add(id)
+                    values.add(SearchText.title(item.title))
+                    values.add(SearchText.body(content: item.content, summary: item.summary))
+                }
+            }
+            try timeline.write(db)
+            // GRDB's observers did not see the inserts stepped above: tell them.
+            try db.notifyChanges(in: Table("item"))
+            if inserted > 0 {
+                try db.cachedStatement(
+                    sql: """
+                        INSERT INTO band_size (feed_id, band, size) VALUES (?, ?, ?)
+                        ON CONFLICT (feed_id, band) DO UPDATE SET size = size + excluded.size
+                        """
+                ).execute(arguments: [page.feedID, page.band, inserted])
+            }
+            let cursor = page.cursor
+            try db.cachedStatement(
+                sql: """
+                    UPDATE feed SET etag = ?, last_modified = ?, body_hash = ?, remote_total = ?, per_page = ?,
+                        backfill_page = ?, backfill_url = ?, backfill_total = ?, backfill_done = ?, backfill_note = ?,
+                        gap_band = ?, gap_page = ?, gap_total = ?, gap_url = ?
+                    WHERE id = ?
+                    """
+            ).execute(arguments: [
+                cursor.etag, cursor.lastModified, cursor.bodyHash, cursor.remoteTotal, cursor.perPage,
+                cursor.backfillPage, cursor.backfillURL, cursor.backfillTotal, cursor.backfillDone, cursor.backfillNote,
+                cursor.gap?.band, cursor.gap?.page, cursor.gap?.total, cursor.gap?.url, page.feedID,
+            ])
+            if let found = page.found { try Self.write(found, feedID: page.feedID, db) }
+        }
+    }
+}
+
+// MARK: - Lists: the pages `list` and the reading page show, and where the reader is
+
+extension Store {
+    /// The row (0-based) the item numbered `number` is at now in one feed's list or the timeline;
+    /// nil when there is no such item.
+    public func row(ofItem number: Int64, feedURL: String?) async throws(StoreError) -> Int? {
+        try await read { db in
+            guard
+                let place = try Row.fetchOne(
+                    db, sql: "SELECT feed_id, band, seq FROM item WHERE id = ?", arguments: [number]
+                ).map({ ListPlace(feedID: $0["feed_id"], band: $0["band"], seq: $0["seq"]) })
+            else { return nil }
+            return try Self.row(db, of: place, in: ListOrder(feedURL: feedURL))
+        }
+    }
+
+    /// One page of the list `query` describes.
+    public func list(_ query: ListQuery, page: Int, perPage: Int) async throws(StoreError) -> ListedPage {
+        try await read { db in
+            let offset = (page - 1) * perPage
+            let total: Int
+            let items: [StoredItem]
+            if query.isFiltered {
+                (total, items) = try Self.filteredList(db, query, offset: offset, limit: perPage)
+            } else {
+                let order = ListOrder(feedURL: query.feedURL)
+                total = try order.total(db)
+                items = try Self.listRows(
+                    db, order, positions: offset..<offset + perPage, columns: Self.listColumns, join: Self.listJoin
+                ).map { position, row in Self.storedItem(row, position: position + 1) }
+            }
+            let lastPull = try Double.fetchOne(
+                db, sql: "SELECT max(last_pull_at) FROM feed \(query.feedURL == nil ? "" : "WHERE url = ?")",
+                arguments: query.feedURL.map { [$0] } ?? [])
+            return ListedPage(items: items, total: total, lastPullAt: lastPull.map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+
+    /// Remembers the page the reader was shown, in the list of one feed or of all feeds. The page
+    /// already remembered last is not written again: paging back and forth over one page stays a
+    /// read, with no WAL to start and sync, no checkpoint when the store closes.
+    public func setReadingPosition(_ position: ReadingPosition) async throws(StoreError) {
+        guard try await latestReadingPosition() != position else { return }
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO reading_position (scope, page, per_page, updated_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (scope) DO UPDATE SET page = excluded.page, per_page = excluded.per_page,
+                        updated_at = excluded.updated_at
+                    """,
+                arguments: [
+                    position.feedURL ?? Self.allFeeds, position.page, position.perPage,
+                    Date().timeIntervalSince1970,
+                ])
+        }
+    }
+}
+
+// MARK: - Pictures and settings
+
+extension Store {
+    /// The position `list` recorded most recently, in whichever list it was.
+    public func latestReadingPosition() async throws(StoreError) -> ReadingPosition? {
+        try await read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT scope, page, per_page FROM reading_position ORDER BY updated_at DESC LIMIT 1"
+            )
+            .map { row in
+                let scope = row.text("scope") ?? Self.allFeeds
+                // Clamped: the row is read by every pull, and a value from an older version or
+                // another tool must not make each of them fail.
+                let page = row.integer("page") ?? 1
+                let perPage = row.integer("per_page") ?? ReadingPosition.start.perPage
+                return ReadingPosition(
+                    feedURL: scope == Self.allFeeds ? nil : scope,
+                    page: page.clamped(to: ReadingPosition.pages),
+                    perPage: perPage.clamped(to: ReadingPosition.perPages))
+            }
+        }
+    }
+
+    /// Pictures shown by rows `rows` of the list of `feedURL`, due for a download: not cached, and
+    /// not waiting out a backoff. At most `limit` rows are read: the first ones, or with
+    /// `backwards` the last ones, in reverse. One job per picture, at the first of them that shows it.
+    public func duePictures(
+        feedURL: String?, rows: Range<Int>, limit: Int = .max, backwards: Bool = false,
+        now: Date = Date()
+    ) async throws(StoreError) -> [PictureJob] {
+        try await read { db in
+            try Self.duePictures(db, feedURL: feedURL, rows: rows, limit: limit, backwards: backwards, now: now)
+        }
+    }
+
+    /// The first `limit` due pictures from row `top` down to the end of the list of `feedURL`, or
+    /// from `resume` instead when it is below `top` and still at its row (nothing landed above
+    /// it). All in one snapshot, with the place just past the list's last row: a page committed
+    /// later lands at or past that place, or moves it to another row.
+    public func duePictures(
+        feedURL: String?, from top: Int, resuming resume: PlaceAtRow?, limit: Int,
+        now: Date = Date()
+    ) async throws(StoreError) -> (jobs: [PictureJob], end: PlaceAtRow?) {
+        try await read { db in
+            let order = ListOrder(feedURL: feedURL)
+            var from = top
+            if let resume, resume.row > top, try Self.row(db, of: resume.place, in: order) == resume.row {
+                from = resume.row
+            }
+            let jobs = try Self.duePictures(db, feedURL: feedURL, rows: from..<Int(Int32.max), limit: limit, now: now)
+            // The list's last item: what lands later lands below it or moves it.
+            let (_, segments) = try order.segments(db, from: .max, backwards: true)
+            let end = try segments.next().flatMap { last -> PlaceAtRow? in
+                let firstSeq: Int = last["first_seq"]
+                let size: Int = last["size"]
+                let place = ListPlace(feedID: last["feed_id"], band: last["band"], seq: firstSeq + size - 1)
+                return try Self.row(db, of: place, in: order).map { PlaceAtRow(place: place, row: $0) }
+            }
+            return (jobs, end)
+        }
+    }
+
+    /// Due pictures of the first `perPage` rows of each feed whose own list was never shown, feed
+    /// by feed in the order they were added, each at its row in its feed's list. One statement for
+    /// all feeds: each band's first row from the band sizes, then a seek per band.
+    public func duePicturesOfUnviewedFeeds(perPage: Int, now: Date = Date()) async throws(StoreError) -> [PictureJob] {
+        try await read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    WITH band AS (
+                        SELECT feed_id, band, sum(size) OVER (PARTITION BY feed_id ORDER BY band) - size AS start
+                        FROM band_size
+                        WHERE feed_id IN (SELECT id FROM feed WHERE url NOT IN (SELECT scope FROM reading_position)))
+                    SELECT item.picture_id, picture.url, item.feed_id, item.band, item.seq, band.start + item.seq
+                    FROM band
+                    JOIN item ON item.feed_id = band.feed_id AND item.band = band.band AND item.seq < ?1 - band.start
+                    JOIN picture ON picture.id = item.picture_id
+                    WHERE band.start < ?1 AND \(Self.pictureIsDue("?2"))
+                    ORDER BY item.feed_id, item.band, item.seq
+                    """, arguments: [perPage, now.timeIntervalSince1970])
+            var seen = Set<Int64>()
+            return rows.compactMap { row in
+                let id: Int64 = row[0]
+                guard seen.insert(id).inserted else { return nil }
+                return PictureJob(
+                    id: id, url: row.text("url") ?? "", row: row[5],
+                    place: ListPlace(feedID: row[2], band: row[3], seq: row[4]))
+            }
+        }
+    }
+
+    /// The picture of the item numbered `number` as a job, when it has one that is neither cached
+    /// nor waiting out a backoff.
+    public func duePicture(ofItem number: Int64) async throws(StoreError) -> PictureJob? {
+        try await read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT picture.id, picture.url, item.feed_id, item.band, item.seq FROM item
+                    JOIN picture ON picture.id = item.picture_id
+                    WHERE item.id = ? AND \(Self.pictureIsDue("?"))
+                    """, arguments: [number, Date().timeIntervalSince1970]
+            ).map { row in
+                PictureJob(
+                    id: row["id"], url: row.text("url") ?? "", row: 0,
+                    place: ListPlace(feedID: row["feed_id"], band: row["band"], seq: row["seq"]))
+            }
+        }
+    }
+
+    /// Records downloaded pictures, all in one transaction. Call only once their files are
+    /// complete, renamed into place and durable.
+    public func markPicturesCached(_ pictures: [DownloadedPicture]) async throws(StoreError) {
+        try await write { db in
+            let update = try db.cachedStatement(
+                sql: """
+                    UPDATE picture SET status = 'cached', file = ?, bytes = ?, mime = ?, attempts = 0,
+                        next_attempt_at = NULL, last_error = NULL, updated_at = ?
+                    WHERE id = ?
+                    """)
+            let now = Date().timeIntervalSince1970
+            for picture in pictures {
+                try update.execute(arguments: [picture.file, picture.bytes, picture.mime, now, picture.id])
+            }
+        }
+    }
+
+    /// Records a failed download. A `permanent` failure shows as `failed`; a transient one stays
+    /// `pending`. Either way it is not tried again before `retryAt`.
+    public func markPictureFailed(id: Int64, error: String, permanent: Bool, retryAt: Date) async throws(StoreError) {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    UPDATE picture SET status = ?, file = NULL, bytes = NULL, attempts = attempts + 1,
+                        next_attempt_at = ?, last_error = ?, updated_at = ?
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    permanent ? "failed" : "pending", retryAt.timeIntervalSince1970, error,
+                    Date().timeIntervalSince1970, id,
+                ])
+        }
+    }
+
+    /// How many times the picture's download failed in a row.
+    public func pictureAttempts(id: Int64) async throws(StoreError) -> Int {
+        try await read { db in
+            try Int.fetchOne(db, sql: "SELECT attempts FROM picture WHERE id = ?", arguments: [id]) ?? 0
+        }
+    }
+
+    /// Every cached picture, each with the row of the list of `feedURL` that shows it nearest the
+    /// reader: one inside `window` if any, else the one nearest the rows of the reading `page` (a
+    /// picture shown by several rows is as near as its nearest).
+    public func cachedPictures(feedURL: String?, page: Range<Int>, window: Range<Int>) async throws(StoreError)
+        -> [CachedPicture]
+    {
+        try await read { db in
+            let (filter, arguments): (String, StatementArguments) =
+                feedURL.map { ("WHERE item.feed_id = (SELECT id FROM feed WHERE url = ?)", [$0]) } ?? ("", [])
+            let order = ListOrder(feedURL: feedURL).itemOrder
+            // The distance is PrefetchPlan.distance, 0 inside the window; with one min() in the
+            // query, SQLite takes the bare `row` from the row that has it.
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT picture.id, picture.file, picture.bytes, nearest.row FROM picture
+                    LEFT JOIN (
+                        SELECT picture_id, row, min(CASE
+                            WHEN row >= ? AND row < ? THEN 0
+                            WHEN row < ? THEN ? - row
+                            WHEN row >= ? THEN row - ? + 1
+                            ELSE 0 END) AS distance
+                        FROM (
+                            SELECT picture_id, row_number() OVER (ORDER BY \(order)) - 1 AS row
+                            FROM item \(filter)
+                        ) GROUP BY picture_id
+                    ) AS nearest ON nearest.picture_id = picture.id
+                    WHERE picture.status = 'cached'
+                    """,
+                arguments: [
+                    window.lowerBound, window.upperBound, page.lowerBound, page.lowerBound,
+                    page.upperBound, page.upperBound,
+                ] + arguments)
+            return rows.map {
+                CachedPicture(
+                    id: $0["id"], file: $0.text("file") ?? "",
+                    bytes: Int64($0.integer("bytes", in: 0...(1 << 40)) ?? 0),
+                    row: $0.integer("row"))
+            }
+        }
+    }
+
+    /// Bytes and count of every cached picture.
+    public func cachedTotals() async throws(StoreError) -> CacheTotals {
+        try await read { db in
+            let row = try Row.fetchOne(
+                db, sql: "SELECT coalesce(sum(bytes), 0), count(*) FROM picture WHERE status = 'cached'")
+            return CacheTotals(bytes: row?[0] ?? 0, count: row?[1] ?? 0)
+        }
+    }
+
+    /// Forgets a cached file (evicted or gone): the picture is pending again.
+    public func uncachePicture(id: Int64) async throws(StoreError) {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE picture SET status = 'pending', file = NULL, bytes = NULL, mime = NULL WHERE id = ?",
+                arguments: [id])
+        }
+    }
+
+    /// Deletes pictures no item uses any more; returns the files they had.
+    public func deleteUnusedPictures() async throws(StoreError) -> [String] {
+        try await write { db in try Self.deleteUnusedPictures(db) }
+    }
+
+    /// The file of every cached picture, by the picture's id.
+    public func cachedPictureFiles() async throws(StoreError) -> [Int64: (file: String, bytes: Int64)] {
+        try await read { db in
+            var files: [Int64: (String, Int64)] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT id, file, bytes FROM picture WHERE status = 'cached'") {
+                files[row[0]] = (row.text("file") ?? "", row["bytes"] ?? 0)
+            }
+            return files
+        }
+    }
+
+    public func setting(_ name: String) async throws(StoreError) -> String? {
+        try await read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM setting WHERE name = ?", arguments: [name])
+        }
+    }
+
+    public func setSetting(_ name: String, _ value: String) async throws(StoreError) {
+        try await write { db in
+            try db.execute(
+                sql:
+                    "INSERT INTO setting (name, value) VALUES (?, ?) "
+                    + "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                arguments: [name, value])
+        }
     }
 }

@@ -165,7 +165,7 @@ public final class SyncEngine: Sendable {
             feed: feed, maxPages: options.maxPages, schedule: options.schedule, now: options.clock.now())
         var actions: [PullMachine.Action]
         do throws(PullFailure) {
-            actions = machine.start(topBand: try local { try store.topBand(feedID: feed.id) })
+            actions = machine.start(topBand: try await local { try await store.topBand(feedID: feed.id) })
         } catch {
             actions = machine.failed(error)
         }
@@ -188,9 +188,9 @@ public final class SyncEngine: Sendable {
                     defer { if let file = response.bodyFile { try? FileManager.default.removeItem(atPath: file) } }
                     actions += try await decode(response, expected, context, inParts, &machine, options)
                 case .lookUp(let keys):
-                    actions += machine.known(try local { try store.bands(feedID: feed.id, keys: keys) })
+                    actions += machine.known(try await local { try await store.bands(feedID: feed.id, keys: keys) })
                 case .commit(let commit):
-                    try local { try store.commit(commit) }
+                    try await local { try await store.commit(commit) }
                     options.onCommit(!commit.updatedItems.isEmpty)
                     actions += machine.committed()
                 case .report(let event):
@@ -198,7 +198,7 @@ public final class SyncEngine: Sendable {
                 case .finish(let record, var report):
                     report.requests = requests
                     do {
-                        report.movedTo = try store.recordPull(feedID: feed.id, record)
+                        report.movedTo = try await store.recordPull(feedID: feed.id, record)
                     } catch {
                         report.error = report.error ?? SyncError(.local, "\(error.message); \(Self.checkDisk)")
                     }
@@ -272,9 +272,9 @@ public final class SyncEngine: Sendable {
             for await items in parts {
                 room.signal()
                 if Task.isCancelled { throw PullFailure.interrupted }
-                let bands = try local { try store.bands(feedID: machine.feed.id, keys: items.map(\.key)) }
+                let bands = try await local { try await store.bands(feedID: machine.feed.id, keys: items.map(\.key)) }
                 let commit = machine.part(items, bands: bands)
-                try local { try store.commit(commit) }
+                try await local { try await store.commit(commit) }
                 onCommit(!commit.updatedItems.isEmpty)
             }
         } catch {
@@ -346,9 +346,9 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    private func local<T>(_ body: () throws -> T) throws(PullFailure) -> T {
+    private func local<T>(_ body: () async throws -> T) async throws(PullFailure) -> T {
         do {
-            return try body()
+            return try await body()
         } catch let error as StoreError where error.kind == .locked {
             throw PullFailure(SyncError(.transient, error.message))
         } catch {

@@ -23,7 +23,7 @@ struct FeedSyncCommand: AsyncParsableCommand {
     /// are made safe for a terminal like every other message, and written with a checked write.
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            var command = try await asyncParseAsRoot()
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {

@@ -218,7 +218,7 @@ import Testing
                 _ = try await running.wait()
                 #expect(running.process.terminationReason == .uncaughtSignal)
                 let store = try cli.openStore()
-                #expect(try store.integrityCheck() == ["ok"])
+                #expect(try await store.integrityCheck() == ["ok"])
                 let keys = try await cli.listedKeys()
                 #expect(Set(keys).count == keys.count, "no duplicates")
                 #expect(keys == Array(server.expectedKeys.prefix(keys.count)), "a prefix of the feed, in order")
@@ -321,7 +321,7 @@ import Testing
             #expect(pages.count == 4)
             #expect(pages.map(\.receivedAt).max()! < pages.map(\.at).min()!, "all four asked before any was answered")
             for feed in feeds {
-                #expect(try cli.openStore().list(ListQuery(feedURL: feed), page: 1, perPage: 10).total == 5)
+                #expect(try await cli.openStore().list(ListQuery(feedURL: feed), page: 1, perPage: 10).total == 5)
             }
 
             faults.latency = 0.2

@@ -53,7 +53,8 @@ import Testing
             var stored = 0
             for _ in 0..<200 where stored < 30 {
                 try await Task.sleep(nanoseconds: 50_000_000)
-                stored = (try? cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 1).total) ?? 0
+                stored =
+                    (try? await cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 1).total) ?? 0
             }
             running.kill9()
             let killed = try await running.wait()
@@ -191,14 +192,14 @@ import Testing
             let pull = try await cli.run("pull", "--feed", url, "--images", "none")
             #expect(pull.status == 0, "\(pull.stderr)")
             #expect(server.feedRequests.first?.bytes ?? 0 > 4 << 20)
-            let stored = try cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 20_000)
+            let stored = try await cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 20_000)
             #expect(stored.total == 20_000)
             #expect(stored.items.map(\.key) == server.expectedKeys)
             let left = try FileManager.default.contentsOfDirectory(atPath: cli.home.path).filter {
                 $0.hasSuffix(".part")
             }
             #expect(left == [], "the file is removed")
-            #expect(try cli.openStore().feed(url: url)?.cursor.backfillDone == true)
+            #expect(try await cli.openStore().feed(url: url)?.cursor.backfillDone == true)
         }
     }
 
@@ -214,10 +215,11 @@ import Testing
             #expect(pull.status == 0, "\(pull.stderr)")
             #expect(pull.stderr.contains("not well-formed at line"), "\(pull.stderr)")
             #expect(server.feedRequests.first?.bytes ?? 0 > 4 << 20)
-            let stored = try cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 48_000).items.map(\.key)
+            let stored = try await cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 48_000).items.map(
+                \.key)
             #expect(stored.count >= 15_000 && stored.count < 17_000, "\(stored.count)")
             #expect(stored == Array(server.expectedKeys.prefix(stored.count)))
-            #expect(try cli.openStore().feed(url: url)?.malformed?.contains("line") == true)
+            #expect(try await cli.openStore().feed(url: url)?.malformed?.contains("line") == true)
         }
     }
 }

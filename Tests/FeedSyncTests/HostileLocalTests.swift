@@ -41,7 +41,7 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: cli.home.path + "/" + link, withDestinationPath: target.path)
         try await withServer(items: Self.goodItems, perPage: 10) { server, url in
             let pull = try await cli.start(["pull", "--feed", url]).wait()
-            try HostileTests.expectSound(cli, pull, status: 74, good: url)
+            try await HostileTests.expectSound(cli, pull, status: 74, good: url)
             #expect(pull.stderr.contains("symbolic link"), "\(pull.stderr)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: target.path) == ["canary"])
             let cached = try await cli.listedItems().filter {
@@ -62,8 +62,8 @@ import Testing
         try await withServer(items: 20_000, perPage: 20_000) { server, _ in
             let url = await server.feedURL(.rss)
             let pull = try await cli.start(["pull", "--feed", url, "--images", "none"]).wait()
-            try HostileTests.expectSound(cli, pull, status: 0, good: nil)
-            #expect(try cli.openStore().list(ListQuery(feedURL: url), page: 1, perPage: 1).total == 20_000)
+            try await HostileTests.expectSound(cli, pull, status: 0, good: nil)
+            #expect(try await cli.openStore().list(ListQuery(feedURL: url), page: 1, perPage: 1).total == 20_000)
         }
         #expect(try String(contentsOfFile: canary, encoding: .utf8) == "keep")
         withExtendedLifetime(target) {}
@@ -74,7 +74,7 @@ import Testing
         let (target, canary) = try planted()
         try FileManager.default.createSymbolicLink(atPath: cli.home.path + "/pull.lock", withDestinationPath: canary)
         let pull = try await cli.run("pull", "--feed", "http://127.0.0.1:9/feed")
-        try HostileTests.expectSound(cli, pull, status: 74, good: nil)
+        try await HostileTests.expectSound(cli, pull, status: 74, good: nil)
         #expect(try String(contentsOfFile: canary, encoding: .utf8) == "keep")
         withExtendedLifetime(target) {}
     }
@@ -93,7 +93,7 @@ import Testing
                 """)
             for arguments in [["list"], ["list", "--json"], ["status"], ["status", "--json"]] {
                 let result = try await cli.start(arguments).wait()
-                try HostileTests.expectSound(cli, result, status: 0, good: url)
+                try await HostileTests.expectSound(cli, result, status: 0, good: url)
                 if arguments == ["list"] { #expect(result.stdout.contains("\u{FFFD}") && result.stdout.contains("42")) }
             }
             #expect(try await cli.run("pull").status == 0)
@@ -109,7 +109,7 @@ import Testing
             let before = try Data(contentsOf: URL(fileURLWithPath: cli.databasePath))
             for arguments in [["list"], ["status"], ["pull"], ["gc"], ["pull", "--feed", url]] {
                 let result = try await cli.start(arguments).wait()
-                try HostileTests.expectSound(cli, result, status: 74, good: nil, storeReadable: false)
+                try await HostileTests.expectSound(cli, result, status: 74, good: nil, storeReadable: false)
                 #expect(result.stderr.contains("written by a newer feedsync"), "\(arguments): \(result.stderr)")
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: cli.databasePath)) == before)
@@ -156,7 +156,7 @@ import Testing
                     == SQLITE_OK)
             let started = Date()
             let pull = try await cli.start(["pull", "--feed", url]).wait()
-            try HostileTests.expectSound(cli, pull, status: 75, good: nil, storeReadable: false)
+            try await HostileTests.expectSound(cli, pull, status: 75, good: nil, storeReadable: false)
             #expect(pull.stderr.contains("locked by another process"), "\(pull.stderr)")
             #expect(Date().timeIntervalSince(started) < 60)
             #expect(try await cli.run("list").status == 0, "readers are not blocked")
@@ -181,9 +181,11 @@ import Testing
                 ["pull", "--force"], ["pull", "--force", "--images", "all"], ["gc"], ["list"], ["status"],
             ] {
                 let result = try await cli.start(arguments).wait()
-                try HostileTests.expectSound(cli, result, status: 0, good: nil)
+                try await HostileTests.expectSound(cli, result, status: 0, good: nil)
             }
-            #expect(try cli.openStore().list(ListQuery(feedURL: url), page: 1, perPage: 1).total == Self.goodItems + 5)
+            #expect(
+                try await cli.openStore().list(ListQuery(feedURL: url), page: 1, perPage: 1).total == Self.goodItems + 5
+            )
         }
     }
 
@@ -215,8 +217,8 @@ import Testing
         #expect(result.stderr.hasPrefix("Error: "), "\(result.stderr)")
         if FileManager.default.fileExists(atPath: cli.databasePath) {
             let store = try cli.openStore()
-            #expect(try store.feeds().isEmpty, "nothing subscribed")
-            #expect(try store.latestReadingPosition() == nil, "nothing recorded")
+            #expect(try await store.feeds().isEmpty, "nothing subscribed")
+            #expect(try await store.latestReadingPosition() == nil, "nothing recorded")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: cli.outside.path).isEmpty)
     }
@@ -284,7 +286,7 @@ import Testing
             kill(running.process.processIdentifier, SIGINT)
             let result = try await running.wait()
             #expect(Date().timeIntervalSince(signalled) < 5, "stopped within a few seconds")
-            try HostileTests.expectSound(cli, result, status: 75, good: nil)
+            try await HostileTests.expectSound(cli, result, status: 75, good: nil)
             #expect(result.stderr.contains("interrupted"), "\(result.stderr)")
         }
     }
@@ -300,11 +302,11 @@ import Testing
             while server.requestedPages.count < 4 { try await Task.sleep(nanoseconds: 20_000_000) }
             kill(running.process.processIdentifier, signal)
             let result = try await running.wait()
-            try HostileTests.expectSound(cli, result, status: 75, good: nil)
+            try await HostileTests.expectSound(cli, result, status: 75, good: nil)
             #expect(result.stderr.contains("interrupted; the next pull continues from page"), "\(result.stderr)")
-            let feed = try #require(try cli.openStore().feed(url: url))
+            let feed = try #require(try await cli.openStore().feed(url: url))
             #expect(feed.lastPullAt != nil && feed.lastOutcome == .transient, "never 'last pull: never' beside items")
-            #expect(try cli.openStore().list(ListQuery(feedURL: url), page: 1, perPage: 1).total >= 30)
+            #expect(try await cli.openStore().list(ListQuery(feedURL: url), page: 1, perPage: 1).total >= 30)
 
             server.setFaults(Faults())
             #expect(try await cli.run("pull", "--images", "none").status == 0)

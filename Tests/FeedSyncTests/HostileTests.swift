@@ -298,18 +298,18 @@ import Testing
         DocumentCase(
             description: "Retry-After of 2^63 - 1 on a 503",
             documents: ["/doc/feed": Document(status: 503, headers: ["Retry-After": "9223372036854775807"])],
-            status: 75, then: { cli, url in try expectRetryWithinADay(cli, url) }),
+            status: 75, then: { cli, url in try await expectRetryWithinADay(cli, url) }),
         DocumentCase(
             description: "Retry-After of a 30-digit number on a 429",
             documents: ["/doc/feed": Document(status: 429, headers: ["Retry-After": "123456789012345678901234567890"])],
-            status: 75, then: { cli, url in try expectRetryWithinADay(cli, url) }),
+            status: 75, then: { cli, url in try await expectRetryWithinADay(cli, url) }),
         DocumentCase(
             description: "Retry-After of 1e400 is no answer: backoff, then exit 75",
             documents: ["/doc/feed": Document(status: 503, headers: ["Retry-After": "1e400"])], status: 75),
         DocumentCase(
             description: "Retry-After as a date in the year 9999",
             documents: ["/doc/feed": Document(status: 503, headers: ["Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"])],
-            status: 75, then: { cli, url in try expectRetryWithinADay(cli, url) }),
+            status: 75, then: { cli, url in try await expectRetryWithinADay(cli, url) }),
         DocumentCase(
             description: "a redirect to file:///etc/passwd",
             documents: ["/doc/feed": Document(status: 302, headers: ["Location": "file:///etc/passwd"])], status: 65),
@@ -364,7 +364,7 @@ import Testing
             server.setFaults(faults)
             let url = await server.baseURL + hostile.feed
             let result = try await cli.start(["pull", "--feed", url] + hostile.arguments).wait()
-            try Self.expectSound(cli, result, status: hostile.status, good: good)
+            try await Self.expectSound(cli, result, status: hostile.status, good: good)
             if let says = hostile.says { #expect(result.stderr.contains(says), "\(result.stderr)") }
             try await hostile.then?(cli, url)
         }
@@ -392,7 +392,7 @@ import Testing
         let server = try RawServer(answer: answer, reset: reset)
         defer { server.stop() }
         let result = try await cli.start(["pull", "--feed", server.url]).wait()
-        try Self.expectSound(cli, result, status: 75, good: nil)
+        try await Self.expectSound(cli, result, status: 75, good: nil)
     }
 
     @Test func aServerThatDoesNotSpeakHTTPIsUnusable() async throws {
@@ -401,7 +401,7 @@ import Testing
         defer { server.stop() }
         let result = try await cli.start(["pull", "--feed", server.url]).wait()
         #expect([65, 75].contains(result.status), "\(result.stderr)")
-        try Self.expectSound(cli, result, status: result.status, good: nil)
+        try await Self.expectSound(cli, result, status: result.status, good: nil)
     }
 
     // MARK: Checks
@@ -410,7 +410,7 @@ import Testing
     static func expectSound(
         _ cli: CLI, _ result: RunResult, status: Int32, good: String?, storeReadable: Bool = true,
         sourceLocation: SourceLocation = #_sourceLocation
-    ) throws {
+    ) async throws {
         #expect(result.status == status, "stderr: \(result.stderr)", sourceLocation: sourceLocation)
         if status != 0 {
             #expect(
@@ -425,10 +425,10 @@ import Testing
         #expect(unsafe.isEmpty, "nothing unsafe reaches the terminal", sourceLocation: sourceLocation)
         if storeReadable, FileManager.default.fileExists(atPath: cli.databasePath) {
             let store = try cli.openStore()
-            #expect(try store.integrityCheck() == ["ok"], sourceLocation: sourceLocation)
+            #expect(try await store.integrityCheck() == ["ok"], sourceLocation: sourceLocation)
             if let good {
                 #expect(
-                    try store.list(ListQuery(feedURL: good), page: 1, perPage: 1).total == goodItems,
+                    try await store.list(ListQuery(feedURL: good), page: 1, perPage: 1).total == goodItems,
                     "what was committed before is kept", sourceLocation: sourceLocation)
             }
         }
@@ -452,8 +452,8 @@ import Testing
     }
 
     /// The feed is skipped until a time no more than a day away.
-    static func expectRetryWithinADay(_ cli: CLI, _ url: String) throws {
-        let feed = try #require(try cli.openStore().feed(url: url))
+    static func expectRetryWithinADay(_ cli: CLI, _ url: String) async throws {
+        let feed = try #require(try await cli.openStore().feed(url: url))
         let next = try #require(feed.nextRetryAt)
         #expect(next.timeIntervalSinceNow <= 86_400 + 60 && next.timeIntervalSinceNow > 0)
     }

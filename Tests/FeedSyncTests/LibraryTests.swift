@@ -36,7 +36,7 @@ import Testing
         let library = try FeedSync(home: DataHome(override: home.path), access: .writing)
         try await withServer(items: 400, perPage: 10) { server, url in
             // The items first, with their events and outcome.
-            let feed = try library.subscribe(url: url)
+            let feed = try await library.subscribe(url: url)
             let first = Updates()
             let outcomes = await library.pull([feed], settings: settings(.none), onUpdate: first.add)
             guard let report = outcomes.first ?? nil, report.error == nil else {
@@ -47,10 +47,10 @@ import Testing
             #expect(first.pagesStored == 40)
             #expect(
                 first.list.contains { if case .finished(0, let report) = $0 { report.error == nil } else { false } })
-            #expect(try library.list(ListQuery(feedURL: nil), page: 1, perPage: 10).total == 400)
+            #expect(try await library.list(ListQuery(feedURL: nil), page: 1, perPage: 10).total == 400)
 
             // Pictures, one at a time and slow, for a reader on page 1 who moves to page 30.
-            try library.setReadingPosition(ReadingPosition(feedURL: nil, page: 1, perPage: 10))
+            try await library.setReadingPosition(ReadingPosition(feedURL: nil, page: 1, perPage: 10))
             var faults = Faults()
             faults.pictureLatency = 0.1
             server.setFaults(faults)
@@ -63,8 +63,8 @@ import Testing
                 try await Task.sleep(nanoseconds: 20_000_000)
             }
             let moved = ReadingPosition(feedURL: nil, page: 30, perPage: 10)
-            try library.setReadingPosition(moved)
-            #expect(try library.readingPosition() == moved)
+            try await library.setReadingPosition(moved)
+            #expect(try await library.readingPosition() == moved)
             let again = await pull.value
             guard let report = again.first ?? nil, report.error == nil else {
                 Issue.record("the second pull failed: \(again)")
@@ -80,7 +80,7 @@ import Testing
                 second.list.contains { if case .picture(.planned(_, let dropped)) = $0 { dropped > 0 } else { false } })
             let cached = Set(second.picturesCached.compactMap { URL(string: $0)?.path })
             #expect(cached == requested, "each picture fetched was reported cached")
-            let listed = try library.list(ListQuery(feedURL: nil), page: 30, perPage: 10).items
+            let listed = try await library.list(ListQuery(feedURL: nil), page: 30, perPage: 10).items
             #expect(listed.allSatisfy { $0.imageStatus == .cached })
             #expect(
                 listed.allSatisfy { item in
@@ -93,21 +93,21 @@ import Testing
         let home = try TempDirectory()
         let library = try FeedSync(home: DataHome(override: home.path), access: .writing)
         try await withServer(items: 60, perPage: 10) { _, url in
-            let feed = try library.subscribe(url: url)
+            let feed = try await library.subscribe(url: url)
             _ = await library.pull([feed], settings: settings(.all), onUpdate: { _ in })
             let stray = home.path + "/pictures/stray.png"
             #expect(FileManager.default.createFile(atPath: stray, contents: Data("x".utf8)))
-            let bytes = try library.store.cachedTotals().bytes
+            let bytes = try await library.store.cachedTotals().bytes
             #expect(bytes > 0)
             // Room for about a third: the window around page 1 (rows 0...59, all of them) stays.
-            let report = try library.collectGarbage(budget: bytes / 3, pagesAhead: 5)
+            let report = try await library.collectGarbage(budget: bytes / 3, pagesAhead: 5)
             #expect(report.unknownFiles == 1 && !FileManager.default.fileExists(atPath: stray))
             #expect(report.evicted == 0, "every row is in the window")
-            try library.setReadingPosition(ReadingPosition(feedURL: nil, page: 6, perPage: 10))
+            try await library.setReadingPosition(ReadingPosition(feedURL: nil, page: 6, perPage: 10))
             // Rows 40...59 are the window now; half the cache fits them and some of the rest.
-            let moved = try library.collectGarbage(budget: bytes / 2, pagesAhead: 0)
+            let moved = try await library.collectGarbage(budget: bytes / 2, pagesAhead: 0)
             #expect(moved.evicted > 0 && moved.evictedBytes > 0)
-            #expect(try library.store.cachedTotals().bytes <= bytes / 2)
+            #expect(try await library.store.cachedTotals().bytes <= bytes / 2)
         }
     }
 }

@@ -455,10 +455,10 @@ import Testing
 
     /// The folder's lock is a `flock` another process (here util-linux's `flock`) holds too: a
     /// writer waits for it to be released.
-    @Test func theFolderLockWaitsForAnotherProcessHoldingIt() throws {
+    @Test func theFolderLockWaitsForAnotherProcessHoldingIt() async throws {
         let home = try TempDirectory()
         let files = PictureFiles(directory: home.path + "/pictures")
-        try files.exclusively {}  // makes the folder and its lock file
+        try await files.exclusively {}  // makes the folder and its lock file
         let marker = home.path + "/released"
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
@@ -475,7 +475,7 @@ import Testing
             if probe.terminationStatus != 0 { break }
             usleep(10_000)
         }
-        let released = files.exclusively { FileManager.default.fileExists(atPath: marker) }
+        let released = await files.exclusively { FileManager.default.fileExists(atPath: marker) }
         #expect(released, "the body ran only once the other process let go")
         #expect(!files.allFiles().contains(".lock"), "the lock file is not a picture")
     }

@@ -234,46 +234,46 @@ struct PrefetchMachineTests {
         CacheRoom(budget: budget, pagesAhead: 1, mode: mode, totals: totals)
     }
 
-    @Test func aCacheWithinItsBudgetIsNotEvictedAndTakesEveryPlannedPicture() {
+    @Test func aCacheWithinItsBudgetIsNotEvictedAndTakesEveryPlannedPicture() async {
         var cache = room(budget: 10_000, totals: CacheTotals(bytes: 1000, count: 10))
         var evictions = 0
-        cache.evictIfOver(around: page(1)) { _ in
+        await cache.evictIfOver(around: page(1)) { _ in
             evictions += 1
             return nil
         }
         #expect(evictions == 0)
-        let admitted = cache.admit(jobs(1...5), around: page(1), inFlight: 0, planSize: 5) { _ in
+        let admitted = await cache.admit(jobs(1...5), around: page(1), inFlight: 0, planSize: 5) { _ in
             Issue.record("no reach needed: a plan's worth fits")
             return nil
         }
         #expect(admitted.count == 5)
     }
 
-    @Test func anEvictionThatLeavesTheCacheOverBudgetIsNotTriedAgainUntilTheReaderMoves() {
+    @Test func anEvictionThatLeavesTheCacheOverBudgetIsNotTriedAgainUntilTheReaderMoves() async {
         var cache = room(budget: 1000, totals: CacheTotals(bytes: 5000, count: 50))
         var evictions = 0
         let evict: (ReadingPosition) -> CacheBudget.Eviction? = { _ in
             evictions += 1
             return CacheBudget.Eviction(count: 10, bytes: 1000, nearest: 40, left: CacheTotals(bytes: 4000, count: 40))
         }
-        cache.evictIfOver(around: page(1), evict)
-        cache.evictIfOver(around: page(1), evict)
+        await cache.evictIfOver(around: page(1), evict)
+        await cache.evictIfOver(around: page(1), evict)
         #expect(evictions == 1, "only the window's pictures are left")
         #expect(cache.totals == CacheTotals(bytes: 4000, count: 40))
         // Nothing outside the window is worth fetching now.
-        let admitted = cache.admit([job(5), job(100)], around: page(1), inFlight: 0, planSize: 2) { _ in 99 }
+        let admitted = await cache.admit([job(5), job(100)], around: page(1), inFlight: 0, planSize: 2) { _ in 99 }
         #expect(admitted.map(\.id) == [5], "row 5 is in the window (rows 0..<20); row 100 would be evicted at once")
         cache.readerMoved()
-        cache.evictIfOver(around: page(2), evict)
+        await cache.evictIfOver(around: page(2), evict)
         #expect(evictions == 2)
     }
 
-    @Test func pastTheRoomLeftOnlyPicturesNearerThanTheFarthestCachedOneAreFetched() {
+    @Test func pastTheRoomLeftOnlyPicturesNearerThanTheFarthestCachedOneAreFetched() async {
         // Room for two more pictures of the average size (100 bytes); the farthest cached picture
         // eviction could take is 50 rows away.
         var cache = room(budget: 1200, totals: CacheTotals(bytes: 1000, count: 10))
         let planned = [job(30), job(31), job(40), job(70), job(75)]
-        let admitted = cache.admit(planned, around: page(1), inFlight: 0, planSize: 5) { _ in 50 }
+        let admitted = await cache.admit(planned, around: page(1), inFlight: 0, planSize: 5) { _ in 50 }
         #expect(admitted.map(\.id) == [30, 31, 40], "two fit; 40 is nearer than 50 rows; 70 and 75 are not")
     }
 }

@@ -277,19 +277,21 @@ import Testing
         let lines = piped.stdout.split(separator: "\n")
         #expect(lines.count == 2, "no footer in a pipe: \(piped.stdout)")
         #expect(lines[0].split(separator: "\t", omittingEmptySubsequences: false).map(String.init)[4] == long)
-        #expect(try cli.openStore().latestReadingPosition() == nil, "a pipe records no position")
+        #expect(try await cli.openStore().latestReadingPosition() == nil, "a pipe records no position")
 
         let shown = try await cli.start(["list"], terminalColumns: 60).wait()
         let screen = shown.stdout.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n")
         #expect(screen.count == 3 && screen[2].hasPrefix("page 1 of 1 · 2 items"), "\(shown.stdout)")
         #expect(screen.allSatisfy { $0.count <= 60 } && screen[0].hasSuffix("…"), "\(screen)")
         #expect(screen[1].contains(" • ") && screen[1].hasSuffix("short"), "unread is marked")
-        #expect(try cli.openStore().latestReadingPosition() == ReadingPosition(feedURL: nil, page: 1, perPage: 20))
+        #expect(
+            try await cli.openStore().latestReadingPosition() == ReadingPosition(feedURL: nil, page: 1, perPage: 20))
         // A page past the end is no place to be.
         _ = try await cli.start(["list", "--page", "7"], terminalColumns: 60).wait()
-        #expect(try cli.openStore().latestReadingPosition()?.page == 1)
+        #expect(try await cli.openStore().latestReadingPosition()?.page == 1)
         _ = try await cli.run("list", "--per-page", "1", "--page", "2", "--record-position")
-        #expect(try cli.openStore().latestReadingPosition() == ReadingPosition(feedURL: nil, page: 2, perPage: 1))
+        #expect(
+            try await cli.openStore().latestReadingPosition() == ReadingPosition(feedURL: nil, page: 2, perPage: 1))
     }
 }
 

@@ -134,17 +134,17 @@ import Testing
         let served = try await serve(cli, ["--pull-every", "15m"])
         defer { served.process.kill9() }
         // The background pull finds no network, and says so on the feed.
-        for _ in 0..<200 where try cli.openStore().feeds().first?.lastOutcome != .transient {
+        for _ in 0..<200 where try await cli.openStore().feeds().first?.lastOutcome != .transient {
             try await Task.sleep(for: .milliseconds(100))
         }
-        #expect(try cli.openStore().feeds().first?.lastOutcome == .transient)
+        #expect(try await cli.openStore().feeds().first?.lastOutcome == .transient)
         let back = DemoServer(items: 25, perPage: 10, port: UInt16(URL(string: url)!.port!))
         try await back.start()
         let returned = Date()
-        for _ in 0..<600 where try cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 1).total < 25 {
+        for _ in 0..<600 where try await cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 1).total < 25 {
             try await Task.sleep(for: .milliseconds(100))
         }
-        #expect(try cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 1).total == 25)
+        #expect(try await cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 1).total == 25)
         #expect(Date().timeIntervalSince(returned) < 45, "resumed within 30 s of the network's return (and a margin)")
         await back.stop()
     }
@@ -197,7 +197,7 @@ import Testing
             #expect(
                 check.stdout.contains("missing files 0, partial 0, unknown 0, temp files of ended processes 0"),
                 "\(check.stdout)")
-            #expect(try cli.openStore().integrityCheck() == ["ok"])
+            #expect(try await cli.openStore().integrityCheck() == ["ok"])
             let cached = try await cli.listedItems().filter {
                 ($0["image"] as? [String: Any])?["status"] as? String == "cached"
             }
@@ -233,7 +233,9 @@ import Testing
 
             // Where the scroll settled: row 300 of 50 a page is page 7.
             #expect(try served.curl("/api/position?row=300&per_page=50", post: true).status == 200)
-            #expect(try cli.openStore().latestReadingPosition() == ReadingPosition(feedURL: nil, page: 7, perPage: 50))
+            #expect(
+                try await cli.openStore().latestReadingPosition() == ReadingPosition(feedURL: nil, page: 7, perPage: 50)
+            )
             #expect(try served.curl("/api/position?row=-1&per_page=50", post: true).status == 400)
             let content = try served.curl("/content/2")
             #expect(content.headers.contains("default-src 'none'; img-src 'self'"), "\(content.headers)")

@@ -21,16 +21,16 @@ import Testing
         FeedItem(key: key, title: title ?? key, link: nil, pictureURL: picture, published: nil, summary: nil)
     }
 
-    @Test func appliesTheEmbeddedMigrationsOnceAndInOrder() throws {
+    @Test func appliesTheEmbeddedMigrationsOnceAndInOrder() async throws {
         let migrations = [
             "0001_init", "0002_formats", "0003_band_sizes", "0004_feed_notes", "0005_reader", "0006_timeline",
             "0007_schedule", "0008_no_answer",
         ]
-        #expect(try store.appliedMigrations() == migrations)
+        #expect(try await store.appliedMigrations() == migrations)
         // Opening again applies nothing twice.
         let again = try Store(path: store.path)
-        #expect(try again.appliedMigrations() == migrations)
-        #expect(try again.integrityCheck() == ["ok"])
+        #expect(try await again.appliedMigrations() == migrations)
+        #expect(try await again.integrityCheck() == ["ok"])
     }
 
     @Test func connectionsOpeningANewStoreAtOnceAllSucceed() throws {
@@ -45,10 +45,10 @@ import Testing
         }
     }
 
-    @Test func aStoreMadeByOneConnectionIsWALAndOpensAgainWithoutWriting() throws {
+    @Test func aStoreMadeByOneConnectionIsWALAndOpensAgainWithoutWriting() async throws {
         let path = directory.path + "/single.sqlite"
         let single = try Store(path: path, connections: .single)
-        #expect(try single.appliedMigrations() == embeddedMigrations.map(\.name))
+        #expect(try await single.appliedMigrations() == embeddedMigrations.map(\.name))
         let mode = { try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } }
         #expect(try mode() == "wal", "the pools that follow find WAL")
         let version = { try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "PRAGMA schema_version") } }
@@ -57,14 +57,14 @@ import Testing
         #expect(try version() == before, "opening a migrated store changes nothing in it")
     }
 
-    @Test func upgradingFromVersion1KeepsPulledFeedsInTheSeedFormat() throws {
+    @Test func upgradingFromVersion1KeepsPulledFeedsInTheSeedFormat() async throws {
         let path = directory.path + "/version1.sqlite"
         var migrator = DatabaseMigrator()
         let first = try #require(embeddedMigrations.first)
         migrator.registerMigration(first.name) { db in try db.execute(sql: first.text) }
         let queue = try DatabaseQueue(path: path)
         try migrator.migrate(queue)
-        try queue.write { db in
+        try await queue.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO feed (url, added_at, backfill_page) \
@@ -73,76 +73,77 @@ import Testing
         }
         try queue.close()
         let upgraded = try Store(path: path)
-        #expect(try upgraded.feed(url: "http://h/pulled")?.format == .pagedJSON)
-        #expect(try upgraded.feed(url: "http://h/new")?.format == nil, "never pulled: found at the first pull")
+        #expect(try await upgraded.feed(url: "http://h/pulled")?.format == .pagedJSON)
+        #expect(try await upgraded.feed(url: "http://h/new")?.format == nil, "never pulled: found at the first pull")
     }
 
-    @Test func remembersAChosenFormatAndTheLinksAFeedPagesBy() throws {
-        let feed = try store.subscribe(url: "http://h/feed")
+    @Test func remembersAChosenFormatAndTheLinksAFeedPagesBy() async throws {
+        let feed = try await store.subscribe(url: "http://h/feed")
         #expect(feed.format == nil && !feed.formatChosen)
         let found = PageCommit.Found(title: "Feed", siteURL: nil, format: .rss)
-        _ = try store.recordPull(feedID: feed.id, PullRecord(outcome: .ok, at: Date(), found: found))
-        #expect(try store.feed(url: feed.url)?.format == .rss && store.feed(url: feed.url)?.title == "Feed")
+        _ = try await store.recordPull(feedID: feed.id, PullRecord(outcome: .ok, at: Date(), found: found))
+        let named = try await store.feed(url: feed.url)
+        #expect(named?.format == .rss && named?.title == "Feed")
 
-        let chosen = try store.subscribe(url: feed.url, format: .chosen(.atom))
+        let chosen = try await store.subscribe(url: feed.url, format: .chosen(.atom))
         #expect(chosen.format == .atom && chosen.formatChosen)
-        try store.commit(
+        try await store.commit(
             PageCommit(feedID: feed.id, band: 0, newItems: [], updatedItems: [], cursor: FeedCursor(), found: found))
-        #expect(try store.feed(url: feed.url)?.format == .atom, "documents do not change a chosen format")
-        #expect(try store.subscribe(url: feed.url).formatChosen, "subscribing again keeps the choice")
-        #expect(try !store.subscribe(url: feed.url, format: .found).formatChosen)
+        #expect(try await store.feed(url: feed.url)?.format == .atom, "documents do not change a chosen format")
+        #expect(try await store.subscribe(url: feed.url).formatChosen, "subscribing again keeps the choice")
+        #expect(try await !store.subscribe(url: feed.url, format: .found).formatChosen)
 
         let cursor = FeedCursor(
             backfillPage: 4, backfillURL: "http://h/feed?before=9",
             gap: FeedCursor.Walk(band: -2, page: 3, total: nil, url: "http://h/feed?before=40"))
-        try store.commit(PageCommit(feedID: feed.id, band: 0, newItems: [], updatedItems: [], cursor: cursor))
-        #expect(try store.feed(url: feed.url)?.cursor == cursor)
+        try await store.commit(PageCommit(feedID: feed.id, band: 0, newItems: [], updatedItems: [], cursor: cursor))
+        #expect(try await store.feed(url: feed.url)?.cursor == cursor)
     }
 
-    @Test func ordersByBandThenArrivalAndKeepsAKnownKeysPlace() throws {
-        let feed = try store.subscribe(url: "http://h/feed")
-        try store.commit(
+    @Test func ordersByBandThenArrivalAndKeepsAKnownKeysPlace() async throws {
+        let feed = try await store.subscribe(url: "http://h/feed")
+        try await store.commit(
             PageCommit(
                 feedID: feed.id, band: 0, newItems: [item("a"), item("b")], updatedItems: [], cursor: FeedCursor()))
-        try store.commit(
+        try await store.commit(
             PageCommit(feedID: feed.id, band: -1, newItems: [item("new")], updatedItems: [], cursor: FeedCursor()))
         // "a" arrives again with a new title: refreshed in place, not moved, not duplicated.
-        try store.commit(
+        try await store.commit(
             PageCommit(
                 feedID: feed.id, band: 0, newItems: [item("c")], updatedItems: [item("a", title: "A2")],
                 cursor: FeedCursor()))
-        let page = try store.list(ListQuery(feedURL: nil), page: 1, perPage: 10)
+        let page = try await store.list(ListQuery(feedURL: nil), page: 1, perPage: 10)
         #expect(page.items.map(\.key) == ["new", "a", "b", "c"])
         #expect(page.items.map(\.title) == ["new", "A2", "b", "c"])
         #expect(page.items.map(\.position) == [1, 2, 3, 4])
         #expect(page.total == 4)
-        #expect(try store.topBand(feedID: feed.id) == -1)
-        #expect(try store.bands(feedID: feed.id, keys: ["a", "new", "zzz"]) == ["a": 0, "new": -1])
+        #expect(try await store.topBand(feedID: feed.id) == -1)
+        #expect(try await store.bands(feedID: feed.id, keys: ["a", "new", "zzz"]) == ["a": 0, "new": -1])
     }
 
     /// Every page, of every size, of one feed's list and of all feeds' is the slice of the full
     /// order (feed, band, seq) it should be: list finds pages by band sizes, not by OFFSET.
-    @Test func everyPageIsTheRightSliceAcrossBandsAndFeeds() throws {
-        let one = try store.subscribe(url: "http://h/one")
-        let two = try store.subscribe(url: "http://h/two")
-        try store.commit(
+    @Test func everyPageIsTheRightSliceAcrossBandsAndFeeds() async throws {
+        let one = try await store.subscribe(url: "http://h/one")
+        let two = try await store.subscribe(url: "http://h/two")
+        try await store.commit(
             PageCommit(
                 feedID: one.id, band: 0, newItems: (0..<7).map { item("one-\($0)") }, updatedItems: [],
                 cursor: FeedCursor()))
-        try store.commit(
+        try await store.commit(
             PageCommit(
                 feedID: two.id, band: 0, newItems: (0..<5).map { item("two-\($0)") }, updatedItems: [],
                 cursor: FeedCursor()))
-        try store.commit(
+        try await store.commit(
             PageCommit(
                 feedID: one.id, band: -1, newItems: (0..<3).map { item("head-\($0)") }, updatedItems: [],
                 cursor: FeedCursor()))
         // Refreshed and repeated items take no place: seq stays without holes.
-        try store.commit(
+        try await store.commit(
             PageCommit(
                 feedID: one.id, band: -1, newItems: [item("head-3"), item("one-2")],
                 updatedItems: [item("head-0", title: "again")], cursor: FeedCursor()))
-        try store.commit(
+        try await store.commit(
             PageCommit(feedID: one.id, band: -3, newItems: [item("top")], updatedItems: [], cursor: FeedCursor()))
 
         let expected: [String?: [String]] = [
@@ -155,7 +156,7 @@ import Testing
         for (url, keys) in expected.merging([nil: all], uniquingKeysWith: { a, _ in a }) {
             for perPage in 1...6 {
                 for page in 1...(keys.count / perPage + 2) {
-                    let listed = try store.list(ListQuery(feedURL: url), page: page, perPage: perPage)
+                    let listed = try await store.list(ListQuery(feedURL: url), page: page, perPage: perPage)
                     let start = min(keys.count, (page - 1) * perPage)
                     #expect(
                         listed.items.map(\.key) == Array(keys[start..<min(keys.count, start + perPage)]),
@@ -176,13 +177,14 @@ import Testing
 
     /// The timeline's pages, rows and picture windows, found by adding bucket and run sizes, are
     /// those of its definition, with dates that repeat, cross buckets, lie ahead or are missing.
-    @Test func theTimelineFindsEveryPageRowAndPictureByItsSizes() throws {
+    @Test func theTimelineFindsEveryPageRowAndPictureByItsSizes() async throws {
         var random: UInt64 = 7
         func next(_ bound: Int) -> Int {
             random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int((random >> 33) % UInt64(bound))
         }
-        let feeds = try (0..<3).map { try store.subscribe(url: "http://h/\($0)") }
+        var feeds: [Feed] = []
+        for number in 0..<3 { feeds.append(try await store.subscribe(url: "http://h/\(number)")) }
         var stored = 0
         for round in 0..<12 {
             for feed in feeds {
@@ -198,7 +200,7 @@ import Testing
                         key: "k\(stored)", title: "t", link: nil, pictureURL: next(2) == 0 ? "http://p/\(stored)" : nil,
                         published: date, summary: nil)
                 }
-                try store.commit(
+                try await store.commit(
                     PageCommit(
                         feedID: feed.id, band: round % 3 == 0 ? -round : 0, newItems: items, updatedItems: [],
                         cursor: FeedCursor()))
@@ -208,7 +210,7 @@ import Testing
         #expect(keys.count == stored)
         for perPage in [1, 7, 50] {
             for page in 1...(keys.count / perPage + 1) {
-                let listed = try store.list(ListQuery(), page: page, perPage: perPage)
+                let listed = try await store.list(ListQuery(), page: page, perPage: perPage)
                 let start = (page - 1) * perPage
                 #expect(listed.items.map(\.key) == Array(keys[start..<min(keys.count, start + perPage)]))
                 #expect(listed.total == keys.count)
@@ -219,50 +221,46 @@ import Testing
             try Row.fetchAll(
                 db, sql: "SELECT feed_id, band, seq, picture_id FROM item ORDER BY timeline DESC, feed_id, band, seq")
         }
-        let found = try queue.read { db in
-            try rows.map { row in
-                try Store.row(
-                    db, of: ListPlace(feedID: row["feed_id"], band: row["band"], seq: row["seq"]), in: .timeline)
-            }
-        }
+        let places = rows.map { ListPlace(feedID: $0["feed_id"], band: $0["band"], seq: $0["seq"]) }
+        let found = try await queue.read { db in try places.map { try Store.row(db, of: $0, in: .timeline) } }
         #expect(found == Array(rows.indices))
         // Pictures due above a row, nearest first, as the prefetch reads them backwards.
         for top in [0, 1, 40, 97, keys.count] {
             let pictures = rows.prefix(top).reversed().compactMap { $0["picture_id"] as Int64? }
-            let due = try store.duePictures(feedURL: nil, rows: 0..<top, limit: 6, backwards: true)
+            let due = try await store.duePictures(feedURL: nil, rows: 0..<top, limit: 6, backwards: true)
             #expect(due.map(\.id) == Array(pictures.prefix(6)), "above row \(top)")
         }
-        let below = try store.duePictures(feedURL: nil, from: 50, resuming: nil, limit: 4)
+        let below = try await store.duePictures(feedURL: nil, from: 50, resuming: nil, limit: 4)
         #expect(below.jobs.map(\.id) == Array(rows.dropFirst(50).compactMap { $0["picture_id"] as Int64? }.prefix(4)))
         #expect(below.end?.row == keys.count - 1)
     }
 
     /// A feed never listed on its own: the due pictures of its first page, across its bands, and
     /// none of a feed the reader has listed.
-    @Test func theFirstPageOfEachFeedNeverListedSpansItsBands() throws {
-        let new = try store.subscribe(url: "http://h/new")
-        let seen = try store.subscribe(url: "http://h/seen")
+    @Test func theFirstPageOfEachFeedNeverListedSpansItsBands() async throws {
+        let new = try await store.subscribe(url: "http://h/new")
+        let seen = try await store.subscribe(url: "http://h/seen")
         for feed in [new, seen] {
             let name = feed.url.split(separator: "/").last!
-            try store.commit(
+            try await store.commit(
                 PageCommit(
                     feedID: feed.id, band: 0,
                     newItems: (0..<30).map { item("\(name)-\($0)", picture: "http://p/\(name)/\($0)") },
                     updatedItems: [], cursor: FeedCursor()))
-            try store.commit(
+            try await store.commit(
                 PageCommit(
                     feedID: feed.id, band: -1,
                     newItems: (0..<3).map { item("\(name)-head-\($0)", picture: "http://p/\(name)/head-\($0)") },
                     updatedItems: [], cursor: FeedCursor()))
         }
-        try store.setReadingPosition(ReadingPosition(feedURL: seen.url, page: 2, perPage: 10))
-        let jobs = try store.duePicturesOfUnviewedFeeds(perPage: 10)
+        try await store.setReadingPosition(ReadingPosition(feedURL: seen.url, page: 2, perPage: 10))
+        let jobs = try await store.duePicturesOfUnviewedFeeds(perPage: 10)
         #expect(jobs.map(\.url) == (0..<3).map { "http://p/new/head-\($0)" } + (0..<7).map { "http://p/new/\($0)" })
         #expect(jobs.map(\.row) == Array(0..<10))
         #expect(jobs.allSatisfy { $0.place.feedID == new.id })
     }
 
-    @Test func upgradingFromVersion2NumbersEachBandWithoutHoles() throws {
+    @Test func upgradingFromVersion2NumbersEachBandWithoutHoles() async throws {
         let path = directory.path + "/version2.sqlite"
         var migrator = DatabaseMigrator()
         for migration in embeddedMigrations.prefix(2) {
@@ -270,7 +268,7 @@ import Testing
         }
         let queue = try DatabaseQueue(path: path)
         try migrator.migrate(queue)
-        try queue.write { db in
+        try await queue.write { db in
             // Version 2 left holes where refreshed items used up numbers.
             try db.execute(
                 sql: """
@@ -283,63 +281,69 @@ import Testing
         try queue.close()
         let upgraded = try Store(path: path)
         #expect(
-            try upgraded.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.key) == [
+            try await upgraded.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.key) == [
                 "new", "newer", "a", "b", "c",
             ])
-        #expect(try upgraded.list(ListQuery(feedURL: nil), page: 2, perPage: 2).items.map(\.key) == ["a", "b"])
-        try upgraded.commit(
+        #expect(try await upgraded.list(ListQuery(feedURL: nil), page: 2, perPage: 2).items.map(\.key) == ["a", "b"])
+        try await upgraded.commit(
             PageCommit(feedID: 1, band: 0, newItems: [item("d")], updatedItems: [], cursor: FeedCursor()))
         #expect(
-            try upgraded.list(ListQuery(feedURL: "http://h/feed"), page: 1, perPage: 10).items.map(\.key) == [
+            try await upgraded.list(ListQuery(feedURL: "http://h/feed"), page: 1, perPage: 10).items.map(\.key) == [
                 "new", "newer", "a", "b", "c", "d",
             ])
     }
 
-    @Test func pictureStatusFollowsThePictureURL() throws {
-        let feed = try store.subscribe(url: "http://h/feed")
-        try store.commit(
+    @Test func pictureStatusFollowsThePictureURL() async throws {
+        let feed = try await store.subscribe(url: "http://h/feed")
+        try await store.commit(
             PageCommit(
                 feedID: feed.id, band: 0, newItems: [item("p", picture: "http://h/1.png"), item("n")], updatedItems: [],
                 cursor: FeedCursor()))
         #expect(
-            try store.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.imageStatus) == [.pending, .none])
-        try store.commit(
+            try await store.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.imageStatus) == [
+                .pending, .none,
+            ])
+        try await store.commit(
             PageCommit(
                 feedID: feed.id, band: 0, newItems: [],
                 updatedItems: [item("p"), item("n", picture: "http://h/2.png")],
                 cursor: FeedCursor()))
         #expect(
-            try store.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.imageStatus) == [.none, .pending])
+            try await store.list(ListQuery(feedURL: nil), page: 1, perPage: 10).items.map(\.imageStatus) == [
+                .none, .pending,
+            ])
     }
 
-    @Test func theCursorIsWrittenWithThePage() throws {
-        let feed = try store.subscribe(url: "http://h/feed")
+    @Test func theCursorIsWrittenWithThePage() async throws {
+        let feed = try await store.subscribe(url: "http://h/feed")
         let cursor = FeedCursor(
             etag: "\"x\"", lastModified: "Wed, 01 May 2024 10:00:00 GMT", remoteTotal: 95, perPage: 10,
             backfillPage: 4, backfillTotal: 95, backfillDone: false, gap: .init(band: -2, page: 3, total: 90))
-        try store.commit(PageCommit(feedID: feed.id, band: 0, newItems: [item("a")], updatedItems: [], cursor: cursor))
-        #expect(try store.feed(url: "http://h/feed")?.cursor == cursor)
+        try await store.commit(
+            PageCommit(feedID: feed.id, band: 0, newItems: [item("a")], updatedItems: [], cursor: cursor))
+        #expect(try await store.feed(url: "http://h/feed")?.cursor == cursor)
     }
 
-    @Test func subscribingTwiceKeepsOneFeed() throws {
-        let first = try store.subscribe(url: "http://h/feed")
-        let second = try store.subscribe(url: "http://h/feed")
+    @Test func subscribingTwiceKeepsOneFeed() async throws {
+        let first = try await store.subscribe(url: "http://h/feed")
+        let second = try await store.subscribe(url: "http://h/feed")
         #expect(first.id == second.id)
-        #expect(try store.feeds().count == 1)
+        #expect(try await store.feeds().count == 1)
     }
 
-    @Test func theSchemaRejectsAFeedURLThatIsNotHTTP() {
-        #expect(throws: StoreError.self) { try store.subscribe(url: "file:///etc/passwd") }
+    @Test func theSchemaRejectsAFeedURLThatIsNotHTTP() async {
+        await #expect(throws: StoreError.self) { try await store.subscribe(url: "file:///etc/passwd") }
     }
 
-    @Test func remembersTheLatestReadingPositionInWhicheverList() throws {
-        #expect(try store.latestReadingPosition() == nil)
-        try store.setReadingPosition(ReadingPosition(feedURL: nil, page: 3, perPage: 20))
-        try store.setReadingPosition(ReadingPosition(feedURL: nil, page: 4, perPage: 50))
-        #expect(try store.latestReadingPosition() == ReadingPosition(feedURL: nil, page: 4, perPage: 50))
-        Thread.sleep(forTimeInterval: 0.01)  // positions are ordered by the time they were recorded
-        try store.setReadingPosition(ReadingPosition(feedURL: "http://h/feed", page: 2, perPage: 10))
-        #expect(try store.latestReadingPosition() == ReadingPosition(feedURL: "http://h/feed", page: 2, perPage: 10))
+    @Test func remembersTheLatestReadingPositionInWhicheverList() async throws {
+        #expect(try await store.latestReadingPosition() == nil)
+        try await store.setReadingPosition(ReadingPosition(feedURL: nil, page: 3, perPage: 20))
+        try await store.setReadingPosition(ReadingPosition(feedURL: nil, page: 4, perPage: 50))
+        #expect(try await store.latestReadingPosition() == ReadingPosition(feedURL: nil, page: 4, perPage: 50))
+        try await Task.sleep(for: .milliseconds(10))  // positions are ordered by the time they were recorded
+        try await store.setReadingPosition(ReadingPosition(feedURL: "http://h/feed", page: 2, perPage: 10))
+        #expect(
+            try await store.latestReadingPosition() == ReadingPosition(feedURL: "http://h/feed", page: 2, perPage: 10))
 
         // The latest position again is not written: the store's data does not change.
         let changes = {
@@ -348,12 +352,12 @@ import Testing
             }
         }
         let before = try changes()
-        try store.setReadingPosition(ReadingPosition(feedURL: "http://h/feed", page: 2, perPage: 10))
+        try await store.setReadingPosition(ReadingPosition(feedURL: "http://h/feed", page: 2, perPage: 10))
         #expect(try changes() == before)
-        Thread.sleep(forTimeInterval: 0.01)
-        try store.setReadingPosition(ReadingPosition(feedURL: nil, page: 4, perPage: 50))
+        try await Task.sleep(for: .milliseconds(10))
+        try await store.setReadingPosition(ReadingPosition(feedURL: nil, page: 4, perPage: 50))
         #expect(
-            try store.latestReadingPosition() == ReadingPosition(feedURL: nil, page: 4, perPage: 50),
+            try await store.latestReadingPosition() == ReadingPosition(feedURL: nil, page: 4, perPage: 50),
             "an older one becomes the latest again")
     }
 

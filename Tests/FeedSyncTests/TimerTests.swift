@@ -45,13 +45,13 @@ final class TestClock: Sendable {
         var faults = Faults()
         faults.feedHeaders = ["Cache-Control": "max-age=3600"]
         hourly.setFaults(faults)
-        _ = try library.subscribe(url: await plain.feedURL)
-        _ = try library.subscribe(url: await hourly.feedURL)
+        _ = try await library.subscribe(url: await plain.feedURL)
+        _ = try await library.subscribe(url: await hourly.feedURL)
         var random = SplitMix(seed: seed)
         var asked: [String: [Int]] = [:]
         for run in 0..<16 {
             clock.set(start.addingTimeInterval(Double(run) * 900 + Double(random.next() % 121)))
-            let feeds = try library.feeds()
+            let feeds = try await library.feeds()
             let reports = await library.pull(feeds, settings: settings())
             for (feed, report) in zip(feeds, reports) where report?.skipped == nil {
                 #expect(report?.error == nil, "\(String(describing: report?.error))")
@@ -73,7 +73,7 @@ final class TestClock: Sendable {
         let clock = TestClock(start)
         let library = try FeedSync(home: DataHome(override: home.path), access: .writing, clock: clock.source)
         try await withServer(items: 100, perPage: 10) { server, url in
-            let feed = try library.subscribe(url: url)
+            let feed = try await library.subscribe(url: url)
             var faults = Faults()
             faults.fromPage = (4, .stall(3))  // no status line before the client gives up
             server.setFaults(faults)
@@ -81,18 +81,18 @@ final class TestClock: Sendable {
             #expect(cut.unanswered && cut.error?.kind == .transient)
             #expect(cut.due?.at == clock.now, "due at once: \(String(describing: cut.due))")
             #expect(cut.error?.message.hasSuffix("the place is saved, the next pull continues from it") == true)
-            #expect(try library.list(ListQuery(feedURL: nil), page: 1, perPage: 10).total == 30)
-            let stored = try #require(try library.feeds().first)
+            #expect(try await library.list(ListQuery(feedURL: nil), page: 1, perPage: 10).total == 30)
+            let stored = try #require(try await library.feeds().first)
             #expect(stored.unanswered == 1 && stored.failures == 0)
 
             server.setFaults(Faults())
             server.clearLog()
             clock.advance(60)
-            let resumed = try #require(await library.pull(try library.feeds(), settings: settings()).first ?? nil)
+            let resumed = try #require(await library.pull(try await library.feeds(), settings: settings()).first ?? nil)
             #expect(resumed.skipped == nil && resumed.error == nil, "\(String(describing: resumed.error))")
             #expect(server.requestedPages == [1, 4, 5, 6, 7, 8, 9, 10])
-            #expect(try library.list(ListQuery(feedURL: nil), page: 1, perPage: 10).total == 100)
-            #expect(try library.feeds().first?.unanswered == 0)
+            #expect(try await library.list(ListQuery(feedURL: nil), page: 1, perPage: 10).total == 100)
+            #expect(try await library.feeds().first?.unanswered == 0)
         }
     }
 
@@ -103,16 +103,16 @@ final class TestClock: Sendable {
         let clock = TestClock(start)
         let library = try FeedSync(home: DataHome(override: home.path), access: .writing, clock: clock.source)
         // Nothing listens on port 1: every connection is refused.
-        _ = try library.subscribe(url: "http://127.0.0.1:1/feed.json")
+        _ = try await library.subscribe(url: "http://127.0.0.1:1/feed.json")
         var waits: [Double?] = []
         for _ in 0..<6 {
-            let report = try #require(await library.pull(try library.feeds(), settings: settings()).first ?? nil)
+            let report = try #require(await library.pull(try await library.feeds(), settings: settings()).first ?? nil)
             waits.append(report.skipped == nil ? report.due.map { $0.at.timeIntervalSince(clock.now) } : nil)
             clock.advance(60)
         }
         // Asked at once three times; the fourth waits 15 min (less a quarter, the timer's tolerance).
         #expect(waits == [0, 0, 0, 675, nil, nil], "\(waits)")
-        let feed = try #require(try library.feeds().first)
+        let feed = try #require(try await library.feeds().first)
         #expect(feed.unanswered == 4 && feed.dueReason == "no answer 4 times in a row, waits 15 min")
         clock.set(feed.dueAt!)
         let fifth = try #require(await library.pull([feed], settings: settings()).first ?? nil)
@@ -131,7 +131,7 @@ final class TestClock: Sendable {
         }
         try await withServer(items: 10, perPage: 10) { server, url in
             #expect(try await at(0, "pull", "--feed", url, "--images", "none").status == 0)
-            let feed = try #require(try cli.openStore().feeds().first)
+            let feed = try #require(try await cli.openStore().feeds().first)
             #expect(abs(feed.lastPullAt!.timeIntervalSince(start)) < 60, "the store has the faked time")
             server.clearLog()
             #expect(try await at(10, "pull").status == 0)

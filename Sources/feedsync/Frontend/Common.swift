@@ -18,8 +18,8 @@ struct HomeOptions: ParsableArguments {
     var dataHome: DataHome { DataHome(override: home) }
 
     /// Opens the data home (see `FeedSync.Access`); a failure is its message and exit code.
-    func open(_ access: FeedSync.Access) throws -> FeedSync {
-        try fail(on: { try FeedSync(home: dataHome, access: access) })
+    func open(_ access: FeedSync.Access) async throws -> FeedSync {
+        try await fail(on: { try FeedSync(home: dataHome, access: access) })
     }
 }
 
@@ -47,17 +47,7 @@ func complain(_ message: String) {
 
 /// Runs `body`; a SyncError or StoreError becomes a message on stderr and its exit code.
 @discardableResult
-func fail<T>(on body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch {
-        throw said(error)
-    }
-}
-
-/// `fail(on:)` for a body that awaits.
-@discardableResult
-func failAwaiting<T>(on body: () async throws -> T) async throws -> T {
+func fail<T>(on body: () async throws -> T) async throws -> T {
     do {
         return try await body()
     } catch {
@@ -99,7 +89,7 @@ extension CompletionKind {
         .custom { words, _, prefix in
             let home = words.firstIndex(of: "--home").flatMap { words.indices.contains($0 + 1) ? words[$0 + 1] : nil }
             guard let library = try? FeedSync(home: DataHome(override: home), access: .reading),
-                let feeds = try? library.feeds()
+                let feeds = try? await library.feeds()
             else { return [] }
             let names = feeds.map { String($0.id) } + feeds.map { Terminal.safe($0.name) }
             return names.filter { $0.hasPrefix(prefix) }
@@ -110,8 +100,8 @@ extension CompletionKind {
 extension FeedSync {
     /// The feed `name` names on the command line (its number, URL, title or a unique part of its
     /// title), else a usage error that says what it matched.
-    func feed(argument name: String) throws -> Feed {
-        switch try fail(on: { try feed(named: name) }) {
+    func feed(argument name: String) async throws -> Feed {
+        switch try await fail(on: { try await feed(named: name) }) {
         case .found(let feed): return feed
         case .none:
             complain("no subscribed feed is \(String(reflecting: name)); feedsync feeds lists them")

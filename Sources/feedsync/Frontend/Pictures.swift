@@ -23,8 +23,8 @@ struct PictureOptions: ParsableArguments {
     }
 
     /// The budget to use now (see `FeedSync.cacheBudget`).
-    func budget(_ library: FeedSync) throws -> Int64 {
-        try fail(on: { try library.cacheBudget(given: cacheSize) })
+    func budget(_ library: FeedSync) async throws -> Int64 {
+        try await fail(on: { try await library.cacheBudget(given: cacheSize) })
     }
 }
 

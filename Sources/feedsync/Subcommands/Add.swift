@@ -36,14 +36,14 @@ struct Add: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let library = try homeOptions.open(.writing)
+        let library = try await homeOptions.open(.writing)
         var settings = FeedSync.PullSettings()
         settings.retry = Pull.retryPolicy()
-        settings.pictures = PrefetchOptions(mode: .window, cacheBudget: try pictureOptions.budget(library))
+        settings.pictures = PrefetchOptions(mode: .window, cacheBudget: try await pictureOptions.budget(library))
         // Failures are said once, below, with what became of the subscription.
         let report = PullReporting(
             progress: Terminal.isInteractive ? ProgressLine() : nil, verbose: false, failure: { _, _ in nil })
-        let (outcome, discovered) = try await failAwaiting {
+        let (outcome, discovered) = try await fail {
             try await library.add(
                 url, title: title, format: format?.setting ?? .keep, settings: settings, onUpdate: report.update)
         }

@@ -15,8 +15,8 @@ struct Feeds: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let library = try homeOptions.open(.reading)
-        let summaries = try fail(on: { try library.feedSummaries() })
+        let library = try await homeOptions.open(.reading)
+        let summaries = try await fail(on: { try await library.feedSummaries() })
         try Output.line(json ? jsonList(summaries) : text(summaries))
     }
 
@@ -75,10 +75,11 @@ struct Remove: AsyncParsableCommand {
 
     func run() async throws {
         // For writing: the pull lock, so a running pull (which writes these feeds) makes this exit 75.
-        let library = try homeOptions.open(.writing)
-        let chosen = try feeds.map { try library.feed(argument: $0) }
+        let library = try await homeOptions.open(.writing)
+        var chosen: [Feed] = []
+        for name in feeds { chosen.append(try await library.feed(argument: name)) }
         for feed in chosen {
-            try fail(on: { try library.remove(feed) })
+            try await fail(on: { try await library.remove(feed) })
             try Output.line("removed \(feed.id) \(Terminal.safe(feed.name))")
         }
     }
@@ -104,8 +105,8 @@ struct Rename: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let library = try homeOptions.open(.reading)
-        let chosen = try library.feed(argument: feed)
-        try fail(on: { try library.rename(chosen, to: title) })
+        let library = try await homeOptions.open(.reading)
+        let chosen = try await library.feed(argument: feed)
+        try await fail(on: { try await library.rename(chosen, to: title) })
     }
 }

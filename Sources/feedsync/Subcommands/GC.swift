@@ -30,11 +30,11 @@ struct GC: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if checkOnly { return try checkCache() }
+        if checkOnly { return try await checkCache() }
         // The cache is the pull's to write: tidy it only when no pull runs (the lock).
-        let library = try homeOptions.open(.writing)
-        let budget = try pictureOptions.budget(library)
-        let done = try fail(on: { try library.collectGarbage(budget: budget, pagesAhead: prefetchPages) })
+        let library = try await homeOptions.open(.writing)
+        let budget = try await pictureOptions.budget(library)
+        let done = try await fail(on: { try await library.collectGarbage(budget: budget, pagesAhead: prefetchPages) })
         if Terminal.isInteractive {
             try Output.line(
                 """
@@ -46,9 +46,9 @@ struct GC: AsyncParsableCommand {
     }
 
     /// `--check`: beside a running pull too (it takes the picture folder's lock, not the pull's).
-    func checkCache() throws {
-        let library = try homeOptions.open(.reading)
-        let found = try fail(on: { try library.checkCache() })
+    func checkCache() async throws {
+        let library = try await homeOptions.open(.reading)
+        let found = try await fail(on: { try await library.checkCache() })
         try Output.line(
             "\(found.cached) cached pictures; missing files \(found.missing.count), partial \(found.partial.count), "
                 + "unknown \(found.unknown.count), temp files of ended processes \(found.leftovers.count)")

@@ -69,18 +69,19 @@ struct List: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let library = try homeOptions.open(.reading)
-        let chosen = try feed.map { try library.feed(argument: $0) }
+        let library = try await homeOptions.open(.reading)
+        var chosen: Feed?
+        if let feed { chosen = try await library.feed(argument: feed) }
         let query = ListQuery(
             feedURL: chosen?.url, folder: folder, unread: unread, search: search.flatMap(SearchText.query),
             since: since.flatMap { DateArgument.parse($0) })
-        let listed = try fail(on: { try library.list(query, page: page, perPage: perPage) })
+        let listed = try await fail(on: { try await library.list(query, page: page, perPage: perPage) })
         // The reader's position steers picture prefetch: a person reading on a terminal moves it, a
         // script paging through everything does not. A filtered list is not one the window follows,
         // and a page past the end is no place. Failing to record it must not hide the list.
         let pages = max(1, (listed.total + perPage - 1) / perPage)
         if recordPosition || (Terminal.isInteractive && !json), !query.isFiltered, page <= pages {
-            try? library.setReadingPosition(ReadingPosition(feedURL: chosen?.url, page: page, perPage: perPage))
+            try? await library.setReadingPosition(ReadingPosition(feedURL: chosen?.url, page: page, perPage: perPage))
         }
         let paths = listed.items.map { item in
             item.imageStatus == .cached ? item.imagePath.map(library.picturePath) : nil

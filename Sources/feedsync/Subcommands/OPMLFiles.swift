@@ -31,8 +31,8 @@ struct Import: AsyncParsableCommand {
             complain("\(file): \(error.reason); nothing was subscribed")
             throw ExitCode(Exit.dataError)
         }
-        let library = try homeOptions.open(.reading)
-        let report = try fail(on: { try library.importFeeds(entries) })
+        let library = try await homeOptions.open(.reading)
+        let report = try await fail(on: { try await library.importFeeds(entries) })
         for (entry, reason) in report.invalid { complain("\(file), line \(entry.line): \(reason)") }
         for line in missing { complain("\(file), line \(line): a feed outline without xmlUrl") }
         let invalid = report.invalid.count + missing.count
@@ -75,8 +75,9 @@ struct Export: AsyncParsableCommand {
     var file: String?
 
     func run() async throws {
-        let library = try homeOptions.open(.reading)
-        let document = OPML.write(try fail(on: { try library.exportedFeeds() }), title: "feedsync subscriptions")
+        let library = try await homeOptions.open(.reading)
+        let document = OPML.write(
+            try await fail(on: { try await library.exportedFeeds() }), title: "feedsync subscriptions")
         guard let file, file != "-" else { return try Output.write(document) }
         // Never through a link planted at the name: O_NOFOLLOW.
         let descriptor = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)

@@ -97,13 +97,13 @@ struct Pull: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let library = try homeOptions.open(.writing)
+        let library = try await homeOptions.open(.writing)
         var settings = FeedSync.PullSettings()
         settings.maxPages = maxPages
         settings.retry = Self.retryPolicy()
         settings.pictures = PrefetchOptions(
             mode: images, pagesAhead: prefetchPages, concurrency: imageConcurrency, maxBytes: Int(maxImageBytes),
-            cacheBudget: try pictureOptions.budget(library))
+            cacheBudget: try await pictureOptions.budget(library))
         settings.feedConcurrency = feedConcurrency
         settings.timeout = timeout
         settings.perHost = perHost
@@ -116,7 +116,7 @@ struct Pull: AsyncParsableCommand {
         let report = PullReporting(progress: talk ? ProgressLine() : nil, verbose: verbose)
         let work = Task { try await library.pull(selection, settings: settings, onUpdate: report.update) }
         let interruption = Interruption { work.cancel() }
-        let run = try await failAwaiting { try await work.value }
+        let run = try await fail { try await work.value }
         interruption.stop()
         report.progress?.clear()
         let (feeds, outcomes) = (run.feeds, run.reports)
@@ -125,7 +125,7 @@ struct Pull: AsyncParsableCommand {
             throw ExitCode(Exit.usage)
         }
         if interruption.happened {
-            complain("interrupted; \(Self.resumption(of: feeds, in: library))")
+            complain("interrupted; \(await Self.resumption(of: feeds, in: library))")
             throw ExitCode(Exit.tempFail)
         }
         var worst: SyncError.Kind? = report.hadLocalFault ? .local : nil
@@ -160,8 +160,8 @@ struct Pull: AsyncParsableCommand {
     }
 
     /// Where the next pull of `feeds` continues, in words.
-    static func resumption(of feeds: [Feed], in library: FeedSync) -> String {
-        guard feeds.count == 1, let feed = try? library.feed(url: feeds[0].url) else {
+    static func resumption(of feeds: [Feed], in library: FeedSync) async -> String {
+        guard feeds.count == 1, let feed = try? await library.feed(url: feeds[0].url) else {
             return "the next pull continues each feed from where this one stopped"
         }
         switch feed.cursor.next {

@@ -18,15 +18,15 @@ struct Show: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let library = try homeOptions.open(.reading)
-        let detail = try library.item(argument: number)
+        let library = try await homeOptions.open(.reading)
+        let detail = try await library.item(argument: number)
         // The summary is plain text already: a paragraph of its own.
         let rendered =
             detail.content.map { ReadableText.render($0, base: detail.item.link) }
             ?? ReadableText.Rendered(paragraphs: detail.summary.map { [$0] } ?? [], links: [])
         let path = detail.item.imageStatus == .cached ? detail.item.imagePath.map(library.picturePath) : nil
         try Output.line(json ? jsonItem(detail, rendered, path: path) : text(detail, rendered, path: path))
-        _ = try fail(on: { try library.mark([number], read: true) })
+        _ = try await fail(on: { try await library.mark([number], read: true) })
     }
 
     func jsonItem(_ detail: ItemDetail, _ rendered: ReadableText.Rendered, path: String?) -> String {
@@ -74,13 +74,13 @@ struct Open: AsyncParsableCommand {
     var number: Int64
 
     func run() async throws {
-        let library = try homeOptions.open(.reading)
-        let detail = try library.item(argument: number)
+        let library = try await homeOptions.open(.reading)
+        let detail = try await library.item(argument: number)
         guard let link = detail.item.link, link.hasPrefix("http://") || link.hasPrefix("https://") else {
             complain("item \(number) has no web link to open")
             throw ExitCode(Exit.dataError)
         }
-        _ = try fail(on: { try library.mark([number], read: true) })
+        _ = try await fail(on: { try await library.mark([number], read: true) })
         if !Browser.open(link) { try Output.line(Terminal.safe(link)) }
     }
 }
@@ -124,16 +124,17 @@ struct Mark: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let library = try homeOptions.open(.reading)
+        let library = try await homeOptions.open(.reading)
         let read = state == .read
         if all {
-            let chosen = try feed.map { try library.feed(argument: $0) }
-            let changed = try fail(on: {
-                try library.markAll(read: read, feed: chosen, before: before.flatMap { DateArgument.parse($0) })
+            var chosen: Feed?
+            if let feed { chosen = try await library.feed(argument: feed) }
+            let changed = try await fail(on: {
+                try await library.markAll(read: read, feed: chosen, before: before.flatMap { DateArgument.parse($0) })
             })
             try Output.line("\(changed) item\(changed == 1 ? "" : "s") marked \(state.rawValue)")
         } else {
-            let missing = try fail(on: { try library.mark(numbers, read: read) })
+            let missing = try await fail(on: { try await library.mark(numbers, read: read) })
             if !missing.isEmpty {
                 complain("no item numbered \(missing.map(String.init).joined(separator: ", ")); the others are marked")
                 throw ExitCode(Exit.usage)
@@ -144,8 +145,8 @@ struct Mark: AsyncParsableCommand {
 
 extension FeedSync {
     /// The item numbered `number`, else a usage error.
-    func item(argument number: Int64) throws -> ItemDetail {
-        guard let detail = try fail(on: { try item(number: number) }) else {
+    func item(argument number: Int64) async throws -> ItemDetail {
+        guard let detail = try await fail(on: { try await item(number: number) }) else {
             complain("no item is numbered \(number); feedsync list shows the numbers")
             throw ExitCode(Exit.usage)
         }

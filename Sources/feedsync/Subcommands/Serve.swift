@@ -47,13 +47,13 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let library = try homeOptions.open(.serving)
+        let library = try await homeOptions.open(.serving)
         var bytes = SystemRandomNumberGenerator()
         let token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &bytes)) }.joined()
         var settings = ReadingServer.Settings(token: token)
         settings.bind = bind
         settings.port = port
-        let server = ReadingServer(library: library, settings: settings)
+        let server = await ReadingServer(library: library, settings: settings)
         let shown = bind == "0.0.0.0" || bind == "::" ? "127.0.0.1" : bind
         let opens = open
         let work = Task {

@@ -15,8 +15,8 @@ struct Status: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let library = try homeOptions.open(.reading)
-        let feeds = try fail(on: { try library.status() })
+        let library = try await homeOptions.open(.reading)
+        let feeds = try await fail(on: { try await library.status() })
         if json {
             try Output.line("{\"feeds\": [\(feeds.map(jsonFeed).joined(separator: ", "))]}")
         } else if feeds.isEmpty {

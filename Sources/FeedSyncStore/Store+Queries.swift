@@ -1,32 +1,7 @@
 import Foundation
 import GRDB
 
-/// What `list` shows: one feed's items in the server's order, or (`feedURL` nil) every feed's as
-/// one timeline, newest first; with any filter, only the items that pass all of them.
-public struct ListQuery: Sendable, Equatable {
-    public var feedURL: String?
-    /// Only feeds in this folder or a folder inside it.
-    public var folder: String?
-    public var unread = false
-    /// An FTS5 query (`SearchText.query`).
-    public var search: String?
-    /// Only items whose timeline time is at or after this.
-    public var since: Date?
-
-    public init(
-        feedURL: String? = nil, folder: String? = nil, unread: Bool = false, search: String? = nil,
-        since: Date? = nil
-    ) {
-        self.feedURL = feedURL
-        self.folder = folder
-        self.unread = unread
-        self.search = search
-        self.since = since
-    }
-
-    /// Whether a filter leaves out items: such a list is not one the picture window follows.
-    public var isFiltered: Bool { folder != nil || unread || search != nil || since != nil }
-}
+// The SQL the list and picture calls share: a list's rows in its order, a place's row, due pictures.
 
 extension Store {
     static let listColumns = """
@@ -42,41 +17,6 @@ extension Store {
             imageStatus: row.text("status").flatMap(PictureStatus.init(rawValue:)) ?? .none,
             imagePath: row.text("file"), published: row.text("published"), position: position,
             read: row.integer("read") == 1, feedName: row.text("feed_name") ?? "")
-    }
-
-    /// The row (0-based) the item numbered `number` is at now in one feed's list or the timeline;
-    /// nil when there is no such item.
-    public func row(ofItem number: Int64, feedURL: String?) throws(StoreError) -> Int? {
-        try read { db in
-            guard
-                let place = try Row.fetchOne(
-                    db, sql: "SELECT feed_id, band, seq FROM item WHERE id = ?", arguments: [number]
-                ).map({ ListPlace(feedID: $0["feed_id"], band: $0["band"], seq: $0["seq"]) })
-            else { return nil }
-            return try Self.row(db, of: place, in: ListOrder(feedURL: feedURL))
-        }
-    }
-
-    /// One page of the list `query` describes.
-    public func list(_ query: ListQuery, page: Int, perPage: Int) throws(StoreError) -> ListedPage {
-        try read { db in
-            let offset = (page - 1) * perPage
-            let total: Int
-            let items: [StoredItem]
-            if query.isFiltered {
-                (total, items) = try Self.filteredList(db, query, offset: offset, limit: perPage)
-            } else {
-                let order = ListOrder(feedURL: query.feedURL)
-                total = try order.total(db)
-                items = try Self.listRows(
-                    db, order, positions: offset..<offset + perPage, columns: Self.listColumns, join: Self.listJoin
-                ).map { position, row in Self.storedItem(row, position: position + 1) }
-            }
-            let lastPull = try Double.fetchOne(
-                db, sql: "SELECT max(last_pull_at) FROM feed \(query.feedURL == nil ? "" : "WHERE url = ?")",
-                arguments: query.feedURL.map { [$0] } ?? [])
-            return ListedPage(items: items, total: total, lastPullAt: lastPull.map(Date.init(timeIntervalSince1970:)))
-        }
     }
 
     /// A filtered list: one statement for the page, walking the order's index and skipping
@@ -222,23 +162,44 @@ extension Store {
         ).map { ($0[0], $0[1], $0[2]) }
     }
 
-    /// Remembers the page the reader was shown, in the list of one feed or of all feeds. The page
-    /// already remembered last is not written again: paging back and forth over one page stays a
-    /// read, with no WAL to start and sync, no checkpoint when the store closes.
-    public func setReadingPosition(_ position: ReadingPosition) throws(StoreError) {
-        guard try latestReadingPosition() != position else { return }
-        try write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO reading_position (scope, page, per_page, updated_at) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (scope) DO UPDATE SET page = excluded.page, per_page = excluded.per_page,
-                        updated_at = excluded.updated_at
-                    """,
-                arguments: [
-                    position.feedURL ?? Self.allFeeds, position.page, position.perPage,
-                    Date().timeIntervalSince1970,
-                ])
+    static let allFeeds = "*"
+
+    /// The one test of whether a picture is due for a download: not cached, and not waiting out
+    /// a backoff at the time bound to `now` (a parameter: "?", "?2").
+    static func pictureIsDue(_ now: String) -> String {
+        "picture.status != 'cached' AND coalesce(picture.next_attempt_at <= \(now), 1)"
+    }
+
+    static func duePictures(
+        _ db: Database, feedURL: String?, rows: Range<Int>, limit: Int, backwards: Bool = false,
+        now: Date
+    ) throws -> [PictureJob] {
+        // One read per band, the picture's state joined in and tested by SQLite: only due rows
+        // reach Swift.
+        let found = try listRows(
+            db, ListOrder(feedURL: feedURL), positions: rows,
+            columns: "item.picture_id, picture.url, item.feed_id, item.band",
+            join: "JOIN picture ON picture.id = item.picture_id",
+            filter: Self.pictureIsDue("?"),
+            arguments: [now.timeIntervalSince1970], limit: limit, backwards: backwards)
+        var seen = Set<Int64>()
+        var jobs: [PictureJob] = []
+        for (position, row) in found {
+            let id: Int64 = row[1]
+            guard seen.insert(id).inserted else { continue }
+            jobs.append(
+                PictureJob(
+                    id: id, url: row.text("url") ?? "", row: position,
+                    place: ListPlace(feedID: row[3], band: row[4], seq: row[0])))
         }
+        return jobs
+    }
+
+    static func deleteUnusedPictures(_ db: Database) throws -> [String] {
+        let unused = "FROM picture WHERE NOT EXISTS (SELECT 1 FROM item WHERE item.picture_id = picture.id)"
+        let files = try String?.fetchAll(db, sql: "SELECT file \(unused)").compactMap { $0 }
+        try db.execute(sql: "DELETE \(unused)")
+        return files
     }
 }
 
@@ -326,28 +287,5 @@ enum ListOrder: Equatable {
                 ORDER BY timeline DESC, feed_id, band, first_seq
                 """, arguments: [(bucket + 1) << 16])
         return (start, cursor)
-    }
-}
-
-/// Where an item sits for good: its feed, band and seq. Its row number in a list grows as pages
-/// land in bands above it; its place never changes.
-public struct ListPlace: Sendable, Equatable, Hashable {
-    public var feedID: Int64
-    public var band: Int
-    public var seq: Int
-    public init(feedID: Int64, band: Int, seq: Int) {
-        self.feedID = feedID
-        self.band = band
-        self.seq = seq
-    }
-}
-
-/// A place and the row it was at when it was read.
-public struct PlaceAtRow: Sendable, Equatable {
-    public var place: ListPlace
-    public var row: Int
-    public init(place: ListPlace, row: Int) {
-        self.place = place
-        self.row = row
     }
 }
