@@ -1,6 +1,5 @@
 import CFeedSyncSystem
 import Foundation
-import Synchronization
 
 /// The picture folder: names come from the store's row id, never from a URL, so nothing a feed
 /// says can place a file outside it or make two pictures collide. Nothing in it is reached through
@@ -21,7 +20,6 @@ public struct PictureFiles: Sendable {
     /// The lock file `exclusively` holds, at the folder's top; never listed as a picture.
     static let lockName = ".lock"
     /// Numbers this process's temp files apart.
-    private static let temporaryCount = Atomic<Int>(0)
 
     public init(directory: String, folderMayBeLink: Bool = false) {
         self.directory = directory
@@ -91,7 +89,9 @@ public struct PictureFiles: Sendable {
         guard let (folderName, file) = Self.parts(of: name), let folderName else { throw POSIXError(.EINVAL) }
         let folder = try openFolder(folderName, create: true)
         defer { close(folder) }
-        let number = Self.temporaryCount.add(1, ordering: .relaxed).newValue
+        // Random, not counted: two stages of one name in this process never collide, with no
+        // counter shared between tasks.
+        let number = UInt64.random(in: 0...UInt64.max)
         let temporary = Self.temporaryPrefix + "\(getpid())-\(number)-" + file
         // O_EXCL: a name planted in the folder is never written through.
         let fd = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)

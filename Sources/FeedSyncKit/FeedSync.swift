@@ -285,10 +285,11 @@ public final class FeedSync: Sendable {
 
     // MARK: Pull
 
+    /// How a pull runs: the settings of each feed's pull (the engine's own options, whose clock
+    /// and callbacks `pull` sets), of the pictures (the prefetcher's), and of the client.
     public struct PullSettings: Sendable {
-        /// Pages each feed may fetch in this run, nil for no limit.
-        public var maxPages: Int?
-        public var retry = RetryPolicy()
+        /// Pages a feed may fetch, retries, the schedule.
+        public var feeds = PullOptions()
         public var pictures = PrefetchOptions()
         /// Feeds pulled at once.
         public var feedConcurrency = 4
@@ -297,8 +298,7 @@ public final class FeedSync: Sendable {
         public var userAgent = FeedSyncVersion.userAgent
         /// Connections to one host at once, pages and pictures together.
         public var perHost = 2
-        /// When feeds are due, and which ones this pull asks for.
-        public var schedule = Schedule()
+        /// Which feeds this pull asks for.
         public var asking = Schedule.Asking.due
 
         public init() {}
@@ -353,9 +353,11 @@ public final class FeedSync: Sendable {
             onEvent: { onUpdate(.picture($0)) })
         Self.running.withLock { $0[home.databasePath] = prefetcher }
         defer { _ = Self.running.withLock { $0.removeValue(forKey: home.databasePath) } }
-        let options = PullOptions(
-            maxPages: settings.maxPages, retry: settings.retry, schedule: settings.schedule, clock: clock,
-            onEvent: { onUpdate(.feed($0)) }, onCommit: { prefetcher.pagesChanged(refreshing: $0) })
+        var feedOptions = settings.feeds
+        feedOptions.clock = clock
+        feedOptions.onEvent = { onUpdate(.feed($0)) }
+        feedOptions.onCommit = { prefetcher.pagesChanged(refreshing: $0) }
+        let options = feedOptions
         return await withTaskCancellationHandler {
             // Pictures download while pages keep flowing.
             async let pictures: Void = prefetcher.run()

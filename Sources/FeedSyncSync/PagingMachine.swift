@@ -71,7 +71,9 @@ public struct PagingMachine: Sendable {
     /// first document is read, so the engine sets it.
     public var followsLinks: Bool
     let feedID: Int64
-    let topBand: Int?
+    /// The lowest band number in use, `nil` when the feed has no items: known once the store is
+    /// read, so `PullMachine.start(topBand:)` sets it.
+    var topBand: Int?
     let maxPages: Int?
     var phase: Phase = .headCheck
     var page = 1

@@ -91,9 +91,7 @@ public struct PullMachine: Sendable {
     /// The first thing to do; `topBand`: the lowest band number of the feed's items, nil when it
     /// has none.
     public mutating func start(topBand: Int?) -> [Action] {
-        paging = PagingMachine(
-            feedID: feed.id, cursor: feed.cursor, topBand: topBand, maxPages: paging.maxPages,
-            followsLinks: paging.followsLinks)
+        paging.topBand = topBand
         return next(paging.start())
     }
 

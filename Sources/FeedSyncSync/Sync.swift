@@ -5,7 +5,6 @@ import FeedSyncFeed
 import FeedSyncStore
 import FeedSyncTransport
 import Foundation
-import Synchronization
 
 public enum FeedSyncVersion {
     public static let string = "0.1.0"
@@ -258,14 +257,12 @@ public final class SyncEngine: Sendable {
         struct Stopped: Error {}
         let (parts, sink) = AsyncStream.makeStream(of: [FeedItem].self)
         let room = DispatchSemaphore(value: 2)  // parts parsed and not yet taken
-        let stopped = Atomic(false)
         async let parsed = onOwnThread {
             defer { sink.finish() }
             return try FeedDocument.decode(fileAt: file, format: format, context: context, batch: Self.partSize) {
                 items in
                 room.wait()
-                if stopped.load(ordering: .acquiring) { throw Stopped() }
-                sink.yield(items)
+                if case .terminated = sink.yield(items) { throw Stopped() }
             }
         }
         do {
@@ -278,8 +275,8 @@ public final class SyncEngine: Sendable {
                 onCommit(!commit.updatedItems.isEmpty)
             }
         } catch {
-            stopped.store(true, ordering: .releasing)
-            room.signal()  // a parser waiting for room wakes, sees `stopped` and ends
+            sink.finish()
+            room.signal()  // a parser waiting for room wakes, finds the stream finished and ends
             _ = try? await parsed
             throw error
         }

@@ -27,7 +27,7 @@ import Testing
     func settings(_ mode: PrefetchMode, concurrency: Int = 8) -> FeedSync.PullSettings {
         var settings = FeedSync.PullSettings()
         settings.pictures = PrefetchOptions(mode: mode, concurrency: concurrency)
-        settings.retry.baseDelay = 0.05
+        settings.feeds.retry.baseDelay = 0.05
         return settings
     }
 

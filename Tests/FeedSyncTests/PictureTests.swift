@@ -458,7 +458,7 @@ import Testing
     @Test func theFolderLockWaitsForAnotherProcessHoldingIt() async throws {
         let home = try TempDirectory()
         let files = PictureFiles(directory: home.path + "/pictures")
-        try await files.exclusively {}  // makes the folder and its lock file
+        await files.exclusively {}  // makes the folder and its lock file
         let marker = home.path + "/released"
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")

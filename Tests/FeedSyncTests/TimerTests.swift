@@ -26,8 +26,8 @@ final class TestClock: Sendable {
     func settings(attempts: Int = 1, timeout: Int = 20) -> FeedSync.PullSettings {
         var settings = FeedSync.PullSettings()
         settings.pictures = PrefetchOptions(mode: .none)
-        settings.retry.maxAttempts = attempts
-        settings.retry.baseDelay = 0.05
+        settings.feeds.retry.maxAttempts = attempts
+        settings.feeds.retry.baseDelay = 0.05
         settings.timeout = timeout
         return settings
     }

@@ -38,7 +38,7 @@ struct Add: AsyncParsableCommand {
     func run() async throws {
         let library = try await homeOptions.open(.writing)
         var settings = FeedSync.PullSettings()
-        settings.retry = Pull.retryPolicy()
+        settings.feeds.retry = Pull.retryPolicy()
         settings.pictures = PrefetchOptions(mode: .window, cacheBudget: try await pictureOptions.budget(library))
         // Failures are said once, below, with what became of the subscription.
         let report = PullReporting(

@@ -99,15 +99,15 @@ struct Pull: AsyncParsableCommand {
     func run() async throws {
         let library = try await homeOptions.open(.writing)
         var settings = FeedSync.PullSettings()
-        settings.maxPages = maxPages
-        settings.retry = Self.retryPolicy()
+        settings.feeds.maxPages = maxPages
+        settings.feeds.retry = Self.retryPolicy()
         settings.pictures = PrefetchOptions(
             mode: images, pagesAhead: prefetchPages, concurrency: imageConcurrency, maxBytes: Int(maxImageBytes),
             cacheBudget: try await pictureOptions.budget(library))
         settings.feedConcurrency = feedConcurrency
         settings.timeout = timeout
         settings.perHost = perHost
-        settings.schedule = Schedule(minInterval: minInterval)
+        settings.feeds.schedule = Schedule(minInterval: minInterval)
         settings.asking = force ? .forced : feed.isEmpty ? .due : .named
         let selection: FeedSync.PullSelection =
             feed.isEmpty ? .subscribed : .named(feed, format: format?.setting ?? .keep)
