@@ -51,7 +51,7 @@ let package = Package(
             dependencies: [
                 "FeedSyncFeed",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // SQLite's C API, for the one statement that needs it (Store+SQLite.swift).
+                // SQLite's C API, for the two statements that need it (Store+SQLite.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 "CFeedSyncSystem",
             ],

@@ -1,11 +1,12 @@
 import GRDB
 internal import GRDBSQLite
 
-// One statement, the page commit's item insert, is a GRDB cached statement bound and stepped
-// through SQLite's C API: with GRDB's `StatementArguments` (every value boxed, bound through nested
-// closures) a 300 000-item ingest took over a third longer (BENCHMARKS.md, "GRDB's statement API").
-// Every other statement goes through GRDB. GRDB's transaction observers do not see what this
-// steps, so the commit calls `Database.notifyChanges(in:)` for the item table afterwards. Values
+// Two statements, the page commit's item insert and its search-index insert (each run once per
+// item), are GRDB cached statements bound and stepped through SQLite's C API: with GRDB's
+// `StatementArguments` (every value boxed, bound through nested closures) a 300 000-item ingest
+// took over a third longer (BENCHMARKS.md, "GRDB's statement API").
+// Every other statement goes through GRDB. GRDB's transaction observers do not see what these
+// step, so the commit calls `Database.notifyChanges(in:)` for the item table afterwards. Values
 // are bound as GRDB binds them (text up to its first NUL, copied by SQLite).
 
 /// The values bound to a statement, in order.
