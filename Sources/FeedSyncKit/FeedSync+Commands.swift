@@ -32,6 +32,7 @@ extension FeedSync {
         _ selection: PullSelection, settings: PullSettings,
         onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
     ) async throws(StoreError) -> PullRun {
+        let settings = try await withCacheBudget(settings)
         var feeds: [Feed] = []
         var new = Set<Int64>()
         switch selection {
@@ -65,6 +66,7 @@ extension FeedSync {
         _ url: String, title: String?, format: FormatSetting, settings: PullSettings,
         onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
     ) async throws(StoreError) -> (outcome: AddOutcome, discovered: [String]) {
+        let settings = try await withCacheBudget(settings)
         var outcome = try await subscribeAndPull(url, title: title, format: format, settings, onUpdate)
         guard case .failed(let error, kept: false) = outcome, case .keep = format else { return (outcome, []) }
         // Not a feed, perhaps a web page that names its feeds.
@@ -111,6 +113,14 @@ extension FeedSync {
         }
     }
 
+    /// `settings` with the pictures' budget its `cacheSize` gives (`cacheBudget(given:)`, which
+    /// remembers a given size).
+    func withCacheBudget(_ settings: PullSettings) async throws(StoreError) -> PullSettings {
+        var settings = settings
+        settings.pictures.cacheBudget = try await cacheBudget(given: settings.cacheSize)
+        return settings
+    }
+
     /// A feed this run subscribed whose first pull failed for good (a data error) is not kept if
     /// no page of it was ever stored, so a mistyped URL does not fail every pull after it; its
     /// one error sentence says so.
@@ -131,9 +141,7 @@ extension FeedSync {
         while !Task.isCancelled {
             var wait = min(every, 30)
             if let writer = try? lockedForWriting() {
-                var settings = FeedSync.PullSettings()
-                settings.pictures = PrefetchOptions(
-                    cacheBudget: (try? await writer.cacheBudget(given: nil)) ?? FeedSync.defaultCacheSize)
+                let settings = (try? await writer.withCacheBudget(PullSettings())) ?? PullSettings()
                 let reports = await writer.pull((try? await writer.feeds()) ?? [], settings: settings)
                 let now = writer.clock.now()
                 if !reports.contains(where: { $0?.unanswered == true && $0?.due.map { $0.at <= now } == true }) {

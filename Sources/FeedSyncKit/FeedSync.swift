@@ -273,11 +273,15 @@ public final class FeedSync: Sendable {
     }
 
     /// Tidies the picture cache (open for `.writing`: a pull must not run beside it):
-    /// `PictureCache.collectGarbage` around the reading position.
-    public func collectGarbage(budget: Int64, pagesAhead: Int) async throws(StoreError) -> PictureCache.GarbageReport {
+    /// `PictureCache.collectGarbage` around the reading position, within the cache budget
+    /// (`cacheSize`, remembered, as `cacheBudget(given:)` says).
+    public func collectGarbage(cacheSize: Int64?, pagesAhead: Int) async throws(StoreError)
+        -> PictureCache.GarbageReport
+    {
         precondition(lock != nil, "the cache is the pull's to write: open for .writing")
         return try await pictures.collectGarbage(
-            budget: budget, pagesAhead: pagesAhead, around: try await readingPosition())
+            budget: try await cacheBudget(given: cacheSize), pagesAhead: pagesAhead,
+            around: try await readingPosition())
     }
 
     /// Compares the picture folder with the store, changing nothing (`gc --check`).
@@ -290,7 +294,11 @@ public final class FeedSync: Sendable {
     public struct PullSettings: Sendable {
         /// Pages a feed may fetch, retries, the schedule.
         public var feeds = PullOptions()
+        /// The pictures' settings; their `cacheBudget` is set from `cacheSize` when a pull starts.
         public var pictures = PrefetchOptions()
+        /// The picture cache's size, when the command line gives one (remembered for later
+        /// runs); nil: the remembered one, else 1 GiB (`cacheBudget(given:)`).
+        public var cacheSize: Int64?
         /// Feeds pulled at once.
         public var feedConcurrency = 4
         /// Seconds a transfer may make no progress.

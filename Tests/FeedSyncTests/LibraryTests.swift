@@ -100,12 +100,12 @@ import Testing
             let bytes = try await library.store.cachedTotals().bytes
             #expect(bytes > 0)
             // Room for about a third: the window around page 1 (rows 0...59, all of them) stays.
-            let report = try await library.collectGarbage(budget: bytes / 3, pagesAhead: 5)
+            let report = try await library.collectGarbage(cacheSize: bytes / 3, pagesAhead: 5)
             #expect(report.unknownFiles == 1 && !FileManager.default.fileExists(atPath: stray))
             #expect(report.evicted == 0, "every row is in the window")
             try await library.setReadingPosition(ReadingPosition(feedURL: nil, page: 6, perPage: 10))
             // Rows 40...59 are the window now; half the cache fits them and some of the rest.
-            let moved = try await library.collectGarbage(budget: bytes / 2, pagesAhead: 0)
+            let moved = try await library.collectGarbage(cacheSize: bytes / 2, pagesAhead: 0)
             #expect(moved.evicted > 0 && moved.evictedBytes > 0)
             #expect(try await library.store.cachedTotals().bytes <= bytes / 2)
         }

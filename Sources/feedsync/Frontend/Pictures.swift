@@ -21,11 +21,6 @@ struct PictureOptions: ParsableArguments {
     func validate() throws {
         if let cacheSize { try check(cacheSize, in: FeedSync.cacheSizes, "--cache-size") }
     }
-
-    /// The budget to use now (see `FeedSync.cacheBudget`).
-    func budget(_ library: FeedSync) async throws -> Int64 {
-        try await fail(on: { try await library.cacheBudget(given: cacheSize) })
-    }
 }
 
 enum ByteSize {

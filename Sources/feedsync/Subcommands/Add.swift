@@ -39,7 +39,8 @@ struct Add: AsyncParsableCommand {
         let library = try await homeOptions.open(.writing)
         var settings = FeedSync.PullSettings()
         settings.feeds.retry = Pull.retryPolicy()
-        settings.pictures = PrefetchOptions(mode: .window, cacheBudget: try await pictureOptions.budget(library))
+        settings.pictures = PrefetchOptions(mode: .window)
+        settings.cacheSize = pictureOptions.cacheSize
         // Failures are said once, below, with what became of the subscription.
         let report = PullReporting(
             progress: Terminal.isInteractive ? ProgressLine() : nil, verbose: false, failure: { _, _ in nil })

@@ -33,8 +33,9 @@ struct GC: AsyncParsableCommand {
         if checkOnly { return try await checkCache() }
         // The cache is the pull's to write: tidy it only when no pull runs (the lock).
         let library = try await homeOptions.open(.writing)
-        let budget = try await pictureOptions.budget(library)
-        let done = try await fail(on: { try await library.collectGarbage(budget: budget, pagesAhead: prefetchPages) })
+        let done = try await fail(on: {
+            try await library.collectGarbage(cacheSize: pictureOptions.cacheSize, pagesAhead: prefetchPages)
+        })
         if Terminal.isInteractive {
             try Output.line(
                 """

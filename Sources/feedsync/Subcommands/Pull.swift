@@ -102,8 +102,8 @@ struct Pull: AsyncParsableCommand {
         settings.feeds.maxPages = maxPages
         settings.feeds.retry = Self.retryPolicy()
         settings.pictures = PrefetchOptions(
-            mode: images, pagesAhead: prefetchPages, concurrency: imageConcurrency, maxBytes: Int(maxImageBytes),
-            cacheBudget: try await pictureOptions.budget(library))
+            mode: images, pagesAhead: prefetchPages, concurrency: imageConcurrency, maxBytes: Int(maxImageBytes))
+        settings.cacheSize = pictureOptions.cacheSize
         settings.feedConcurrency = feedConcurrency
         settings.timeout = timeout
         settings.perHost = perHost

@@ -41,7 +41,7 @@ struct Show: AsyncParsableCommand {
         let width = max(20, min(Terminal.width, 100))
         var lines = Terminal.wrap(Terminal.safe(item.title.isEmpty ? "(no title)" : item.title), width: width)
         var about = Terminal.safe(item.feedName)
-        if let date = item.published.flatMap { LocalTime.string($0, time: true) } { about += " · " + date }
+        if let date = item.published.flatMap({ LocalTime.string($0, time: true) }) { about += " · " + date }
         lines.append(about)
         if let link = item.link { lines.append(Terminal.safe(link)) }
         switch item.imageStatus {
