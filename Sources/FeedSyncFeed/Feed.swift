@@ -157,8 +157,10 @@ public enum FeedLimits {
     /// the document is refused.
     public static let expansionBytes = 16 << 20
 
-    /// `title` within `titleCharacters`: a longer one is cut at a word, with an ellipsis.
+    /// `title` within `titleCharacters`: a longer one is cut at a word, with an ellipsis; text
+    /// encoded twice is repaired (`Mojibake`).
     static func boundedTitle(_ title: String) -> String {
+        let title = Mojibake.repaired(title)
         guard title.utf8.count > titleCharacters, title.count > titleCharacters else { return title }
         return HTMLText.cut(title, to: titleCharacters - 1)  // and the ellipsis
     }
@@ -184,12 +186,15 @@ public enum FeedLimits {
     }
 
     /// `item` within the limits: its title cut and an over-long picture URL dropped, or nil
-    /// (skipped) when its key or link is too long.
+    /// (skipped) when its key or link is too long. Its texts encoded twice are repaired.
     static func bounded(_ item: FeedItem) -> FeedItem? {
         guard item.key.utf8.count <= keyBytes, (item.link?.utf8.count ?? 0) <= urlBytes else { return nil }
         var bounded = item
         if (item.pictureURL?.utf8.count ?? 0) > urlBytes { bounded.pictureURL = nil }
-        if let content = item.content { bounded.content = HTMLText.cutHTML(content, toBytes: contentBytes) }
+        if let content = item.content {
+            bounded.content = HTMLText.cutHTML(Mojibake.repaired(content), toBytes: contentBytes)
+        }
+        bounded.summary = item.summary.map(Mojibake.repaired)
         bounded.title = boundedTitle(item.title)
         return bounded
     }
@@ -312,6 +317,14 @@ public struct FeedError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// Keys for items that carry neither id nor link.
 public enum ItemKey {
+    /// A key for an item that has neither id, link, title nor picture, from everything it does
+    /// have (its texts, dates, enclosure), in a fixed order: nil when it has nothing.
+    static func digest(_ parts: [String?]) -> String? {
+        let texts = parts.map { $0?.trimmed ?? "" }
+        guard texts.contains(where: { !$0.isEmpty }) else { return nil }
+        return hash(title: texts.joined(separator: "\u{0}"), pictureURL: nil)
+    }
+
     /// `h:` and 16 hex digits of FNV-1a over title and picture URL; `nil` when both are empty.
     public static func hash(title: String, pictureURL: String?) -> String? {
         guard !title.isEmpty || pictureURL != nil else { return nil }

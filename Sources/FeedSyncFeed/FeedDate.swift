@@ -36,7 +36,7 @@ public enum FeedDate {
         let start = text.firstIndex { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D } ?? text.endIndex
         let bytes = start == 0 ? text : Array(text[start...])
         guard let first = bytes.first else { return nil }
-        if bytes.count >= 10, isDigit(first), bytes[4] == UInt8(ascii: "-") {
+        if bytes.count >= 8, isDigit(first), bytes[4] == UInt8(ascii: "-") {
             return iso(bytes)
         }
         return rfc822(bytes)
@@ -46,15 +46,16 @@ public enum FeedDate {
 
     private static func iso(_ b: [UInt8]) -> Int64? {
         var r = Reader(bytes: b)
-        guard let year = r.number(4), r.skip("-"), let month = r.number(2), r.skip("-"), let day = r.number(2) else {
-            return nil
-        }
+        // Month, day and hour may go without their zero (`2005-5-28 6:05:36`), as some CMSes write them.
+        guard let year = r.number(4), r.skip("-"), let month = r.number(upTo: 2), r.skip("-"),
+            let day = r.number(upTo: 2)
+        else { return nil }
         var hour = 0
         var minute = 0
         var second = 0
         var offset = 0
         if r.skip("T") || r.skip("t") || r.skip(" ") {
-            guard let h = r.number(2), r.skip(":"), let m = r.number(2) else { return nil }
+            guard let h = r.number(upTo: 2), r.skip(":"), let m = r.number(2) else { return nil }
             (hour, minute) = (h, m)
             if r.skip(":") {
                 guard let s = r.number(2) else { return nil }
@@ -89,6 +90,13 @@ public enum FeedDate {
             }
             index += width
             return value
+        }
+
+        /// The value of the next one to `width` digits (as many as there are).
+        mutating func number(upTo width: Int) -> Int? {
+            var count = 0
+            while count < width, index + count < bytes.count, isDigit(bytes[index + count]) { count += 1 }
+            return count > 0 ? number(count) : nil
         }
 
         /// Steps over the next byte when it is `byte`.
@@ -258,9 +266,12 @@ public enum FeedDate {
         return (sign == UInt8(ascii: "-") ? -1 : 1) * (hours * 3600 + minutes * 60)
     }
 
-    /// North America's zone names (seconds east of UTC): RFC 822's four and the others feeds use.
-    /// Names that mean several zones elsewhere (IST, BST) are not guessed.
+    /// Zone names feeds write (seconds east of UTC): North America's (RFC 822's four and the
+    /// others) and Europe's. BST and IST are read as Europe's (British Summer Time, Irish Standard
+    /// Time), the zones of the feeds that write them in RFC 822 dates; a name not listed is no date.
     private static let zones: [String: Int] = [
+        "WET": 0, "WEST": 3600, "BST": 3600, "IST": 3600, "CET": 3600, "CEST": 2 * 3600, "MET": 3600,
+        "MEST": 2 * 3600, "EET": 2 * 3600, "EEST": 3 * 3600, "MSK": 3 * 3600,
         "UT": 0, "UTC": 0, "GMT": 0, "Z": 0,
         "EST": -5 * 3600, "EDT": -4 * 3600, "CST": -6 * 3600, "CDT": -5 * 3600, "MST": -7 * 3600, "MDT": -6 * 3600,
         "PST": -8 * 3600, "PDT": -7 * 3600, "AST": -4 * 3600, "ADT": -3 * 3600, "NST": -(3 * 3600 + 1800),

@@ -258,10 +258,19 @@ final class XMLFeed {
     /// Text fields of an entry, captured whole (nested markup's text included).
     enum Field: Int, CaseIterable {
         case title, dcTitle, mediaTitle, link, guid, id, description, encoded, summary, content, pubDate, dcDate,
-            published,
+            published, image,
             updated, issued, modified, created,
             // The feed's schedule (read only at the feed's level).
             ttl, skipHour, skipDay, updatePeriod, updateFrequency
+
+        /// A field of words for people, which text encoded twice is repaired in (not an id or URL,
+        /// where a repair would change what the item is).
+        var isText: Bool {
+            switch self {
+            case .title, .dcTitle, .mediaTitle, .description, .encoded, .summary, .content: true
+            default: false
+            }
+        }
     }
 
     private struct Capture {
@@ -316,8 +325,12 @@ final class XMLFeed {
         /// The first enclosure of any type (a podcast's episode), for an item keyed by its link.
         var mediaFile: String?
         var mediaContent: String?
+        /// The first `media:content` of any type, for an item that has nothing else.
+        var media: String?
         var mediaThumbnail: String?
         var itunesImage: String?
+        /// An RSS item's `<image url="…">` (its text form is the field `image`).
+        var image: String?
         /// The first `<img>` inside XHTML content.
         var xhtmlImage: String?
     }
@@ -450,6 +463,13 @@ final class XMLFeed {
             current.guidIsPermaLink = attributes["isPermaLink"]?.lowercased() != "false"
             begin(.guid)
         case ("", "description"): begin(.description)
+        case ("", "image"):
+            // An item's own picture, as some feeds write it: its URL as the text, or an attribute.
+            if let attribute = url("url") ?? url("href") {
+                current.image = current.image ?? attribute
+            } else {
+                begin(.image)
+            }
         case ("", "pubDate"): begin(.pubDate)
         case ("", "enclosure"):
             current.mediaFile = current.mediaFile ?? url("url")
@@ -478,6 +498,7 @@ final class XMLFeed {
         case (Namespace.dc, "date"): begin(.dcDate)
         case (Namespace.media, "content"):
             // medium="image" whatever the URL ends in; untyped, an image by its extension.
+            current.media = current.media ?? url("url")
             let medium = attributes["medium"]?.lowercased()
             if medium == "image" || isImageType
                 || medium == nil && type == nil && Self.looksLikeImage(attributes["url"])
@@ -537,8 +558,10 @@ final class XMLFeed {
         bases.removeLast()
         if let done = capture, done.depth == depth {
             capture = nil
-            let captured = Captured(
-                text: HTMLEntities.replacingC1(done.text), type: done.type, mode: done.mode, base: done.base)
+            var text = HTMLEntities.replacingC1(done.text)
+            // Text encoded twice is repaired before anything (a summary, a title) is made of it.
+            if done.field.isText { text = Mojibake.repaired(text) }
+            let captured = Captured(text: text, type: done.type, mode: done.mode, base: done.base)
             if done.ofFeed {
                 foundOfFeed(done.field, captured)
             } else {
@@ -673,7 +696,14 @@ final class XMLFeed {
             ?? body.flatMap { plain($0.field, limit: limit) }.map { HTMLText.cut($0, to: 80) } ?? ""
 
         var picture =
-            entry.enclosure ?? entry.mediaContent ?? entry.mediaThumbnail ?? entry.itunesImage
+            entry.enclosure ?? entry.mediaContent ?? entry.mediaThumbnail ?? entry.itunesImage ?? entry.image
+            ?? entry[.image].flatMap { image in
+                // Its URL, the first word (an `<image>` like a channel's holds a title after it).
+                DocumentURL.resolve(
+                    String(decoding: image.text, as: UTF8.self).split(whereSeparator: \.isWhitespace).first.map(
+                        String.init),
+                    against: image.base)
+            }
             ?? entry.xhtmlImage
         if picture == nil {
             for field in [Field.encoded, .content, .description, .summary] {
@@ -700,9 +730,14 @@ final class XMLFeed {
             if content != nil { break }
         }
         let id = string(.id)?.trimmed.nilIfEmpty
-        guard let key = id ?? guid ?? entry.about ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else {
-            return nil
-        }
+        // With no id, link, title or picture, an item is still one (a podcast's episode, a post of
+        // a microblog, a point of GeoRSS) while anything of it is there: keyed by all of it.
+        guard
+            let key = id ?? guid ?? entry.about ?? link ?? ItemKey.hash(title: title, pictureURL: picture)
+                ?? ItemKey.digest(
+                    [entry.mediaFile, entry.media]
+                        + entry.fields.map { $0.map { String(decoding: $0.text, as: UTF8.self) } })
+        else { return nil }
         return FeedItem(
             key: key, title: title, link: link, pictureURL: picture, published: date, summary: body?.summary,
             content: content)

@@ -7,8 +7,10 @@ import Foundation
 ///
 /// - **Encoding** (RFC 7303's order): a byte-order mark, else the HTTP `charset`, else the XML
 ///   declaration's `encoding`, else UTF-8 when the first chunk is valid UTF-8 and windows-1252
-///   when it is not. ISO-8859-1 and US-ASCII are read as windows-1252, as browsers do; a name
-///   iconv does not know counts as no name. Anything but UTF-8 is converted with iconv, and
+///   when it is not. A label is read as browsers read it (`browserEncodings`: ISO-8859-1 and
+///   US-ASCII as windows-1252, TIS-620 as windows-874, GB2312 as GB18030, …); a name iconv does
+///   not know counts as no name. In a document read as UTF-8, a byte that is no UTF-8 is read as
+///   windows-1252, the UTF-8 around it kept. Anything but UTF-8 is converted with iconv, and
 ///   libxml2 is told to ignore the declaration.
 /// - **References**: HTML's named references (`&nbsp;`, `&eacute;`, the whole HTML5 table)
 ///   become numeric ones unless the document declares the name itself; an unknown name, a bare
@@ -28,6 +30,8 @@ struct XMLInput {
     private var state = State.text
     /// Bytes held back at the end of a chunk: a reference or a markup opening cut in two.
     private var carry: [UInt8] = []
+    /// The start of a UTF-8 character the last part cut off.
+    private var unfinished: [UInt8] = []
     /// Entity names the document's DTD declares: those references are the document's own.
     private var declared: Set<String> = []
 
@@ -57,6 +61,45 @@ struct XMLInput {
                 chunk = UnsafeRawBufferPointer(rebasing: chunk[3...])
             }
         }
+        guard converter == nil else { return feed(chunk, last: last, body) }
+        // Read as UTF-8: each byte that is none is read as windows-1252 (`Caf\xE9` is "Café"),
+        // the UTF-8 around it kept; a character cut off at the end of a part waits for the next.
+        var bytes = chunk.assumingMemoryBound(to: UInt8.self)
+        if !unfinished.isEmpty {
+            let taken = min(Self.sequenceLength(lead: unfinished[0]) - unfinished.count, bytes.count)
+            let piece = unfinished + bytes[..<taken]
+            unfinished = []
+            if piece.withUnsafeBufferPointer({ Self.sequenceLength($0, at: 0) }) == piece.count {
+                piece.withUnsafeBytes { feed($0, last: last && taken == bytes.count, body) }
+                bytes = UnsafeBufferPointer(rebasing: bytes[taken...])
+            } else if !last, taken == bytes.count,
+                piece.withUnsafeBufferPointer({ Self.isUnfinishedSequence($0[...]) })
+            {
+                unfinished = piece  // still cut off: a part of one or two bytes
+                return
+            } else {
+                // No character: each of the bytes held is one of windows-1252's.
+                var fixed: [UInt8] = []
+                for byte in piece.prefix(piece.count - taken) { Windows1252.utf8(byte, into: &fixed) }
+                fixed.withUnsafeBytes { feed($0, last: last && bytes.isEmpty, body) }
+            }
+            if bytes.isEmpty { return }
+        }
+        let valid = Self.validUTF8Prefix(bytes)
+        guard valid < bytes.count else { return feed(UnsafeRawBufferPointer(bytes), last: last, body) }
+        if !last, Self.isUnfinishedSequence(bytes[valid...]) {
+            feed(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[..<valid]), last: false, body)
+            unfinished = Array(bytes[valid...])
+            return
+        }
+        let (fixed, rest) = Self.windows1252ForInvalidUTF8(bytes, last: last)
+        unfinished = rest
+        fixed.withUnsafeBytes { feed($0, last: last, body) }
+    }
+
+    /// Hands `body` `chunk` (UTF-8 from here on) as libxml2 should read it.
+    private mutating func feed(_ chunk: UnsafeRawBufferPointer, last: Bool, _ body: (UnsafeRawBufferPointer) -> Void) {
+        var chunk = chunk
         if converter == nil, !carry.isEmpty, chunk.count > Self.joint {
             // What was held back, with the chunk's first bytes; then the rest of the chunk where
             // it lies, not copied after them.
@@ -90,6 +133,67 @@ struct XMLInput {
         }
     }
 
+    /// How many bytes from the start of `bytes` are whole UTF-8 characters.
+    static func validUTF8Prefix(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            if bytes[index] < 0x80 {
+                index += 1
+                continue
+            }
+            guard let length = sequenceLength(bytes, at: index), index + length <= count else { return index }
+            index += length
+        }
+        return count
+    }
+
+    /// The length of the UTF-8 character at `index`, or nil when the bytes there are none (or
+    /// are cut off by the end).
+    private static func sequenceLength(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
+        let byte = bytes[index]
+        let length = sequenceLength(lead: byte)
+        guard length > 0, index + length <= bytes.count else { return nil }
+        for offset in 1..<max(length, 1) where bytes[index + offset] & 0xC0 != 0x80 { return nil }
+        if length > 2 {
+            // Overlong forms, surrogates and values past U+10FFFF are no UTF-8.
+            let second = bytes[index + 1]
+            if byte == 0xE0, second < 0xA0 || byte == 0xED, second >= 0xA0 { return nil }
+            if byte == 0xF0, second < 0x90 || byte == 0xF4, second >= 0x90 { return nil }
+        }
+        return length
+    }
+
+    /// Whether `bytes` (one to three) start a UTF-8 character the next part may finish.
+    private static func isUnfinishedSequence(_ bytes: UnsafeBufferPointer<UInt8>.SubSequence) -> Bool {
+        guard let lead = bytes.first, bytes.count < 4 else { return false }
+        return sequenceLength(lead: lead) > bytes.count && bytes.dropFirst().allSatisfy { $0 & 0xC0 == 0x80 }
+    }
+
+    /// The bytes of the UTF-8 character `lead` starts; 0 when it starts none.
+    private static func sequenceLength(lead: UInt8) -> Int {
+        lead < 0x80 ? 1 : lead >= 0xC2 && lead <= 0xDF ? 2 : lead >> 4 == 0xE ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0
+    }
+
+    /// `bytes` with each byte that is no UTF-8 written as the windows-1252 character it is (a
+    /// byte windows-1252 leaves unassigned: the C1 control of its number, as browsers decode
+    /// it); unless `last`, a character cut off at the end is returned apart, for the next part.
+    static func windows1252ForInvalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>, last: Bool) -> ([UInt8], [UInt8]) {
+        var fixed: [UInt8] = []
+        fixed.reserveCapacity(bytes.count + 16)
+        var index = 0
+        while index < bytes.count {
+            let run = index + validUTF8Prefix(UnsafeBufferPointer(rebasing: bytes[index...]))
+            fixed += bytes[index..<run]
+            index = run
+            guard index < bytes.count else { break }
+            if !last, isUnfinishedSequence(bytes[index...]) { return (fixed, Array(bytes[index...])) }
+            Windows1252.utf8(bytes[index], into: &fixed)
+            index += 1
+        }
+        return (fixed, [])
+    }
+
     /// Bytes of a chunk read together with what the last one held back.
     private static let joint = 64
 
@@ -109,13 +213,51 @@ struct XMLInput {
             if name == nil, !isUTF8(start) { return Converter(from: "WINDOWS-1252") }
             return nil
         }
-        let browserName =
-            ["iso-8859-1", "latin1", "l1", "us-ascii", "ascii", "iso8859-1", "iso_8859-1"]
-                .contains(name) ? "WINDOWS-1252" : name.uppercased()
-        if let converter = Converter(from: browserName) { return converter }
+        if let converter = Converter(from: browserEncodings[name] ?? name.uppercased()) { return converter }
         // A name iconv does not know: as if undeclared.
         return isUTF8(start) ? nil : Converter(from: "WINDOWS-1252")
     }
+
+    /// What browsers decode a label as (the WHATWG Encoding Standard), where that is not the
+    /// encoding of its own name, as iconv calls it: a Thai feed that says TIS-620 writes
+    /// windows-874's curly quotes, a "GB2312" one GBK's characters, and so on.
+    static let browserEncodings: [String: String] = {
+        let groups: [(String, [String])] = [
+            (
+                "WINDOWS-1252",
+                [
+                    "ansi_x3.4-1968", "ascii", "cp1252", "cp819", "csisolatin1", "ibm819", "iso-8859-1", "iso-ir-100",
+                    "iso8859-1", "iso88591", "iso_8859-1", "iso_8859-1:1987", "l1", "latin1", "us-ascii",
+                    "x-cp1252",
+                ]
+            ),
+            ("WINDOWS-874", ["dos-874", "iso-8859-11", "iso8859-11", "iso885911", "tis-620"]),
+            (
+                "WINDOWS-1254",
+                [
+                    "cp1254", "csisolatin5", "iso-8859-9", "iso-ir-148", "iso8859-9", "iso88599", "iso_8859-9",
+                    "iso_8859-9:1989", "l5", "latin5", "x-cp1254",
+                ]
+            ),
+            (
+                "GB18030",
+                [
+                    "chinese", "csgb2312", "csiso58gb231280", "gb2312", "gb_2312", "gb_2312-80", "gbk", "iso-ir-58",
+                    "x-gbk",
+                ]
+            ),
+            ("BIG5-HKSCS", ["big5", "cn-big5", "csbig5", "x-x-big5"]),
+            (
+                "CP949",
+                [
+                    "cseuckr", "csksc56011987", "euc-kr", "iso-ir-149", "korean", "ks_c_5601-1987", "ks_c_5601-1989",
+                    "ksc5601", "ksc_5601", "windows-949",
+                ]
+            ),
+            ("WINDOWS-31J", ["csshiftjis", "ms932", "ms_kanji", "shift-jis", "shift_jis", "sjis", "x-sjis"]),
+        ]
+        return Dictionary(uniqueKeysWithValues: groups.flatMap { name, labels in labels.map { ($0, name) } })
+    }()
 
     /// The encoding the document names: by its byte-order mark (or UTF-16/32's telltale first
     /// bytes), the HTTP charset, or its XML declaration, lower-cased; nil when nothing names one.
@@ -171,15 +313,22 @@ struct XMLInput {
     }
 
     /// iconv from one encoding to UTF-8, across chunks: a sequence cut at a chunk's end waits for
-    /// the next; a byte that is no character is U+FFFD.
+    /// the next; a byte that is no character is U+FFFD. Windows-1252 is read by its table instead,
+    /// as browsers read it: iconv has no character for its five unassigned bytes, which browsers
+    /// read as the C1 controls of their numbers.
     final class Converter {
-        private let descriptor: iconv_t
+        private let descriptor: iconv_t?
         private var pending: [UInt8] = []
         /// Bytes of a code unit: a sequence that is no character is skipped a unit at a time, so
         /// UTF-16 and UTF-32 stay aligned after it.
         private let unit: Int
 
         init?(from encoding: String) {
+            if ["WINDOWS-1252", "CP1252"].contains(encoding) {
+                descriptor = nil
+                unit = 1
+                return
+            }
             let descriptor = iconv_open("UTF-8", encoding)
             guard let descriptor, Int(bitPattern: descriptor) != -1 else { return nil }
             self.descriptor = descriptor
@@ -187,10 +336,18 @@ struct XMLInput {
         }
 
         deinit {
-            iconv_close(descriptor)
+            if let descriptor { iconv_close(descriptor) }
         }
 
         func convert(_ bytes: [UInt8], last: Bool) -> [UInt8] {
+            guard let descriptor else {
+                var output: [UInt8] = []
+                output.reserveCapacity(bytes.count + bytes.count / 8)
+                for byte in bytes {
+                    Windows1252.utf8(byte, into: &output)
+                }
+                return output
+            }
             var input = pending + bytes
             pending = []
             var output = [UInt8](repeating: 0, count: input.count * 4 + 16)
