@@ -449,7 +449,8 @@ final class XMLFeed {
         defer { entry = current }
         let type = attributes["type"]?.lowercased()
         func begin(_ field: Field) {
-            guard current[field] == nil else { return }
+            // The first of each field, but the last `updated`, as feedparser reads a date given twice.
+            guard current[field] == nil || field == .updated else { return }
             capture = Capture(
                 field: field, depth: depth, type: type, mode: attributes["mode"]?.lowercased(), base: base)
         }
@@ -716,7 +717,8 @@ final class XMLFeed {
             }
         }
         var date: String?
-        for field in [Field.published, .pubDate, .dcDate, .issued, .created, .updated, .modified] {
+        // Atom 0.3's `created` is when the entry was made, not published: as feedparser, no date.
+        for field in [Field.published, .pubDate, .dcDate, .issued, .updated, .modified] {
             if let text = entry[field]?.text, let found = FeedDate.normalise(text) {
                 date = found
                 break

@@ -28,8 +28,8 @@ import Testing
             process.arguments = arguments + [base + path]
             let pipe = Pipe()
             process.standardOutput = pipe
-            try process.run()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            try launch(process)
+            let output = String(decoding: readAll(pipe.fileHandleForReading), as: UTF8.self)
             process.waitUntilExit()
             let parts = output.components(separatedBy: "\r\n\r\n")
             let head = parts.first ?? ""

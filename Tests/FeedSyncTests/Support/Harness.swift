@@ -2,6 +2,7 @@ import FeedSyncDemoServer
 import FeedSyncStore
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 /// A fresh temp folder, removed when the test is done with it.
@@ -100,7 +101,7 @@ final class CLI: Sendable {
             exited.continuation.yield(process.terminationStatus)
             exited.continuation.finish()
         }
-        try process.run()
+        try launch(process)
         return RunningCLI(process: process, exited: exited.stream, outPath: outPath, errPath: errPath)
     }
 
@@ -200,5 +201,29 @@ extension DemoServer {
     /// Paths of picture requests, in order.
     var pictureRequests: [String] {
         requests.filter { $0.path.hasPrefix("/pictures/") }.map(\.path)
+    }
+}
+
+/// Starts `process`, one at a time in this test process: Foundation's `Process.run` started from
+/// several tasks at once (the stress tests) once read freed memory while it built the new
+/// process's environment.
+func launch(_ process: Process) throws {
+    try launching.withLock { _ in try process.run() }
+}
+
+private let launching = Mutex(())
+
+/// Everything `handle` gives until its end, read again when a signal interrupts a read (a child
+/// process ending is one), where `readDataToEndOfFile` traps.
+func readAll(_ handle: FileHandle) -> Data {
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+        if count > 0 {
+            data.append(contentsOf: buffer[..<count])
+        } else if count == 0 || errno != EINTR {
+            return data
+        }
     }
 }
