@@ -34,7 +34,11 @@ public enum SearchText {
 
     /// `text` with a space on each side of every character of a script written without spaces.
     static func spaced(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isUnspaced) else { return text }
+        // Every such character is at U+3000 or above, whose UTF-8 starts with 0xE3 or more: text
+        // without such a byte (Latin, Cyrillic, Greek, Arabic…) is looked at as bytes only.
+        guard text.utf8.contains(where: { $0 >= 0xE3 }), text.unicodeScalars.contains(where: isUnspaced) else {
+            return text
+        }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             if isUnspaced(scalar) {
