@@ -31,14 +31,25 @@ enum JSONFeed {
             fields["image"]?.text ?? fields["banner_image"]?.text ?? imageAttachment(fields["attachments"])
                 ?? html.flatMap(HTMLText.firstImageSource),
             against: base)
-        guard let key = fields["id"]?.text ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else {
-            return nil
-        }
+        // With no id, link, title or picture, an item is still one while anything of it is there
+        // (a podcast's episode, a dated post): keyed by all of it.
+        guard
+            let key = fields["id"]?.text ?? link ?? ItemKey.hash(title: title, pictureURL: picture)
+                ?? ItemKey.digest(
+                    [html, fields["content_text"]?.text, fields["date_published"]?.text, fields["date_modified"]?.text]
+                        + attachmentURLs(fields["attachments"]))
+        else { return nil }
         return FeedItem(
             key: key, title: title, link: link, pictureURL: picture,
             published: (fields["date_published"] ?? fields["date_modified"]).flatMap(FeedDate.normalise),
             summary: fields["summary"]?.text ?? text.map { HTMLText.cut($0, to: HTMLText.summaryLength) },
             content: html ?? fields["content_text"]?.text.map(HTMLText.html(fromText:)))
+    }
+
+    /// Every attachment's URL, in order.
+    private static func attachmentURLs(_ attachments: JSONValue?) -> [String?] {
+        guard case .array(let list)? = attachments else { return [] }
+        return list.map { $0["url"]?.text }
     }
 
     /// The first attachment whose `mime_type` is an image.

@@ -141,6 +141,19 @@ import Testing
         #expect(try items(document).map(\.key) == found.map(\.key))
     }
 
+    @Test func aJSONFeedItemWithNothingButAnAttachmentOrADateIsKept() throws {
+        let document = """
+            {"version": "https://jsonfeed.org/version/1.1", "title": "j", "items": [
+              {"attachments": [{"url": "https://r.example/ep2.mp3", "mime_type": "audio/mpeg"}]},
+              {"date_published": "2024-05-01T10:00:00Z"},
+              {}
+            ]}
+            """
+        let found = try decode(Data(document.utf8), url: "https://r.example/feed.json").page.items
+        #expect(found.count == 2 && Set(found.map(\.key)).count == 2, "\(found)")
+        #expect(found.last?.published == "2024-05-01T10:00:00Z")
+    }
+
     // MARK: 4. Dates people write
 
     @Test func theDatesPeopleWrite() {
