@@ -122,10 +122,11 @@ import Testing
     @Test func skipHoursMovesTheDueTimeToTheFirstHourTheFeedAllows() async throws {
         let cli = try CLI()
         try await withServer { server, _ async throws -> Void in
-            // The hour (UTC) the minimum interval ends in, and the next, are skipped.
+            // The hour (UTC) the feed falls due in (the minimum interval, early by the timer's
+            // tolerance), and the next, are skipped.
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = TimeZone(identifier: "UTC")!
-            let end = Date().addingTimeInterval(900)
+            let end = Date().addingTimeInterval(900 - Schedule.tolerance(of: 900))
             let hour = calendar.component(.hour, from: end)
             var faults = Faults()
             faults.skipHours = [hour, (hour + 1) % 24]
