@@ -180,15 +180,17 @@ def main():
             shown = page.evaluate(f"{thumbs}.map(t => t.tagName + ' ' + (t.naturalWidth || 0) + ' ' + t.parentElement.dataset.row)")
             check(all(s.startswith("IMG") and not s.startswith("IMG 0") for s in shown),
                   f"every row in view at row 300 shows its picture: {shown}")
-            # No pull runs now: where the reader stops on rows whose pictures were never fetched, the
-            # page's server fetches them at once.
+            # The separate pull has ended: where the reader stops on rows whose pictures were never
+            # fetched, the page's server fetches them at once. (serve's own pull, every 10 s, may
+            # run meanwhile and fetch the window below the rows in view too: never a row above.)
             seen_before = len(open(log).read().splitlines())
             page.evaluate(f"document.getElementById('list').scrollTop = {200 * ROW}")
             page.wait_for_function(
                 f"() => {thumbs}.every(t => t.tagName === 'IMG' && t.complete && t.naturalWidth > 0)", timeout=15000)
             fetched = sorted(601 - int(re.search(r"(\d+)", line).group(1))
                              for line in open(log).read().splitlines()[seen_before:] if line.startswith("/pictures/"))
-            check(fetched == list(range(200, 209)), f"rows in view fetched their missing pictures at once: {fetched}")
+            check(set(range(200, 209)) <= set(fetched) and min(fetched) >= 200,
+                  f"rows in view fetched their missing pictures at once: {fetched}")
 
             # The hostile item: its title is text, its content loses what runs and what is remote.
             page.evaluate("document.getElementById('list').scrollTop = 0")
