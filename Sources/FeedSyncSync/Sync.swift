@@ -171,18 +171,8 @@ public final class SyncEngine: Sendable {
         while !actions.isEmpty {
             do throws(PullFailure) {
                 switch actions.removeFirst() {
-                case .fetch(var request):
-                    if Task.isCancelled { throw PullFailure.interrupted }
-                    request.spill = downloadPath.map { ($0, Self.inMemoryBytes) }
-                    let response = try await fetch(request, options: options, requests: &requests)
-                    let next = machine.answered(response)
-                    // A body written to a file and not to be read (an error page, a 304) goes now.
-                    if let file = response.bodyFile,
-                        !next.contains(where: { if case .decode = $0 { true } else { false } })
-                    {
-                        try? FileManager.default.removeItem(atPath: file)
-                    }
-                    actions += next
+                case .fetch(let request):
+                    actions += try await answer(request, &machine, options, &requests)
                 case .decode(let response, let expected, let context, let inParts):
                     defer { if let file = response.bodyFile { try? FileManager.default.removeItem(atPath: file) } }
                     actions += try await decode(response, expected, context, inParts, &machine, options)
@@ -194,14 +184,8 @@ public final class SyncEngine: Sendable {
                     actions += machine.committed()
                 case .report(let event):
                     options.onEvent(event)
-                case .finish(let record, var report):
-                    report.requests = requests
-                    do {
-                        report.movedTo = try await store.recordPull(feedID: feed.id, record)
-                    } catch {
-                        report.error = report.error ?? SyncError(.local, "\(error.message); \(Self.checkDisk)")
-                    }
-                    return report
+                case .finish(let record, let report):
+                    return await finish(feed.id, record, report, requests)
                 }
             } catch {
                 actions = machine.failed(error)
@@ -211,6 +195,38 @@ public final class SyncEngine: Sendable {
     }
 
     static let checkDisk = "check the disk and the data home's permissions"
+
+    /// Asks for `request` (with retries) and hands the answer to the machine. A body written to
+    /// a file and not to be read (an error page, a 304) goes at once.
+    private func answer(
+        _ request: HTTPRequest, _ machine: inout PullMachine, _ options: PullOptions,
+        _ requests: inout [PullReport.Request]
+    ) async throws(PullFailure) -> [PullMachine.Action] {
+        if Task.isCancelled { throw PullFailure.interrupted }
+        var request = request
+        request.spill = downloadPath.map { ($0, Self.inMemoryBytes) }
+        let response = try await fetch(request, options: options, requests: &requests)
+        let next = machine.answered(response)
+        if let file = response.bodyFile, !next.contains(where: { if case .decode = $0 { true } else { false } }) {
+            try? FileManager.default.removeItem(atPath: file)
+        }
+        return next
+    }
+
+    /// Records the outcome on the feed's row; the report, with every request and what became of
+    /// the row (a move, or a local failure writing it).
+    private func finish(
+        _ feedID: Int64, _ record: PullRecord, _ report: PullReport, _ requests: [PullReport.Request]
+    ) async -> PullReport {
+        var report = report
+        report.requests = requests
+        do {
+            report.movedTo = try await store.recordPull(feedID: feedID, record)
+        } catch {
+            report.error = report.error ?? SyncError(.local, "\(error.message); \(Self.checkDisk)")
+        }
+        return report
+    }
 
     /// Reads an answer's document: whole, or from its file in parts, each committed as it is read.
     private func decode(

@@ -28,7 +28,7 @@ import Testing
             process.arguments = arguments + [base + path]
             let pipe = Pipe()
             process.standardOutput = pipe
-            try launch(process)
+            try process.run()
             let output = String(decoding: readAll(pipe.fileHandleForReading), as: UTF8.self)
             process.waitUntilExit()
             let parts = output.components(separatedBy: "\r\n\r\n")

@@ -2,7 +2,6 @@ import FeedSyncDemoServer
 import FeedSyncStore
 import Foundation
 import GRDB
-import Synchronization
 import Testing
 
 /// A fresh temp folder, removed when the test is done with it.
@@ -101,7 +100,7 @@ final class CLI: Sendable {
             exited.continuation.yield(process.terminationStatus)
             exited.continuation.finish()
         }
-        try launch(process)
+        try process.run()
         return RunningCLI(process: process, exited: exited.stream, outPath: outPath, errPath: errPath)
     }
 
@@ -203,15 +202,6 @@ extension DemoServer {
         requests.filter { $0.path.hasPrefix("/pictures/") }.map(\.path)
     }
 }
-
-/// Starts `process`, one at a time in this test process: Foundation's `Process.run` started from
-/// several tasks at once (the stress tests) once read freed memory while it built the new
-/// process's environment.
-func launch(_ process: Process) throws {
-    try launching.withLock { _ in try process.run() }
-}
-
-private let launching = Mutex(())
 
 /// Everything `handle` gives until its end, read again when a signal interrupts a read (a child
 /// process ending is one), where `readDataToEndOfFile` traps.
