@@ -235,7 +235,7 @@ enum DocumentURL {
     /// already there is kept. The host is left as written.
     static func escaped(_ url: String) -> String {
         guard url.utf8.contains(where: needsEscape) else { return url }
-        var bytes = Array(url.utf8)
+        let bytes = Array(url.utf8)
         // The authority of `scheme://host/…` is not touched: from the first "/", "?" or "#" after it.
         var start = 0
         if let scheme = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[(scheme + 1)...].starts(with: "//".utf8) {
@@ -254,8 +254,7 @@ enum DocumentURL {
                 out.append(byte)
             }
         }
-        bytes = out
-        return String(decoding: bytes, as: UTF8.self)
+        return String(decoding: out, as: UTF8.self)
     }
 
     private static func needsEscape(_ byte: UInt8) -> Bool {

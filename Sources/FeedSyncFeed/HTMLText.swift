@@ -333,17 +333,9 @@ extension HTMLEntities {
     /// The character a numeric reference stands for, as browsers read it: 128–159 are
     /// windows-1252's (`&#146;` is ’), and 0, a surrogate or a value past Unicode is U+FFFD.
     static func character(_ value: UInt32) -> Unicode.Scalar {
-        if (0x80...0x9F).contains(value) { return windows1252[Int(value - 0x80)] }
+        if (0x80...0x9F).contains(value) { return Windows1252.scalar(UInt8(value)) }
         return Unicode.Scalar(value).flatMap { $0.value == 0 ? nil : $0 } ?? "\u{FFFD}"
     }
-
-    /// windows-1252's 0x80–0x9F (its five unused bytes stay as they are).
-    static let windows1252: [Unicode.Scalar] = [
-        "\u{20AC}", "\u{81}", "\u{201A}", "\u{192}", "\u{201E}", "\u{2026}", "\u{2020}", "\u{2021}",
-        "\u{2C6}", "\u{2030}", "\u{160}", "\u{2039}", "\u{152}", "\u{8D}", "\u{17D}", "\u{8F}",
-        "\u{90}", "\u{2018}", "\u{2019}", "\u{201C}", "\u{201D}", "\u{2022}", "\u{2013}", "\u{2014}",
-        "\u{2DC}", "\u{2122}", "\u{161}", "\u{203A}", "\u{153}", "\u{9D}", "\u{17E}", "\u{178}",
-    ]
 
     /// `text` (UTF-8) with its C1 control characters U+0080–U+009F read as windows-1252's, as
     /// browsers do: they come from `&#146;`-style references, or from windows-1252 bytes declared
@@ -366,7 +358,7 @@ extension HTMLEntities {
         var index = first
         while index < text.count {
             if text[index] == 0xC2, index + 1 < text.count, text[index + 1] & 0xE0 == 0x80 {
-                out += Array(String(windows1252[Int(text[index + 1] - 0x80)]).utf8)
+                Windows1252.utf8(text[index + 1], into: &out)
                 index += 2
             } else {
                 out.append(text[index])

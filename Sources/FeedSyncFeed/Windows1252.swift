@@ -51,16 +51,17 @@ enum Mojibake {
 /// Windows-1252 as browsers decode it (the WHATWG Encoding Standard): ISO-8859-1 but for 0x80…0x9F,
 /// where the five bytes it leaves unassigned decode to the C1 controls of their numbers.
 enum Windows1252 {
-    /// What bytes 0x80…0x9F decode to.
-    private static let high: [UInt32] = [
-        0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D,
-        0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A,
-        0x0153, 0x9D, 0x017E, 0x0178,
+    /// What bytes 0x80…0x9F decode to (the five unassigned ones, the C1 control of the same number).
+    private static let high: [Unicode.Scalar] = [
+        "\u{20AC}", "\u{81}", "\u{201A}", "\u{192}", "\u{201E}", "\u{2026}", "\u{2020}", "\u{2021}",
+        "\u{2C6}", "\u{2030}", "\u{160}", "\u{2039}", "\u{152}", "\u{8D}", "\u{17D}", "\u{8F}",
+        "\u{90}", "\u{2018}", "\u{2019}", "\u{201C}", "\u{201D}", "\u{2022}", "\u{2013}", "\u{2014}",
+        "\u{2DC}", "\u{2122}", "\u{161}", "\u{203A}", "\u{153}", "\u{9D}", "\u{17E}", "\u{178}",
     ]
 
     /// The character `byte` decodes to.
     static func scalar(_ byte: UInt8) -> Unicode.Scalar {
-        Unicode.Scalar((0x80...0x9F).contains(byte) ? high[Int(byte) - 0x80] : UInt32(byte)) ?? "\u{FFFD}"
+        (0x80...0x9F).contains(byte) ? high[Int(byte) - 0x80] : Unicode.Scalar(byte)
     }
 
     /// `byte` decoded, as UTF-8.
@@ -73,6 +74,6 @@ enum Windows1252 {
     static func byte(of scalar: Unicode.Scalar) -> UInt8? {
         let value = scalar.value
         if value < 0x80 || (0xA0...0xFF).contains(value) { return UInt8(value) }
-        return high.firstIndex(of: value).map { UInt8(0x80 + $0) }
+        return high.firstIndex(of: scalar).map { UInt8(0x80 + $0) }
     }
 }

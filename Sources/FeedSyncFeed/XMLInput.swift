@@ -292,24 +292,18 @@ struct XMLInput {
         return value.isEmpty ? nil : String(value)
     }
 
-    /// Whether `bytes` is UTF-8, but for a sequence cut at its very end.
+    /// Whether `bytes` is UTF-8, but for a sequence cut at its very end: where its whole
+    /// characters end (`validUTF8Prefix`), the end comes before the length the next lead byte
+    /// announces.
     static func isUTF8(_ bytes: [UInt8]) -> Bool {
-        var index = 0
-        while index < bytes.count {
-            let byte = bytes[index]
+        bytes.withUnsafeBufferPointer { buffer in
+            let valid = validUTF8Prefix(buffer)
+            guard valid < buffer.count else { return true }
+            let lead = buffer[valid]
             let length =
-                byte < 0x80 ? 1 : byte >> 5 == 0b110 ? 2 : byte >> 4 == 0b1110 ? 3 : byte >> 3 == 0b11110 ? 4 : 0
-            guard length > 0, byte < 0xF5 else { return false }
-            if index + length > bytes.count { return index + 4 > bytes.count }
-            for offset in 1..<length where bytes[index + offset] & 0xC0 != 0x80 { return false }
-            let second = length > 1 ? bytes[index + 1] : 0
-            // Overlong forms, surrogates and values past U+10FFFF are no UTF-8.
-            if length == 2, byte < 0xC2 { return false }
-            if byte == 0xE0, second < 0xA0 || byte == 0xED, second >= 0xA0 { return false }
-            if byte == 0xF0, second < 0x90 || byte == 0xF4, second >= 0x90 { return false }
-            index += length
+                lead >> 5 == 0b110 ? 2 : lead >> 4 == 0b1110 ? 3 : lead >> 3 == 0b11110 && lead < 0xF5 ? 4 : 0
+            return length > 0 && valid + length > buffer.count
         }
-        return true
     }
 
     /// iconv from one encoding to UTF-8, across chunks: a sequence cut at a chunk's end waits for
