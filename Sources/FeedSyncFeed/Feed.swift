@@ -17,6 +17,10 @@ public struct FeedItem: Sendable, Equatable {
     /// The full content as HTML (`content:encoded`, Atom `content`, JSON Feed `content_html`,
     /// WordPress `content.rendered`; else RSS `description`), at most `FeedLimits.contentBytes`.
     public var content: String?
+    /// What the search index holds for the item's body, `SearchText.body(content:summary:)`,
+    /// made as the item was read (from the plain text its summary was cut from); nil when the item
+    /// was made otherwise, and the store makes it. Not part of the item's equality: it is derived.
+    public var searchBody: String?
 
     public init(
         key: String, title: String, link: String?, pictureURL: String?, published: String?, summary: String?,
@@ -33,6 +37,11 @@ public struct FeedItem: Sendable, Equatable {
 
     /// `published` in seconds since 1970.
     public var publishedSeconds: Int64? { published.flatMap(FeedDate.parse) }
+
+    public static func == (a: FeedItem, b: FeedItem) -> Bool {
+        (a.key, a.title, a.link, a.pictureURL, a.published) == (b.key, b.title, b.link, b.pictureURL, b.published)
+            && (a.summary, a.content) == (b.summary, b.content)
+    }
 }
 
 /// One page of a feed.
@@ -196,6 +205,9 @@ public enum FeedLimits {
         }
         bounded.summary = item.summary.map(Mojibake.repaired)
         bounded.title = boundedTitle(item.title)
+        if item.searchBody == nil || bounded.content != item.content || bounded.summary != item.summary {
+            bounded.searchBody = SearchText.body(content: bounded.content, summary: bounded.summary)
+        }
         return bounded
     }
 }

@@ -234,7 +234,8 @@ enum DocumentURL {
     /// non-ASCII character — percent-encoded, as a browser does before asking for it; a `%`
     /// already there is kept. The host is left as written.
     static func escaped(_ url: String) -> String {
-        guard url.utf8.contains(where: needsEscape) else { return url }
+        var url = url
+        guard url.withUTF8({ $0.contains(where: needsEscape) }) else { return url }
         let bytes = Array(url.utf8)
         // The authority of `scheme://host/…` is not touched: from the first "/", "?" or "#" after it.
         var start = 0
@@ -258,7 +259,12 @@ enum DocumentURL {
     }
 
     private static func needsEscape(_ byte: UInt8) -> Bool {
-        byte <= 0x20 || byte >= 0x7F || "\"<>`{}|^\\".utf8.contains(byte)
+        switch byte {
+        case 0...0x20, 0x7F...0xFF, UInt8(ascii: "\""), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`"),
+            UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "|"), UInt8(ascii: "^"), UInt8(ascii: "\\"):
+            true
+        default: false
+        }
     }
 }
 

@@ -265,7 +265,7 @@ enum HTMLText {
     /// Decodes `&amp;`, `&#8217;`, `&#x2019;` and every HTML5 named reference; anything else is
     /// left as written. References to 128–159 are windows-1252's characters, as browsers read them.
     static func decodeEntities(_ text: String) -> String {
-        guard text.utf8.contains(UInt8(ascii: "&")) else { return text }
+        guard text.containsUTF8(UInt8(ascii: "&")) else { return text }
         return String(decoding: decodingEntities(Array(text.utf8)), as: UTF8.self)
     }
 
@@ -376,5 +376,32 @@ extension String {
         guard let first = utf8.first, let last = utf8.last else { return self }
         if (0x21..<0x80).contains(first), (0x21..<0x80).contains(last) { return self }
         return trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+// Byte searches over the kilobytes of every item's text: through the contiguous bytes (memchr,
+// or a plain loop the compiler vectorises), where `utf8.contains` steps through String's view
+// one byte at a time.
+extension String {
+    /// Whether the text's UTF-8 holds `byte`.
+    func containsUTF8(_ byte: UInt8) -> Bool {
+        var text = self
+        return text.withUTF8 { $0.containsByte(byte) }
+    }
+
+    /// Whether the text's UTF-8 holds a byte of `least` or more.
+    func containsUTF8(atLeast least: UInt8) -> Bool {
+        var text = self
+        return text.withUTF8 { bytes in
+            for byte in bytes where byte >= least { return true }
+            return false
+        }
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    func containsByte(_ byte: UInt8) -> Bool {
+        guard let base = baseAddress else { return false }
+        return memchr(base, Int32(byte), count) != nil
     }
 }

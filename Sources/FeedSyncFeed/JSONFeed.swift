@@ -21,9 +21,9 @@ enum JSONFeed {
         guard case .object(let fields) = entry else { return nil }
         let link = DocumentURL.resolve(fields["url"]?.text ?? fields["external_url"]?.text, against: base)
         let html = fields["content_html"]?.text
-        let text =
-            fields["content_text"]?.text.map(HTMLText.collapsingWhitespace)
-            ?? html.map { HTMLText.plain($0, limit: HTMLText.summaryLength) }
+        // The HTML as plain text once: for the search index, and the title and summary without text.
+        let plainHTML = html.map { SearchText.plainContent(Array($0.utf8)) }
+        let text = fields["content_text"]?.text.map(HTMLText.collapsingWhitespace) ?? plainHTML
         // A title is optional in JSON Feed (microblog posts have none): the start of the text stands in.
         let title =
             fields["title"]?.text.map(HTMLText.collapsingWhitespace) ?? text.map { HTMLText.cut($0, to: 80) } ?? ""
@@ -39,11 +39,13 @@ enum JSONFeed {
                     [html, fields["content_text"]?.text, fields["date_published"]?.text, fields["date_modified"]?.text]
                         + attachmentURLs(fields["attachments"]))
         else { return nil }
-        return FeedItem(
+        var item = FeedItem(
             key: key, title: title, link: link, pictureURL: picture,
             published: (fields["date_published"] ?? fields["date_modified"]).flatMap(FeedDate.normalise),
             summary: fields["summary"]?.text ?? text.map { HTMLText.cut($0, to: HTMLText.summaryLength) },
             content: html ?? fields["content_text"]?.text.map(HTMLText.html(fromText:)))
+        if let html, !html.isEmpty { item.searchBody = SearchText.body(plainContent: plainHTML, summary: item.summary) }
+        return item
     }
 
     /// Every attachment's URL, in order.

@@ -15,8 +15,18 @@ public enum SearchText {
 
     /// The text indexed for an item's body: its content as plain text, else its summary.
     public static func body(content: String?, summary: String?) -> String {
-        guard let content, !content.isEmpty else { return spaced(summary ?? "") }
-        return spaced(HTMLText.summary(Array(content.utf8), limit: bodyCharacters))
+        body(plainContent: content.flatMap { $0.isEmpty ? nil : plainContent(Array($0.utf8)) }, summary: summary)
+    }
+
+    /// `body` from the content's `plainContent`, made already.
+    static func body(plainContent: String?, summary: String?) -> String {
+        spaced(plainContent ?? summary ?? "")
+    }
+
+    /// Content (HTML) as the plain text `body` indexes: the readers cut their summaries from the
+    /// same text, so HTML becomes text once per item.
+    static func plainContent(_ html: [UInt8]) -> String {
+        HTMLText.summary(html, limit: bodyCharacters)
     }
 
     /// An FTS5 query that matches items holding every word of `text`, each as a word or the start
@@ -36,7 +46,7 @@ public enum SearchText {
     static func spaced(_ text: String) -> String {
         // Every such character is at U+3000 or above, whose UTF-8 starts with 0xE3 or more: text
         // without such a byte (Latin, Cyrillic, Greek, Arabic…) is looked at as bytes only.
-        guard text.utf8.contains(where: { $0 >= 0xE3 }), text.unicodeScalars.contains(where: isUnspaced) else {
+        guard text.containsUTF8(atLeast: 0xE3), text.unicodeScalars.contains(where: isUnspaced) else {
             return text
         }
         var out = String.UnicodeScalarView()

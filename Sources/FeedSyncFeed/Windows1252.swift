@@ -7,12 +7,14 @@ enum Mojibake {
     /// those bytes are valid UTF-8 holding at least one character beyond ASCII. Anything else —
     /// genuine "Ã" in Portuguese, a real "Â", text in any other script — is returned as it is.
     static func repaired(_ text: String) -> String {
-        text.utf8.contains(0xC3) ? repairedIfEncodedTwice(text) ?? text : text
+        text.containsUTF8(0xC3) ? repairedIfEncodedTwice(text) ?? text : text
     }
 
     /// `repaired` for text as UTF-8 bytes (an XML field as it was read).
     static func repaired(_ bytes: [UInt8]) -> [UInt8] {
-        guard bytes.contains(0xC3), let fixed = repairedIfEncodedTwice(String(decoding: bytes, as: UTF8.self)) else {
+        guard bytes.withUnsafeBufferPointer({ $0.containsByte(0xC3) }),
+            let fixed = repairedIfEncodedTwice(String(decoding: bytes, as: UTF8.self))
+        else {
             return bytes
         }
         return Array(fixed.utf8)

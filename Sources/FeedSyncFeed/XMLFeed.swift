@@ -672,8 +672,23 @@ final class XMLFeed {
         let limit = HTMLText.summaryLength
         func string(_ field: Field) -> String? { entry[field].map { String(decoding: $0.text, as: UTF8.self) } }
         func plain(_ field: Field, limit: Int? = nil) -> String? { entry[field]?.plain(limit: limit).nilIfEmpty }
+        // The content: the first field that has any, as HTML; and its plain text, made once for
+        // the search index and for the summary when that comes from the same field.
+        var content: (field: Field, html: String)?
+        for field in [Field.encoded, .content, .description, .summary] {
+            guard let captured = entry[field] else { continue }
+            let text = String(decoding: captured.text, as: UTF8.self)
+            if let html = (captured.isText ? HTMLText.html(fromText: text) : text.trimmed).nilIfEmpty {
+                content = (field, html)
+                break
+            }
+        }
+        let plainContent = content.map { SearchText.plainContent(Array($0.html.utf8)) }
         func summary(_ field: Field) -> String? {
             guard let captured = entry[field] else { return nil }
+            if field == content?.field, !captured.isText, let plainContent {
+                return HTMLText.cut(plainContent, to: limit).nilIfEmpty
+            }
             return captured.isText
                 ? HTMLText.cut(HTMLText.collapsingWhitespace(String(decoding: captured.text, as: UTF8.self)), to: limit)
                     .nilIfEmpty
@@ -724,13 +739,6 @@ final class XMLFeed {
                 break
             }
         }
-        var content: String?
-        for field in [Field.encoded, .content, .description, .summary] {
-            guard let captured = entry[field] else { continue }
-            let text = String(decoding: captured.text, as: UTF8.self)
-            content = (captured.isText ? HTMLText.html(fromText: text) : text.trimmed).nilIfEmpty
-            if content != nil { break }
-        }
         let id = string(.id)?.trimmed.nilIfEmpty
         // With no id, link, title or picture, an item is still one (a podcast's episode, a post of
         // a microblog, a point of GeoRSS) while anything of it is there: keyed by all of it.
@@ -740,9 +748,11 @@ final class XMLFeed {
                     [entry.mediaFile, entry.media]
                         + entry.fields.map { $0.map { String(decoding: $0.text, as: UTF8.self) } })
         else { return nil }
-        return FeedItem(
+        var item = FeedItem(
             key: key, title: title, link: link, pictureURL: picture, published: date, summary: body?.summary,
-            content: content)
+            content: content?.html)
+        item.searchBody = SearchText.body(plainContent: plainContent, summary: body?.summary)
+        return item
     }
 
     /// The entry with base64 fields decoded: Atom 0.3's `mode="base64"`, and Atom 1.0 text whose

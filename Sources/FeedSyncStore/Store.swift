@@ -35,6 +35,9 @@ public final class Store: Sendable {
         configuration.prepareDatabase { db in
             // WAL with NORMAL sync survives a killed process; a power cut may lose the last pages.
             if !db.configuration.readonly { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            // The search index's triggers make an item's indexed text again (Migrations/0009).
+            db.add(function: Self.searchTitle)
+            db.add(function: Self.searchBody)
         }
         do {
             database = try Self.open(path: path, configuration: configuration, connections: connections)
@@ -145,14 +148,23 @@ public final class Store: Sendable {
         for migration in embeddedMigrations {
             migrator.registerMigration(migration.name) { db in
                 try db.execute(sql: migration.text)
-                if migration.name == "0006_timeline" { try indexForSearch(db) }
+                if migration.name == "0009_search_contentless" { try indexForSearch(db) }
             }
         }
         return migrator
     }
 
-    /// Fills the search index with the items stored before it existed, as a page commit would:
-    /// in Swift, which SQL cannot do (plain text from HTML, spaced-out CJK characters).
+    /// `SearchText.title` and `SearchText.body` as SQL functions, for the search index's triggers.
+    static let searchTitle = DatabaseFunction("search_title", argumentCount: 1, pure: true) { values in
+        SearchText.title(String.fromDatabaseValue(values[0]) ?? "")
+    }
+    static let searchBody = DatabaseFunction("search_body", argumentCount: 2, pure: true) { values in
+        SearchText.body(content: String.fromDatabaseValue(values[0]), summary: String.fromDatabaseValue(values[1]))
+    }
+
+    /// Fills the search index with the items stored before it was made as it is now (0006 made
+    /// it, 0009 made it anew), as a page commit would: in Swift, which SQL cannot do (plain text
+    /// from HTML, spaced-out CJK characters).
     static func indexForSearch(_ db: Database) throws {
         let insert = try db.makeStatement(sql: "INSERT INTO item_search (rowid, title, body) VALUES (?, ?, ?)")
         let items = try Row.fetchCursor(db, sql: "SELECT id, title, content, summary FROM item")
@@ -477,10 +489,9 @@ extension Store {
                 sql: """
                     UPDATE item SET title = ?, link = ?, published = ?, summary = ?, content = ?, pic_url = ?,
                         picture_id = ?
-                    WHERE feed_id = ? AND key = ? RETURNING id
+                    WHERE feed_id = ? AND key = ?
                     """)
-            let index = try db.cachedStatement(
-                sql: "INSERT OR REPLACE INTO item_search (rowid, title, body) VALUES (?, ?, ?)")
+            let index = try db.cachedStatement(sql: "INSERT INTO item_search (rowid, title, body) VALUES (?, ?, ?)")
             var timeline = try Timeline(db, feedID: page.feedID, band: page.band, above: seq)
             var inserted = 0
             var searched: [(id: Int64, item: FeedItem)] = []
@@ -503,29 +514,32 @@ extension Store {
                     values.add(now)
                     values.add(time)
                 }
-                let id: Int64
                 if db.changesCount == 1 {
                     seq += 1
                     inserted += 1
                     timeline.append(time, seq: seq)
-                    id = db.lastInsertedRowID
+                    searched.append((db.lastInsertedRowID, item))
                 } else {
+                    // A changed text re-indexes itself (Migrations/0009's trigger).
                     refresh.setUncheckedArguments([
                         item.title, item.link, item.published, item.summary, item.content, item.pictureURL, pictureID,
                         page.feedID, item.key,
                     ])
-                    guard let refreshed = try Int64.fetchOne(refresh) else { continue }
-                    id = refreshed
+                    try refresh.execute()
                 }
-                searched.append((id, item))
             }
             // The search index is written after the items, not between them: FTS5 rows inserted
             // between other statements cost four times as much (BENCHMARKS.md, P6).
             for (id, item) in searched {
+                // The index keeps no copy of the text: a row leaves it only given the same text,
+                // made again from the item's columns (search_body), so the parser's must be that.
+                assert(
+                    item.searchBody == nil
+                        || item.searchBody == SearchText.body(content: item.content, summary: item.summary))
                 try index.run(db) { values in
                     values.add(id)
                     values.add(SearchText.title(item.title))
-                    values.add(SearchText.body(content: item.content, summary: item.summary))
+                    values.add(item.searchBody ?? SearchText.body(content: item.content, summary: item.summary))
                 }
             }
             try timeline.write(db)

@@ -349,6 +349,21 @@ func decode(
             }
         }
     }
+
+    /// The search index keeps no copy of what it indexed: a row leaves it only given the same text,
+    /// made again from the item by this version's `SearchText` (Migrations/0009). So this text is
+    /// pinned: a change to it, or to the HTML-to-text underneath, needs a migration that builds the
+    /// index again (as 0009's Swift step does) before the stores written by this version change.
+    @Test func theTextTheSearchIndexHoldsIsPinned() {
+        #expect(SearchText.title("東京の天気 in Tokyo") == " 東  京  の  天  気  in Tokyo")
+        #expect(
+            SearchText.body(content: "<p>Pears &amp;\n <b>plums</b><script>x()</script></p>&nbsp;é", summary: "s")
+                == "Pears & plums é")
+        #expect(SearchText.body(content: nil, summary: "Only  a summary") == "Only  a summary")
+        #expect(SearchText.body(content: "", summary: nil) == "")
+        let long = SearchText.body(content: String(repeating: "word ", count: 7000), summary: nil)
+        #expect(long.count == 32_765 && long.hasSuffix("word…"))
+    }
 }
 
 /// A JSON document too long for memory is read from its file with its items handed over in parts

@@ -248,6 +248,37 @@ import Testing
         #expect(empty.status == 64 && empty.stderr.contains("--search"))
     }
 
+    @Test func aPullKilledMidIndexingLeavesEveryStoredItemFindableAfterTheNextPull() async throws {
+        // A document over 4 MiB, read and committed in parts: items and their index rows go in together.
+        let cli = try CLI()
+        let count = 20_000
+        let filler = "&lt;p&gt;" + String(repeating: "grove ", count: 40) + "&lt;/p&gt;"
+        let items = (1...count).map { ("Orchard note \($0)", nil as String?, "pear\($0) &amp;amp; plum" + filler) }
+        func found(_ word: String) async throws -> Int {
+            try await json(cli.run("list", "--json", "--per-page", "1", "--search", word))["total"] as! Int
+        }
+        try await withServer { server, _ async throws -> Void in
+            serve(server, ["/doc/long": Self.rss("L", items)])
+            let running = try await cli.start(["pull", "--feed", server.baseURL + "/doc/long", "--images", "none"])
+            let store = try cli.openStore()
+            var stored = 0
+            for _ in 0..<3000 where stored == 0 {
+                try await Task.sleep(nanoseconds: 10_000_000)
+                stored = try await store.list(ListQuery(), page: 1, perPage: 1).total
+            }
+            running.kill9()
+            _ = try await running.wait()
+            stored = try await store.list(ListQuery(), page: 1, perPage: 1).total
+            #expect(stored > 0 && stored < count, "killed mid-pull, after a part: \(stored) stored")
+            #expect(try await found("plum") == stored, "every stored item is in the index, and nothing more")
+            #expect(try await found("pear1") >= 1)
+            #expect(try await cli.run("pull").status == 0)
+        }
+        #expect(try await found("plum") == count)
+        #expect(try await found("pear\(count)") == 1)
+        #expect(try await found("orchard") == count)
+    }
+
     @Test func unreadCountsAndTheUnreadViewFollowPullsAndMarks() async throws {
         let cli = try CLI()
         try await withServer(items: 30, perPage: 10) { server, url async throws -> Void in

@@ -24,7 +24,7 @@ import Testing
     @Test func appliesTheEmbeddedMigrationsOnceAndInOrder() async throws {
         let migrations = [
             "0001_init", "0002_formats", "0003_band_sizes", "0004_feed_notes", "0005_reader", "0006_timeline",
-            "0007_schedule", "0008_no_answer",
+            "0007_schedule", "0008_no_answer", "0009_search_contentless",
         ]
         #expect(try await store.appliedMigrations() == migrations)
         // Opening again applies nothing twice.
@@ -75,6 +75,60 @@ import Testing
         let upgraded = try Store(path: path)
         #expect(try await upgraded.feed(url: "http://h/pulled")?.format == .pagedJSON)
         #expect(try await upgraded.feed(url: "http://h/new")?.format == nil, "never pulled: found at the first pull")
+    }
+
+    @Test func theSearchIndexKeepsNoCopyOfTheTextAndFollowsEveryChangeExactly() async throws {
+        // A store from before 0009, with items its index never saw: the upgrade indexes them.
+        let path = directory.path + "/version8.sqlite"
+        var migrator = DatabaseMigrator()
+        for migration in embeddedMigrations.prefix(8) {
+            migrator.registerMigration(migration.name) { db in try db.execute(sql: migration.text) }
+        }
+        let queue = try DatabaseQueue(path: path)
+        try migrator.migrate(queue)
+        try await queue.write { db in
+            try db.execute(sql: "INSERT INTO feed (url, added_at) VALUES ('http://h/feed', 0)")
+            try db.execute(
+                sql: """
+                    INSERT INTO item (feed_id, key, band, seq, title, summary, content, stored_at)
+                    VALUES (1, 'a', 0, 0, 'Apples', 'Old orchards', '<p>Pears &amp; <b>plums</b></p>', 0),
+                           (1, 'b', 0, 1, '東京の天気', '今日は晴れです', NULL, 0)
+                    """)
+        }
+        try queue.close()
+        let upgraded = try Store(path: path)
+        func found(_ words: String) async throws -> [String] {
+            var query = ListQuery()
+            query.search = SearchText.query(words)
+            return try await upgraded.list(query, page: 1, perPage: 20).items.map(\.title)
+        }
+        func vocabulary() throws -> Set<String> {
+            try DatabaseQueue(path: path).write { db in
+                try db.execute(sql: "CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, item_search, row)")
+                return Set(try String.fetchAll(db, sql: "SELECT term FROM temp.words"))
+            }
+        }
+        #expect(try await found("plum") == ["Apples"])
+        #expect(try await found("晴れ") == ["東京の天気"])
+        #expect(try await upgraded.read { db in try db.tableExists("item_search_content") } == false)
+
+        // A pull that finds the text changed: the old words leave the index, the new ones come.
+        var changed = FeedItem(
+            key: "a", title: "Apples", link: nil, pictureURL: nil, published: nil, summary: "New orchards",
+            content: "<p>Quinces</p>")
+        changed.searchBody = SearchText.body(content: changed.content, summary: changed.summary)
+        let new = FeedItem(key: "c", title: "Cherries", link: nil, pictureURL: nil, published: nil, summary: "Sour")
+        try await upgraded.commit(
+            PageCommit(feedID: 1, band: 0, newItems: [new], updatedItems: [changed], cursor: FeedCursor()))
+        #expect(try await found("plum").isEmpty)
+        #expect(try await found("quince") == ["Apples"])
+        #expect(try await found("sour") == ["Cherries"])
+        #expect(try vocabulary().isSuperset(of: ["apples", "quinces", "cherries", "sour", "京"]))
+        #expect(try !vocabulary().contains("plums"))
+
+        // Every row leaves the index with its feed: not one word is left behind.
+        _ = try await upgraded.removeFeed(id: 1)
+        #expect(try vocabulary() == [])
     }
 
     @Test func remembersAChosenFormatAndTheLinksAFeedPagesBy() async throws {

@@ -1,8 +1,9 @@
 import FeedSyncDemoServer
-import FeedSyncStore
 import Foundation
 import GRDB
 import Testing
+
+@testable import FeedSyncStore
 
 /// A fresh temp folder, removed when the test is done with it.
 final class TempDirectory: Sendable {
@@ -121,8 +122,17 @@ final class CLI: Sendable {
     }
 
     /// Changes the store behind the binary's back, as another program could.
+    /// Runs `sql` on the store as another program would, but with the functions the search
+    /// index's triggers call (which the sqlite3 shell lacks: it cannot change an item's text).
     func execute(_ sql: String) throws {
-        try DatabaseQueue(path: databasePath).writeWithoutTransaction { try $0.execute(sql: sql) }
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            db.add(function: Store.searchTitle)
+            db.add(function: Store.searchBody)
+        }
+        try DatabaseQueue(path: databasePath, configuration: configuration).writeWithoutTransaction {
+            try $0.execute(sql: sql)
+        }
     }
 
     /// Every item of `list --json`, page after page, parsed.
