@@ -213,8 +213,19 @@
     if (item.link && /^https?:\/\//i.test(item.link)) { original.href = item.link; original.hidden = false; } else { original.hidden = true; }
     $("content").src = "/content/" + item.number;
     $("reader").hidden = false;
+    fetchArticlePictures(item);
     if (item.unread) await mark(item, true);
     showToggle();
+  }
+  // The pictures inside the article that are not cached yet, asked for at once; when any came,
+  // the article (its frame only) is shown again with them.
+  async function fetchArticlePictures(item) {
+    try {
+      const body = await call("/api/items/" + item.number + "/pictures", "POST");
+      if (body.fetched > 0 && state.open === item) $("content").src = "/content/" + item.number;
+    } catch (error) {
+      // Offline: the placeholders stay.
+    }
   }
   function close() { $("reader").hidden = true; state.open = null; $("content").src = "about:blank"; list.focus(); }
   async function mark(item, read) {

@@ -18,6 +18,8 @@ extension DemoServer {
         var link: String
         var picture: String
         var published: Date
+        /// HTML with the item's pictures inside it (`Faults.articlePictures`), else nil.
+        var content: String?
     }
 
     static func document(_ format: DemoFormat, page: Int, state: State, baseURL: String) -> Document {
@@ -36,7 +38,14 @@ extension DemoServer {
                 link: "\(baseURL)/items/\(n)",
                 picture: state.faults.pictureURLs[n]
                     ?? "\(baseURL)/pictures/\((n - 1) % state.distinctPictures + 1).png",
-                published: Date(timeIntervalSince1970: 1_700_000_000 + Double(n) * 60))
+                published: Date(timeIntervalSince1970: 1_700_000_000 + Double(n) * 60),
+                content: state.faults.articlePictures == 0
+                    ? nil
+                    : "<p>Item \(n).</p>"
+                        + (0..<state.faults.articlePictures).map { k in
+                            "<p><img src=\"\(baseURL)/pictures/\(Faults.articlePicture(n, k)).png\" "
+                                + "alt=\"Picture \(k + 1) of item \(n)\"></p>"
+                        }.joined())
         }
         let next = hasMore ? "\(format.path)?page=\(page + 1)" : nil
         switch format {
@@ -78,7 +87,7 @@ extension DemoServer {
             """
             {"id": "item-\(item.number)", "title": "\(item.title)", "link": "\(item.link)", \
             "picUrl": \(jsonString(item.picture)), "published": "\(iso(item.published))", \
-            "summary": "Summary of item \(item.number)."}
+            \(item.content.map { "\"content\": \(jsonString($0)), " } ?? "")"summary": "Summary of item \(item.number)."}
             """
         }
         return Data(
@@ -92,7 +101,7 @@ extension DemoServer {
             """
             {"id": "item-\(item.number)", "url": "\(item.link)", "title": "\(item.title)", \
             "image": \(jsonString(item.picture)), "date_published": "\(iso(item.published))", \
-            "content_text": "Summary of item \(item.number)."}
+            \(item.content.map { "\"content_html\": \(jsonString($0)), " } ?? "")"content_text": "Summary of item \(item.number)."}
             """
         }
         return Data(
@@ -125,13 +134,15 @@ extension DemoServer {
             return """
                 <item><title>\(xml(item.title))</title><link>\(xml(item.link))</link>\
                 <guid isPermaLink="false">item-\(item.number)</guid>\
-                <pubDate>\(rfc822(item.published))</pubDate>\(carrier)</item>
+                <pubDate>\(rfc822(item.published))</pubDate>\(carrier)\
+                \(item.content.map { "<content:encoded>\(xml($0))</content:encoded>" } ?? "")</item>
                 """
         }
         return Data(
             """
             <?xml version="1.0" encoding="UTF-8"?>
-            <rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom" xmlns:media="http://search.yahoo.com/mrss/">
+            <rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom" xmlns:media="http://search.yahoo.com/mrss/" \
+            xmlns:content="http://purl.org/rss/1.0/modules/content/">
             <channel><title>feedsync demo</title><link>http://127.0.0.1/</link>\
             \(schedule.ttl.map { "<ttl>\($0)</ttl>" } ?? "")\
             \(list("skipHours", "hour", schedule.skipHours.map(String.init)))\(list("skipDays", "day", schedule.skipDays))\

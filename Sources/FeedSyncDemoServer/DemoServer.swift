@@ -72,6 +72,12 @@ public struct Faults: Sendable {
     public var pictures: [Int: PictureFault] = [:]
     /// Item `n`'s `picUrl` replaced by this exact string.
     public var pictureURLs: [Int: String] = [:]
+    /// Pictures inside each item's content (HTML in every format that has content), item `n`'s
+    /// k-th (from 0) at `/pictures/(articlePicture(n, k)).png`.
+    public var articlePictures = 0
+
+    /// The number of item `n`'s k-th picture inside its content.
+    public static func articlePicture(_ n: Int, _ k: Int) -> Int { 1_000_000 + n * 24 + k }
 
     /// Fixed answers, by path and query (`/doc/a?page=2`, else `/doc/a`): a document served
     /// exactly as given, headers included, for tests of what a hostile server may send.

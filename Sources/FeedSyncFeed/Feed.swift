@@ -21,6 +21,10 @@ public struct FeedItem: Sendable, Equatable {
     /// made as the item was read (from the plain text its summary was cut from); nil when the item
     /// was made otherwise, and the store makes it. Not part of the item's equality: it is derived.
     public var searchBody: String?
+    /// The pictures the content shows (`ArticlePictures.find`), found as the item was read,
+    /// relative references against the content's base; nil when not looked for yet. Derived
+    /// from the content, so not part of the item's equality either.
+    public var contentPictures: [ContentPicture]?
 
     public init(
         key: String, title: String, link: String?, pictureURL: String?, published: String?, summary: String?,
@@ -207,6 +211,10 @@ public enum FeedLimits {
         bounded.title = boundedTitle(item.title)
         if item.searchBody == nil || bounded.content != item.content || bounded.summary != item.summary {
             bounded.searchBody = SearchText.body(content: bounded.content, summary: bounded.summary)
+        }
+        if item.contentPictures == nil || bounded.content != item.content {
+            // A format that does not say where its content is from: the item's page.
+            bounded.contentPictures = bounded.content.map { ArticlePictures.find(in: Array($0.utf8), base: item.link) }
         }
         return bounded
     }

@@ -44,7 +44,10 @@ enum JSONFeed {
             published: (fields["date_published"] ?? fields["date_modified"]).flatMap(FeedDate.normalise),
             summary: fields["summary"]?.text ?? text.map { HTMLText.cut($0, to: HTMLText.summaryLength) },
             content: html ?? fields["content_text"]?.text.map(HTMLText.html(fromText:)))
-        if let html, !html.isEmpty { item.searchBody = SearchText.body(plainContent: plainHTML, summary: item.summary) }
+        if let html, !html.isEmpty {
+            item.searchBody = SearchText.body(plainContent: plainHTML, summary: item.summary)
+            item.contentPictures = ArticlePictures.find(in: Array(html.utf8), base: base)
+        }
         return item
     }
 

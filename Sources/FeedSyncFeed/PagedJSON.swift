@@ -66,7 +66,7 @@ public enum PagedJSON {
         return FeedItem(
             key: key, title: title, link: link, pictureURL: picture,
             published: (fields["published"] ?? fields["date"]).flatMap(FeedDate.normalise),
-            summary: text("summary"))
+            summary: text("summary"), content: text("content")?.trimmed.nilIfEmpty)
     }
 }
 

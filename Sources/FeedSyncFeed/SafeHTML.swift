@@ -24,8 +24,12 @@ public enum SafeHTML {
     ]
     static let voidElements: Set<String> = ["br", "hr", "img"]
 
-    /// The safe HTML of `html`, relative URLs resolved against `base`.
-    public static func clean(_ html: String, base: String?, picture: (String) -> String?) throws(FeedError) -> String {
+    /// The safe HTML of `html`, relative URLs resolved against `base`. A picture (an `<img>`, or a
+    /// `<picture>` and its sources: `ArticlePictures.choose`) shows what `picture` gives for its
+    /// reference as written and its absolute URL, else a placeholder with its alt text.
+    public static func clean(_ html: String, base: String?, picture: (_ source: String, _ url: String?) -> String?)
+        throws(FeedError) -> String
+    {
         let xml = try LibXML2.shared.get()
         let bytes = Array(html.utf8)
         guard !bytes.isEmpty, bytes.count < Int(Int32.max) else { return "" }
@@ -44,9 +48,33 @@ public enum SafeHTML {
         let baseURL = base.flatMap { URL(string: $0) }
         var out = ""
         out.reserveCapacity(bytes.count)
+        /// A picture's `<img>`, or its placeholder.
+        func image(_ chosen: String?, _ img: XMLTree.Element?) {
+            if let chosen, let local = picture(chosen, absolute(chosen, baseURL, schemes: ["http", "https"])) {
+                out += "<img src=\"\(HTMLText.escaped(local))\" loading=\"lazy\""
+                if let img {
+                    out += numbers(["width", "height"], of: img, digits: 5)
+                    for attribute in ["title", "alt"] {
+                        if let value = img[attribute] { out += " \(attribute)=\"\(HTMLText.escaped(value))\"" }
+                    }
+                }
+                out += ">"
+            } else {
+                out += "<span class=\"missing-picture\">"
+                out += HTMLText.escaped(img?["alt"].map { "[\($0)]" } ?? "[picture]")
+                out += "</span>"
+            }
+        }
+        var pictures = 0  // <picture> elements open: their <img> was shown with them
         XMLTree.walk(document) { element in
             let name = element.name
             if dropped.contains(name) { return false }
+            if name == "picture" {
+                let (sources, img) = pictureParts(element)
+                image(ArticlePictures.choose(sources: sources.map(candidate), img: img.map(candidate)), img)
+                pictures += 1
+                return true
+            }
             guard kept.contains(name) else { return true }
             switch name {
             case "a":
@@ -55,16 +83,8 @@ public enum SafeHTML {
                     out += " href=\"\(HTMLText.escaped(href))\" target=\"_blank\" rel=\"noopener noreferrer\""
                 }
             case "img":
-                let source = element["src"].flatMap { absolute($0, baseURL, schemes: ["http", "https"]) }
-                guard let local = source.flatMap(picture) else {
-                    out += "<span class=\"missing-picture\">"
-                    out += HTMLText.escaped(element["alt"].map { "[\($0)]" } ?? "[picture]")
-                    out += "</span>"
-                    return false
-                }
-                out +=
-                    "<img src=\"\(HTMLText.escaped(local))\" loading=\"lazy\""
-                    + numbers(["width", "height"], of: element, digits: 5)
+                if pictures == 0 { image(ArticlePictures.choose(sources: [], img: candidate(element)), element) }
+                return false
             case "td", "th":
                 out += "<\(name)" + numbers(["colspan", "rowspan"], of: element, digits: 3)
             default:
@@ -79,9 +99,37 @@ public enum SafeHTML {
             out += HTMLText.escaped(String(cString: content))
         } leave: { element in
             let name = element.name
+            if name == "picture" { pictures -= 1 }
             if kept.contains(name), !voidElements.contains(name) { out += "</\(name)>" }
         }
         return out
+    }
+
+    /// The `<source>`s and the first `<img>` inside a `<picture>`, in document order (libxml2's
+    /// HTML 4 parser, which knows no `<source>`, nests what follows one inside it).
+    static func pictureParts(_ picture: XMLTree.Element) -> (sources: [XMLTree.Element], img: XMLTree.Element?) {
+        var sources: [XMLTree.Element] = []
+        var img: XMLTree.Element?
+        var stack = [picture.node.pointee.children].compactMap { $0 }
+        while let node = stack.popLast() {
+            if let next = node.pointee.next { stack.append(next) }
+            guard node.pointee.type == XML_ELEMENT_NODE else { continue }
+            let element = XMLTree.Element(node: node)
+            switch element.name {
+            case "source": sources.append(element)
+            case "img" where img == nil: img = element
+            default: break
+            }
+            if let child = node.pointee.children { stack.append(child) }
+        }
+        return (sources, img)
+    }
+
+    /// What `ArticlePictures.choose` reads of an `<img>` or `<source>`.
+    static func candidate(_ element: XMLTree.Element) -> ArticlePictures.Candidate {
+        ArticlePictures.Candidate(
+            src: element["src"], srcset: element["srcset"], type: element["type"], width: element["width"],
+            height: element["height"])
     }
 
     /// ` width="640"`: those of `attributes` the element has as a number of at most `digits` digits.

@@ -752,6 +752,9 @@ final class XMLFeed {
             key: key, title: title, link: link, pictureURL: picture, published: date, summary: body?.summary,
             content: content?.html)
         item.searchBody = SearchText.body(plainContent: plainContent, summary: body?.summary)
+        if let content {
+            item.contentPictures = ArticlePictures.find(in: Array(content.html.utf8), base: entry[content.field]?.base)
+        }
         return item
     }
 

@@ -14,8 +14,16 @@ public enum PrefetchMode: String, Sendable, CaseIterable {
     case none
 }
 
+/// Whether the pictures inside the articles of the prefetch window are downloaded too, after
+/// those rows' own pictures (`--article-pictures`).
+public enum ArticlePicturesMode: String, Sendable, CaseIterable {
+    case window
+    case none
+}
+
 public struct PrefetchOptions: Sendable {
     public var mode: PrefetchMode
+    public var articlePictures: ArticlePicturesMode
     public var pagesAhead: Int
     public var concurrency: Int
     public var maxBytes: Int
@@ -23,10 +31,11 @@ public struct PrefetchOptions: Sendable {
     public var cacheBudget: Int64
 
     public init(
-        mode: PrefetchMode = .window, pagesAhead: Int = 5, concurrency: Int = 8,
-        maxBytes: Int = 10 << 20, cacheBudget: Int64 = 1 << 30
+        mode: PrefetchMode = .window, articlePictures: ArticlePicturesMode = .window, pagesAhead: Int = 5,
+        concurrency: Int = 8, maxBytes: Int = 10 << 20, cacheBudget: Int64 = 1 << 30
     ) {
         self.mode = mode
+        self.articlePictures = articlePictures
         self.pagesAhead = pagesAhead
         self.concurrency = concurrency
         self.maxBytes = maxBytes

@@ -1,5 +1,6 @@
 import CFeedSyncSystem
 import Foundation
+import Synchronization
 
 /// The picture folder: names come from the store's row id, never from a URL, so nothing a feed
 /// says can place a file outside it or make two pictures collide. Nothing in it is reached through
@@ -21,9 +22,33 @@ public struct PictureFiles: Sendable {
     static let lockName = ".lock"
     /// Numbers this process's temp files apart.
 
+    /// The folder itself, opened once for this value and its copies: a pull writes thousands of
+    /// pictures, each of which would open it twice (to write the temp file, to rename it).
+    private let top = TopFolder()
+
     public init(directory: String, folderMayBeLink: Bool = false) {
         self.directory = directory
         self.folderMayBeLink = folderMayBeLink
+    }
+
+    /// An open folder, closed when the last `PictureFiles` holding it goes; opened again once it
+    /// was removed (a long-running `serve` outlives a user's `rm -r` of the cache).
+    private final class TopFolder: Sendable {
+        private let fd = Mutex<Int32>(-1)
+
+        func get(_ open: () throws -> Int32) throws -> Int32 {
+            try fd.withLock { fd in
+                var status = stat()
+                if fd >= 0, fstat(fd, &status) != 0 || status.st_nlink == 0 {
+                    close(fd)
+                    fd = -1
+                }
+                if fd < 0 { fd = try open() }
+                return fd
+            }
+        }
+
+        deinit { fd.withLock { if $0 >= 0 { close($0) } } }
     }
 
     /// A write refused because a part of the picture folder's path is a symbolic link (or not a
@@ -159,18 +184,25 @@ public struct PictureFiles: Sendable {
     }
 
     /// The picture folder itself, or its sub-folder `name`, opened without following a link;
-    /// created first when `create` and missing.
+    /// created first when `create` and missing. The caller closes it.
     private func openFolder(_ name: String?, create: Bool) throws -> Int32 {
         let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-        let topFlags = folderMayBeLink ? flags & ~O_NOFOLLOW : flags
-        var top = open(directory, topFlags)
-        if top < 0, errno == ENOENT, create {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            top = open(directory, topFlags)
+        let top = try self.top.get {
+            let topFlags = folderMayBeLink ? flags & ~O_NOFOLLOW : flags
+            var top = open(directory, topFlags)
+            if top < 0, errno == ENOENT, create {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                top = open(directory, topFlags)
+            }
+            guard top >= 0 else { throw Self.refusal(errno, at: AT_FDCWD, directory) }
+            return top
         }
-        guard top >= 0 else { throw Self.refusal(errno, at: AT_FDCWD, directory) }
-        guard let name else { return top }
-        defer { close(top) }
+        // The folder itself afresh, not a `dup`: that would share the listing's place with it.
+        guard let name else {
+            let again = openat(top, ".", flags)
+            guard again >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            return again
+        }
         var folder = openat(top, name, flags)
         if folder < 0, errno == ENOENT, create {
             if mkdirat(top, name, 0o755) != 0, errno != EEXIST {

@@ -20,14 +20,16 @@ public enum PrefetchPlan {
         return 0
     }
 
-    /// Jobs nearest first; at equal distance the row below (where readers go next) first.
+    /// Jobs nearest first; at equal distance the row below (where readers go next) first; jobs of
+    /// one row (the pictures inside one article) in the order given.
     public static func order(_ jobs: [PictureJob], from position: ReadingPosition) -> [PictureJob] {
         let start = position.rows.lowerBound
-        return jobs.sorted {
-            let a = distance(ofRow: $0.row, from: position)
-            let b = distance(ofRow: $1.row, from: position)
-            if a != b { return a < b }
-            return ($0.row >= start) != ($1.row >= start) ? $0.row >= start : $0.row < $1.row
-        }
+        return jobs.enumerated().sorted { first, second in
+            let (a, b) = (first.element, second.element)
+            let (near, far) = (distance(ofRow: a.row, from: position), distance(ofRow: b.row, from: position))
+            if near != far { return near < far }
+            if a.row == b.row { return first.offset < second.offset }
+            return (a.row >= start) != (b.row >= start) ? a.row >= start : a.row < b.row
+        }.map(\.element)
     }
 }

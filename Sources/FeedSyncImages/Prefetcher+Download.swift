@@ -18,8 +18,28 @@ extension PicturePrefetcher {
     }
 
     /// Downloads `job` now, outside any plan (a row the reader is looking at), and checks, writes,
-    /// flushes and records it as the prefetch does. Returns whether it is cached.
+    /// flushes and records it as the prefetch does. Returns whether it is cached. One download per
+    /// picture however many ask at once (a row's own picture that is also inside its article, asked
+    /// for by the list and by the opened article together): the others wait for its outcome.
     public func fetchNow(_ job: PictureJob) async -> Bool {
+        let other: Bool? = await withCheckedContinuation { continuation in
+            let first = fetching.withLock { waiting in
+                guard waiting[job.id] == nil else {
+                    waiting[job.id]!.append(continuation)
+                    return false
+                }
+                waiting[job.id] = []
+                return true
+            }
+            if first { continuation.resume(returning: nil) }
+        }
+        if let other { return other }
+        let cached = await downloadNow(job)
+        for waiter in fetching.withLock({ $0.removeValue(forKey: job.id) ?? [] }) { waiter.resume(returning: cached) }
+        return cached
+    }
+
+    private func downloadNow(_ job: PictureJob) async -> Bool {
         guard let request = request(for: job) else {
             await fail(job, "not an http(s) URL", permanent: true)
             return false

@@ -29,6 +29,8 @@ public final class PicturePrefetcher: Sendable {
     let disk = DispatchQueue(label: "feedsync.pictures")
     /// Pictures written to temp files and not yet recorded, by picture id.
     let staging = Mutex<[Int64: PictureFiles.Staged]>([:])
+    /// `fetchNow` calls waiting for the download of a picture another call started, by picture.
+    let fetching = Mutex<[Int64: [CheckedContinuation<Bool?, Never>]]>([:])
 
     /// With `--images all`, the most jobs one plan holds (at least four per transfer at once).
     static let planLimit = 256
@@ -100,6 +102,7 @@ public final class PicturePrefetcher: Sendable {
             totals: await storing("sum the cache", { try await store.cachedTotals() }) ?? CacheTotals())
         var handles: [Int64: HTTPTransferHandle] = [:]  // to take back downloads still waiting
         var planStart: PlanStart?
+        var articleStart: PlanStart?
         var firstPages: FirstPages?
         var recording = CacheTotals()
         await withDiscardingTaskGroup { group in
@@ -119,7 +122,8 @@ public final class PicturePrefetcher: Sendable {
                         if position != machine.lastPosition { cache.readerMoved() }
                         await cache.evictIfOver(around: position) { await evict(around: $0) }
                         let wanted = await plan(
-                            position, inFlight: inFlight, start: &planStart, firstPages: &firstPages)
+                            position, inFlight: inFlight, start: &planStart, articleStart: &articleStart,
+                            firstPages: &firstPages)
                         let admitted = await cache.admit(
                             wanted.filter { !machine.hasTried($0.id) }, around: position, inFlight: inFlight,
                             planSize: planSize(inFlight: inFlight)
@@ -190,11 +194,33 @@ public final class PicturePrefetcher: Sendable {
     /// Only that many due rows are read on either side of the reading page, however long the list
     /// (a plan is made after every committed page). Below the reader SQLite starts at `start`, so
     /// it does not step again over the cached rows the last plan stepped over; above, it does.
+    ///
+    /// The pictures inside the window's articles follow the window's own pictures, nearest rows first.
     func plan(
-        _ position: ReadingPosition, inFlight: Int, start: inout PlanStart?, firstPages: inout FirstPages?
+        _ position: ReadingPosition, inFlight: Int, start: inout PlanStart?, articleStart: inout PlanStart?,
+        firstPages: inout FirstPages?
     ) async -> [PictureJob] {
+        let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
+        // The window's article pictures from the first row that had any due at the last plan.
+        if let kept = articleStart, kept.position != position || Date().timeIntervalSince(kept.since) >= Self.rescan {
+            articleStart = nil
+        }
+        let articles =
+            options.articlePictures == .none
+            ? []
+            : await storing(
+                "plan",
+                { [articleStart] in
+                    try await store.dueArticlePictures(
+                        feedURL: position.feedURL, rows: window, resuming: articleStart?.mark,
+                        limit: planSize(inFlight: inFlight))
+                }) ?? []
+        if let first = articles.min(by: { $0.row < $1.row }) {
+            articleStart = PlanStart(
+                mark: PlaceAtRow(place: first.place, row: first.row), position: position,
+                since: articleStart?.since ?? Date())
+        }
         guard options.mode == .all else {
-            let window = PrefetchPlan.window(position, pagesAhead: options.pagesAhead)
             let due =
                 await storing("plan", { try await store.duePictures(feedURL: position.feedURL, rows: window) }) ?? []
             // A feed never shown on its own gets its first page too, last: a feed just added has
@@ -212,9 +238,10 @@ public final class PicturePrefetcher: Sendable {
                 firstPages = FirstPages(jobs: jobs ?? [], perPage: position.perPage, since: Date())
             }
             var seen = Set(due.map(\.id))
+            let inside = articles.filter { seen.insert($0.id).inserted }
             let far = (firstPages?.jobs ?? []).filter { seen.insert($0.id).inserted }
                 .map { PictureJob(id: $0.id, url: $0.url, row: PrefetchPlan.far, place: $0.place) }
-            return PrefetchPlan.order(due, from: position) + far
+            return PrefetchPlan.order(due, from: position) + PrefetchPlan.order(inside, from: position) + far
         }
         let limit = planSize(inFlight: inFlight)
         let top = position.rows.lowerBound
@@ -239,7 +266,10 @@ public final class PicturePrefetcher: Sendable {
                         feedURL: position.feedURL, rows: 0..<top, limit: limit, backwards: true)
                 }) ?? []
         var seen = Set<Int64>()
-        return Array(
-            PrefetchPlan.order(below + above, from: position).filter { seen.insert($0.id).inserted }.prefix(limit))
+        let thumbnails = PrefetchPlan.order(below + above, from: position).filter { seen.insert($0.id).inserted }
+        let inside = PrefetchPlan.order(articles.filter { seen.insert($0.id).inserted }, from: position)
+        // The articles' pictures right after the last of the window's own.
+        let cut = thumbnails.lastIndex { window.contains($0.row) }.map { $0 + 1 } ?? 0
+        return Array((thumbnails[..<cut] + inside + thumbnails[cut...]).prefix(limit))
     }
 }

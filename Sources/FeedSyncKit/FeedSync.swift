@@ -219,6 +219,18 @@ public final class FeedSync: Sendable {
             return await (FeedSync.runningPrefetcher(of: home) ?? prefetcher).fetchNow(job)
         }
 
+        /// Fetches the pictures inside the article of the item numbered `number` that are neither
+        /// cached nor backing off, at once (the client's per-host limit applies); returns how many
+        /// it cached.
+        public func fetchArticle(item number: Int64) async -> Int {
+            let jobs = (try? await store.dueArticlePictures(ofItem: number)) ?? []
+            let fetcher = FeedSync.runningPrefetcher(of: home) ?? prefetcher
+            return await withTaskGroup(of: Bool.self) { group in
+                for job in jobs { group.addTask { await fetcher.fetchNow(job) } }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+        }
+
         deinit { client.shutdown() }
     }
 

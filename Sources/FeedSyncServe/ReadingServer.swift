@@ -101,6 +101,16 @@ public final class ReadingServer: Sendable {
         router.get("/pictures/{number}") { _, context in
             try await self.picture(try context.parameters.require("number", as: Int64.self))
         }
+        router.get("/pictures/{number}/{position}") { _, context in
+            try await self.picture(
+                try context.parameters.require("number", as: Int64.self),
+                inside: try context.parameters.require("position", as: Int.self))
+        }
+        // The pictures of an article being opened, fetched now: how many came.
+        router.post("/api/items/{number}/pictures") { _, context in
+            let number = try context.parameters.require("number", as: Int64.self)
+            return Self.json("{\"fetched\": \(await self.fetcher.fetchArticle(item: number))}")
+        }
         return router
     }
 
@@ -215,10 +225,14 @@ public final class ReadingServer: Sendable {
         }
         let item = detail.item
         let own = item.imageStatus == .cached ? item.pictureURL : nil
+        // The article's pictures by the reference the content writes, as the pull found them.
+        let inside = Dictionary(
+            detail.pictures.filter { $0.status == .cached }.map { ($0.source, "/pictures/\(number)/\($0.position)") },
+            uniquingKeysWith: { first, _ in first })
         let html =
             (try? SafeHTML.clean(
                 detail.content ?? detail.summary.map(SafeHTML.text) ?? "", base: item.link,
-                picture: { $0 == own ? "/pictures/\(number)" : nil })) ?? ""
+                picture: { source, url in url != nil && url == own ? "/pictures/\(number)" : inside[source] })) ?? ""
         let page = """
             <!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="/content.css">\
             </head><body>\(html)</body></html>
@@ -231,13 +245,20 @@ public final class ReadingServer: Sendable {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: page)))
     }
 
-    /// An item's picture from the cache, by the item's number only: its type is the one checked
-    /// when it was cached (its file's extension).
-    func picture(_ number: Int64) async throws -> Response {
-        guard let item = try await stored({ try await library.item(number: number) })?.item,
-            item.imageStatus == .cached,
-            let file = item.imagePath, let picture = library.picture(file)
-        else { throw HTTPError(.notFound, message: "no cached picture") }
+    /// An item's picture from the cache, by the item's number only (and, for a picture inside its
+    /// article, its place there): its type is the one checked when it was cached (its file's
+    /// extension).
+    func picture(_ number: Int64, inside position: Int? = nil) async throws -> Response {
+        let detail = try await stored({ try await library.item(number: number) })
+        let file =
+            if let position {
+                detail?.pictures.first { $0.position == position && $0.status == .cached }?.file
+            } else {
+                detail?.item.imageStatus == .cached ? detail?.item.imagePath : nil
+            }
+        guard let file, let picture = library.picture(file) else {
+            throw HTTPError(.notFound, message: "no cached picture")
+        }
         return Response(
             status: .ok, headers: [.contentType: picture.type, .cacheControl: "private, max-age=86400"],
             body: .init(byteBuffer: ByteBuffer(bytes: picture.data)))

@@ -452,6 +452,20 @@ public struct ItemDetail: Sendable {
     public var summary: String?
     /// The item's full content as stored (HTML), if the feed gave one.
     public var content: String?
+    /// The pictures the content shows, in its order.
+    public var pictures: [ArticlePicture]
+}
+
+/// A picture inside an item's content, and where its copy is.
+public struct ArticlePicture: Sendable, Equatable {
+    /// Its place among the item's content pictures (0-based).
+    public var position: Int
+    /// The reference as the content writes it (`ContentPicture.source`).
+    public var source: String
+    public var url: String
+    public var status: PictureStatus
+    /// The cached file's name in the picture folder, when cached.
+    public var file: String?
 }
 
 /// Where a pull's schedule reads the time (which feeds are due, due times, backoff across pulls,

@@ -16,6 +16,16 @@ extension Store {
             arguments: [found.title, found.siteURL, found.format?.rawValue, feedID])
     }
 
+    /// Links an item to the pictures its content shows, in order, each picture row shared.
+    static func linkArticlePictures(_ db: Database, item id: Int64, _ pictures: [ContentPicture]) throws {
+        guard !pictures.isEmpty else { return }
+        let insert = try db.cachedStatement(
+            sql: "INSERT INTO item_content_picture (item_id, position, picture_id, source) VALUES (?, ?, ?, ?)")
+        for (position, picture) in pictures.prefix(ArticlePictures.perItem).enumerated() {
+            try insert.execute(arguments: [id, position, try pictureID(db, url: picture.url), picture.source])
+        }
+    }
+
     /// The picture row for `url`, created pending if new.
     static func pictureID(_ db: Database, url: String) throws -> Int64 {
         let select = try db.cachedStatement(sql: "SELECT id FROM picture WHERE url = ?")

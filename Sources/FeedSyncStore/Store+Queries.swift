@@ -195,8 +195,49 @@ extension Store {
         return jobs
     }
 
+    static func dueArticlePictures(_ db: Database, feedURL: String?, rows: Range<Int>, limit: Int, now: Date) throws
+        -> [PictureJob]
+    {
+        let found = try listRows(
+            db, ListOrder(feedURL: feedURL), positions: rows,
+            columns: "shown.picture_id, picture.url, item.feed_id, item.band, shown.position",
+            join: """
+                JOIN item_content_picture AS shown ON shown.item_id = item.id
+                JOIN picture ON picture.id = shown.picture_id
+                """,
+            filter: Self.pictureIsDue("?"), arguments: [now.timeIntervalSince1970], limit: limit)
+        var seen = Set<Int64>()
+        return found.sorted { ($0.position, $0.row[5] as Int) < ($1.position, $1.row[5] as Int) }.compactMap {
+            position, row in
+            let id: Int64 = row[1]
+            guard seen.insert(id).inserted else { return nil }
+            return PictureJob(
+                id: id, url: row.text("url") ?? "", row: position,
+                place: ListPlace(feedID: row[3], band: row[4], seq: row[0]))
+        }
+    }
+
+    /// The pictures inside the content of item `number`, in order, with their state.
+    static func articlePictures(_ db: Database, ofItem number: Int64) throws -> [ArticlePicture] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT shown.position, shown.source, picture.url, picture.status, picture.file
+                FROM item_content_picture AS shown JOIN picture ON picture.id = shown.picture_id
+                WHERE shown.item_id = ? ORDER BY shown.position
+                """, arguments: [number]
+        ).map { row in
+            ArticlePicture(
+                position: row["position"], source: row.text("source") ?? "", url: row.text("url") ?? "",
+                status: PictureStatus(rawValue: row.text("status") ?? "") ?? .pending, file: row.text("file"))
+        }
+    }
+
     static func deleteUnusedPictures(_ db: Database) throws -> [String] {
-        let unused = "FROM picture WHERE NOT EXISTS (SELECT 1 FROM item WHERE item.picture_id = picture.id)"
+        let unused = """
+            FROM picture WHERE NOT EXISTS (SELECT 1 FROM item WHERE item.picture_id = picture.id)
+                AND NOT EXISTS (SELECT 1 FROM item_content_picture WHERE picture_id = picture.id)
+            """
         let files = try String?.fetchAll(db, sql: "SELECT file \(unused)").compactMap { $0 }
         try db.execute(sql: "DELETE \(unused)")
         return files

@@ -149,6 +149,7 @@ public final class Store: Sendable {
             migrator.registerMigration(migration.name) { db in
                 try db.execute(sql: migration.text)
                 if migration.name == "0009_search_contentless" { try indexForSearch(db) }
+                if migration.name == "0010_article_pictures" { try findArticlePictures(db) }
             }
         }
         return migrator
@@ -173,6 +174,17 @@ public final class Store: Sendable {
                 item["id"] as Int64, SearchText.title(item["title"] ?? ""),
                 SearchText.body(content: item["content"], summary: item["summary"]),
             ])
+        }
+    }
+
+    /// Finds the pictures in the content of the items stored before content pictures were kept,
+    /// as a page commit would (relative references against the item's page).
+    static func findArticlePictures(_ db: Database) throws {
+        let items = try Row.fetchCursor(db, sql: "SELECT id, link, content FROM item WHERE content IS NOT NULL")
+        while let item = try items.next() {
+            let content: String = item["content"]
+            try linkArticlePictures(
+                db, item: item["id"], ArticlePictures.find(in: Array(content.utf8), base: item["link"]))
         }
     }
 
@@ -395,7 +407,8 @@ extension Store {
             ).map { row in
                 ItemDetail(
                     item: Self.storedItem(row, position: 0),
-                    summary: row.text("summary"), content: row.text("content"))
+                    summary: row.text("summary"), content: row.text("content"),
+                    pictures: try Self.articlePictures(db, ofItem: number))
             }
         }
     }
@@ -489,7 +502,7 @@ extension Store {
                 sql: """
                     UPDATE item SET title = ?, link = ?, published = ?, summary = ?, content = ?, pic_url = ?,
                         picture_id = ?
-                    WHERE feed_id = ? AND key = ?
+                    WHERE feed_id = ? AND key = ? RETURNING id
                     """)
             let index = try db.cachedStatement(sql: "INSERT INTO item_search (rowid, title, body) VALUES (?, ?, ?)")
             var timeline = try Timeline(db, feedID: page.feedID, band: page.band, above: seq)
@@ -518,14 +531,19 @@ extension Store {
                     seq += 1
                     inserted += 1
                     timeline.append(time, seq: seq)
-                    searched.append((db.lastInsertedRowID, item))
+                    let id = db.lastInsertedRowID
+                    searched.append((id, item))
+                    try Self.linkArticlePictures(db, item: id, item.contentPictures ?? [])
                 } else {
                     // A changed text re-indexes itself (Migrations/0009's trigger).
                     refresh.setUncheckedArguments([
                         item.title, item.link, item.published, item.summary, item.content, item.pictureURL, pictureID,
                         page.feedID, item.key,
                     ])
-                    try refresh.execute()
+                    guard let id = try Int64.fetchOne(refresh) else { continue }
+                    try db.cachedStatement(sql: "DELETE FROM item_content_picture WHERE item_id = ?").execute(
+                        arguments: [id])
+                    try Self.linkArticlePictures(db, item: id, item.contentPictures ?? [])
                 }
             }
             // The search index is written after the items, not between them: FTS5 rows inserted
@@ -740,6 +758,45 @@ extension Store {
         }
     }
 
+    /// The first `limit` due pictures inside the content of the items at `rows` of the list of
+    /// `feedURL`, row by row, each item's in the content's order; from `resume` instead of the
+    /// first row when it is inside `rows` and still at its row (a later plan need not step again
+    /// over the rows whose pictures the last one found cached).
+    public func dueArticlePictures(
+        feedURL: String?, rows: Range<Int>, resuming resume: PlaceAtRow? = nil, limit: Int, now: Date = Date()
+    ) async throws(StoreError) -> [PictureJob] {
+        try await read { db in
+            var from = rows.lowerBound
+            if let resume, rows.contains(resume.row),
+                try Self.row(db, of: resume.place, in: ListOrder(feedURL: feedURL)) == resume.row
+            {
+                from = resume.row
+            }
+            return try Self.dueArticlePictures(
+                db, feedURL: feedURL, rows: from..<rows.upperBound, limit: limit, now: now)
+        }
+    }
+
+    /// The due pictures inside the content of the item numbered `number`, in the content's order.
+    public func dueArticlePictures(ofItem number: Int64) async throws(StoreError) -> [PictureJob] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT picture.id, picture.url, item.feed_id, item.band, item.seq FROM item
+                    JOIN item_content_picture AS shown ON shown.item_id = item.id
+                    JOIN picture ON picture.id = shown.picture_id
+                    WHERE item.id = ? AND \(Self.pictureIsDue("?"))
+                    ORDER BY shown.position
+                    """, arguments: [number, Date().timeIntervalSince1970]
+            ).map { row in
+                PictureJob(
+                    id: row["id"], url: row.text("url") ?? "", row: 0,
+                    place: ListPlace(feedID: row["feed_id"], band: row["band"], seq: row["seq"]))
+            }
+        }
+    }
+
     /// Records downloaded pictures, all in one transaction. Call only once their files are
     /// complete, renamed into place and durable.
     public func markPicturesCached(_ pictures: [DownloadedPicture]) async throws(StoreError) {
@@ -758,14 +815,15 @@ extension Store {
     }
 
     /// Records a failed download. A `permanent` failure shows as `failed`; a transient one stays
-    /// `pending`. Either way it is not tried again before `retryAt`.
+    /// `pending`. Either way it is not tried again before `retryAt`. A picture another download
+    /// cached meanwhile stays cached.
     public func markPictureFailed(id: Int64, error: String, permanent: Bool, retryAt: Date) async throws(StoreError) {
         try await write { db in
             try db.execute(
                 sql: """
                     UPDATE picture SET status = ?, file = NULL, bytes = NULL, attempts = attempts + 1,
                         next_attempt_at = ?, last_error = ?, updated_at = ?
-                    WHERE id = ?
+                    WHERE id = ? AND status != 'cached'
                     """,
                 arguments: [
                     permanent ? "failed" : "pending", retryAt.timeIntervalSince1970, error,
@@ -793,9 +851,18 @@ extension Store {
             let order = ListOrder(feedURL: feedURL).itemOrder
             // The distance is PrefetchPlan.distance, 0 inside the window; with one min() in the
             // query, SQLite takes the bare `row` from the row that has it.
+            // A picture is shown by a row as its thumbnail or inside its content.
             let rows = try Row.fetchAll(
                 db,
                 sql: """
+                    WITH ranked AS MATERIALIZED (
+                        SELECT id, picture_id, row_number() OVER (ORDER BY \(order)) - 1 AS row FROM item \(filter)
+                    ), shown AS (
+                        SELECT picture_id, row FROM ranked WHERE picture_id IS NOT NULL
+                        UNION ALL
+                        SELECT inside.picture_id, ranked.row FROM item_content_picture AS inside
+                        JOIN ranked ON ranked.id = inside.item_id
+                    )
                     SELECT picture.id, picture.file, picture.bytes, nearest.row FROM picture
                     LEFT JOIN (
                         SELECT picture_id, row, min(CASE
@@ -803,10 +870,7 @@ extension Store {
                             WHEN row < ? THEN ? - row
                             WHEN row >= ? THEN row - ? + 1
                             ELSE 0 END) AS distance
-                        FROM (
-                            SELECT picture_id, row_number() OVER (ORDER BY \(order)) - 1 AS row
-                            FROM item \(filter)
-                        ) GROUP BY picture_id
+                        FROM shown GROUP BY picture_id
                     ) AS nearest ON nearest.picture_id = picture.id
                     WHERE picture.status = 'cached'
                     """,

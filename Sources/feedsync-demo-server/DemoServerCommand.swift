@@ -17,6 +17,8 @@ struct DemoServerCommand: AsyncParsableCommand {
     var perPage = 20
     @Option(help: "Bytes in each picture.")
     var pictureBytes = 289
+    @Option(help: "Pictures inside each item's content.")
+    var articlePictures = 0
     @Option(help: "Milliseconds added to every response, pages and pictures.")
     var latencyMs = 0
     @Option(help: "Which format's URL to print: \(DemoFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -31,6 +33,7 @@ struct DemoServerCommand: AsyncParsableCommand {
         var faults = Faults()
         faults.latency = Double(latencyMs) / 1000
         faults.pictureLatency = faults.latency
+        faults.articlePictures = articlePictures
         server.setFaults(faults)
         if let log { try server.logRequests(to: log) }
         try await server.start()

@@ -53,6 +53,29 @@ class Hostile(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class Articles(http.server.BaseHTTPRequestHandler):
+    """Two stories whose content shows pictures from the demo server (set `pictures` first), older
+    than every demo item: they sit at the end of the timeline, below the rows the checks count."""
+    pictures = ""
+
+    def do_GET(self):
+        items = "".join(
+            f"<item><guid>a{n}</guid><title>Article {n} zebrafinch</title><link>https://example.com/a{n}</link>"
+            f"<pubDate>Mon, 0{n} Jan 2018 10:00:00 GMT</pubDate><content:encoded><![CDATA[<p>Story {n}</p>"
+            + "".join(f'<p><img src="{self.pictures}/{900000 + 10 * n + k}.png" alt="shot {k}"></p>' for k in range(3))
+            + f'<img src="data:image/png;base64,iVBORw0KGgo="></p>]]></content:encoded></item>' for n in (1, 2))
+        body = ('<?xml version="1.0"?><rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/">'
+                f"<channel><title>Articles</title>{items}</channel></rss>").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/rss+xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
 def start(command, env):
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
@@ -67,6 +90,8 @@ def main():
                   "--latency-ms", "100", "--url-file", url_file, "--log", log], env)
     hostile = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
     threading.Thread(target=hostile.serve_forever, daemon=True).start()
+    articles = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Articles)
+    threading.Thread(target=articles.serve_forever, daemon=True).start()
     serve = None
     try:
         for _ in range(100):
@@ -212,9 +237,52 @@ def main():
             page.fill("#search", "")
             page.wait_for_timeout(500)
 
+            # Articles with pictures inside, stored without them: opening one fetches them at once
+            # (from the page's server) and the article shows them without the page reloading.
+            Articles.pictures = feed.split("/feed")[0] + "/pictures"
+            for _ in range(20):  # serve's own pull may hold the lock for a moment: exit 75, try again
+                added = subprocess.run([feedsync, "pull", "--feed", f"http://127.0.0.1:{articles.server_port}/a.xml",
+                                        "--images", "none", "--quiet"], env=env)
+                if added.returncode != 75:
+                    break
+                time.sleep(0.5)
+            check(added.returncode == 0, "the articles' feed is pulled without pictures")
+            show = json.loads(subprocess.run([feedsync, "list", "--json", "--search", "zebrafinch"], env=env,
+                                             capture_output=True, text=True, check=True).stdout)
+            number = show["items"][0]["number"]
+            stored = json.loads(subprocess.run([feedsync, "show", str(number), "--json"], env=env,
+                                               capture_output=True, text=True, check=True).stdout)["pictures"]
+            check([p["status"] for p in stored] == ["pending"] * 3, f"three pictures, none cached yet: {stored}")
+            page.evaluate("window.stayed = true")  # gone if the page reloads
+
+            def open_article():
+                page.fill("#search", "zebrafinch")
+                page.wait_for_function("() => document.querySelectorAll('.row:not(.loading)').length === 2")
+                page.click(".row")
+                page.wait_for_function("""() => {
+                    const doc = document.getElementById('content').contentDocument;
+                    const images = doc ? [...doc.images] : [];
+                    return images.length === 3 && images.every(i => i.complete && i.naturalWidth > 0); }""",
+                    timeout=15000)
+                return page.frame(url=re.compile(r".*/content/\d+")).content()
+            html = open_article()
+            check(html.count("/pictures/") == 3 and html.count("missing-picture") == 1,
+                  "opened online, the article's three pictures arrive; the data: one stays a placeholder")
+            check(page.evaluate("window.stayed === true"), "without the page reloading")
+            check(outside == [], f"no request left 127.0.0.1: {outside}")
+            page.keyboard.press("Escape")
+            page.fill("#search", "")
+            page.wait_for_timeout(500)
+
             # Offline: the feed server is gone; the page lists, opens and marks.
             demo.terminate()
             demo.wait()
+            html = open_article()
+            check(html.count("/pictures/") == 3, "offline, the opened article shows every picture from the cache")
+            check(outside == [], f"no request left 127.0.0.1: {outside}")
+            page.keyboard.press("Escape")
+            page.fill("#search", "")
+            page.wait_for_timeout(500)
 
             def unread():
                 """The unread view, loaded afresh: its count."""
@@ -260,6 +328,7 @@ def main():
             if process and process.poll() is None:
                 process.terminate()
         hostile.shutdown()
+        articles.shutdown()
         shutil.rmtree(work, ignore_errors=True)
     print("browser tests passed")
 

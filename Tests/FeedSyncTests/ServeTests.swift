@@ -246,7 +246,7 @@ import Testing
 
 @Suite struct SafeHTMLTests {
     func clean(_ html: String, cached: [String: String] = [:]) throws -> String {
-        try SafeHTML.clean(html, base: "https://example.com/post/", picture: { cached[$0] })
+        try SafeHTML.clean(html, base: "https://example.com/post/", picture: { _, url in url.flatMap { cached[$0] } })
     }
 
     @Test func whatRunsStylesEmbedsOrSubmitsIsGone() throws {

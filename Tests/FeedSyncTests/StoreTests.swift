@@ -24,7 +24,7 @@ import Testing
     @Test func appliesTheEmbeddedMigrationsOnceAndInOrder() async throws {
         let migrations = [
             "0001_init", "0002_formats", "0003_band_sizes", "0004_feed_notes", "0005_reader", "0006_timeline",
-            "0007_schedule", "0008_no_answer", "0009_search_contentless",
+            "0007_schedule", "0008_no_answer", "0009_search_contentless", "0010_article_pictures",
         ]
         #expect(try await store.appliedMigrations() == migrations)
         // Opening again applies nothing twice.
@@ -94,6 +94,11 @@ import Testing
                     VALUES (1, 'a', 0, 0, 'Apples', 'Old orchards', '<p>Pears &amp; <b>plums</b></p>', 0),
                            (1, 'b', 0, 1, '東京の天気', '今日は晴れです', NULL, 0)
                     """)
+            try db.execute(
+                sql: """
+                    INSERT INTO item (feed_id, key, band, seq, title, link, content, stored_at)
+                    VALUES (1, 'p', 0, 2, 'Pictured', 'https://site.example/s/1', '<img src="i.png"><img src="i.png">', 0)
+                    """)
         }
         try queue.close()
         let upgraded = try Store(path: path)
@@ -110,6 +115,8 @@ import Testing
         }
         #expect(try await found("plum") == ["Apples"])
         #expect(try await found("晴れ") == ["東京の天気"])
+        // And 0010 finds the pictures inside the articles already stored.
+        #expect(try await upgraded.item(number: 3)?.pictures.map(\.url) == ["https://site.example/s/i.png"])
         #expect(try await upgraded.read { db in try db.tableExists("item_search_content") } == false)
 
         // A pull that finds the text changed: the old words leave the index, the new ones come.

@@ -6,6 +6,7 @@ import Foundation
 import Synchronization
 
 extension PrefetchMode: ExpressibleByArgument {}
+extension ArticlePicturesMode: ExpressibleByArgument {}
 
 /// `--cache-size`, shared by `pull` and `gc`; a given size is remembered for later runs.
 struct PictureOptions: ParsableArguments {

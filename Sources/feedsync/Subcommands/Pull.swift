@@ -40,6 +40,12 @@ struct Pull: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Which pictures to download: window, all or none.", valueName: "mode"))
     var images: PrefetchMode = .window
 
+    @Option(
+        help: ArgumentHelp(
+            "Also download the pictures inside the articles of the window's rows (window), or not (none).",
+            valueName: "mode"))
+    var articlePictures: ArticlePicturesMode = .window
+
     @Option(help: ArgumentHelp("Prefetch pictures this many pages past the reading position.", valueName: "k"))
     var prefetchPages = 5
 
@@ -102,7 +108,8 @@ struct Pull: AsyncParsableCommand {
         settings.feeds.maxPages = maxPages
         settings.feeds.retry = Self.retryPolicy()
         settings.pictures = PrefetchOptions(
-            mode: images, pagesAhead: prefetchPages, concurrency: imageConcurrency, maxBytes: Int(maxImageBytes))
+            mode: images, articlePictures: articlePictures, pagesAhead: prefetchPages, concurrency: imageConcurrency,
+            maxBytes: Int(maxImageBytes))
         settings.cacheSize = pictureOptions.cacheSize
         settings.feedConcurrency = feedConcurrency
         settings.timeout = timeout

@@ -25,15 +25,23 @@ struct Show: AsyncParsableCommand {
             detail.content.map { ReadableText.render($0, base: detail.item.link) }
             ?? ReadableText.Rendered(paragraphs: detail.summary.map { [$0] } ?? [], links: [])
         let path = detail.item.imageStatus == .cached ? detail.item.imagePath.map(library.picturePath) : nil
-        try Output.line(json ? jsonItem(detail, rendered, path: path) : text(detail, rendered, path: path))
+        let paths = detail.pictures.map { $0.status == .cached ? $0.file.map(library.picturePath) : nil }
+        try Output.line(
+            json ? jsonItem(detail, rendered, path: path, picturePaths: paths) : text(detail, rendered, path: path))
         _ = try await fail(on: { try await library.mark([number], read: true) })
     }
 
-    func jsonItem(_ detail: ItemDetail, _ rendered: ReadableText.Rendered, path: String?) -> String {
+    func jsonItem(_ detail: ItemDetail, _ rendered: ReadableText.Rendered, path: String?, picturePaths: [String?])
+        -> String
+    {
         var text = rendered.paragraphs.joined(separator: "\n\n")
         if !rendered.links.isEmpty { text += "\n\n" + rendered.references.joined(separator: "\n") }
+        let pictures = zip(detail.pictures, picturePaths).map { picture, path in
+            "{\"url\": \(JSON.string(picture.url)), \"status\": \(JSON.string(picture.status.rawValue)), "
+                + "\"path\": \(JSON.string(path))}"
+        }
         return "{" + ItemJSON.fields(detail.item, path: path, position: nil) + ", \"text\": \(JSON.string(text)), "
-            + "\"content_html\": \(JSON.string(detail.content))}"
+            + "\"content_html\": \(JSON.string(detail.content)), \"pictures\": [\(pictures.joined(separator: ", "))]}"
     }
 
     func text(_ detail: ItemDetail, _ rendered: ReadableText.Rendered, path: String?) -> String {
@@ -48,6 +56,10 @@ struct Show: AsyncParsableCommand {
         case .none: break
         case .cached: lines.append("picture: " + Terminal.safe(path ?? ""))
         case .pending, .failed: lines.append("picture: \(item.imageStatus.rawValue)")
+        }
+        if !detail.pictures.isEmpty {
+            let cached = detail.pictures.filter { $0.status == .cached }.count
+            lines.append("pictures: \(cached) of \(detail.pictures.count) cached")
         }
         for paragraph in rendered.paragraphs {
             lines.append("")
