@@ -10,6 +10,16 @@ enum Output {
         try write(text + "\n")
     }
 
+    /// Writes lines for a person: on a terminal each is cut (with "…") to the terminal's width,
+    /// counted in the cells it draws, so none wraps and breaks a table; on a pipe as they are.
+    static func fitted(_ text: String) throws {
+        guard Terminal.isInteractive else { return try line(text) }
+        let width = Terminal.width
+        try line(
+            text.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { Terminal.truncate(String($0), toCells: width) }.joined(separator: "\n"))
+    }
+
     /// Writes `text` as it is to standard output; exit 74 when it cannot.
     static func write(_ text: String) throws {
         guard let failure = write(text, to: STDOUT_FILENO) else { return }

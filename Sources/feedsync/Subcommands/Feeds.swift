@@ -17,7 +17,7 @@ struct Feeds: AsyncParsableCommand {
     func run() async throws {
         let library = try await homeOptions.open(.reading)
         let summaries = try await fail(on: { try await library.feedSummaries() })
-        try Output.line(json ? jsonList(summaries) : text(summaries))
+        if json { try Output.line(jsonList(summaries)) } else { try Output.fitted(text(summaries)) }
     }
 
     func jsonList(_ summaries: [FeedSummary]) -> String {
@@ -35,19 +35,33 @@ struct Feeds: AsyncParsableCommand {
         return "{\"feeds\": [\(feeds.joined(separator: ", "))]}"
     }
 
+    /// One line a feed, in aligned columns: number, name, items, unread, the last pull, and the
+    /// URL last (where a terminal too narrow cuts it), when it is not the name.
     func text(_ summaries: [FeedSummary]) -> String {
         guard !summaries.isEmpty else { return "no feeds subscribed; add one with: feedsync add URL" }
-        let numberWidth = String(summaries.last!.feed.id).count
-        return summaries.map { summary in
-            let feed = summary.feed
-            let number = String(repeating: " ", count: numberWidth - String(feed.id).count) + String(feed.id)
-            let pulled =
-                feed.lastPullAt.map { "\(relative($0)), \(Feeds.words(feed.lastOutcome))" } ?? "never pulled"
-            var line = "\(number)  \(Terminal.safe(feed.name))"
-            if feed.name != feed.url { line += "  \(Terminal.safe(feed.url))" }
-            line += "  · \(summary.items) items, \(summary.unread) unread · \(pulled)"
-            if feed.goneAt != nil { line += " · gone (410), not asked again" }
-            return line
+        func column(_ texts: [String], right: Bool = false) -> [String] {
+            let width = texts.map(Terminal.displayWidth).max() ?? 0
+            return texts.map { text in
+                let pad = String(repeating: " ", count: width - Terminal.displayWidth(text))
+                return right ? pad + text : text + pad
+            }
+        }
+        let numbers = column(summaries.map { String($0.feed.id) }, right: true)
+        let names = column(summaries.map { Terminal.truncate(Terminal.safe($0.feed.name), toCells: 40) })
+        let items = column(summaries.map { "\($0.items) items" }, right: true)
+        let unread = column(summaries.map { "\($0.unread) unread" }, right: true)
+        let pulled = column(
+            summaries.map { summary in
+                let feed = summary.feed
+                var pulled =
+                    feed.lastPullAt.map { "\(relative($0)), \(Feeds.words(feed.lastOutcome))" } ?? "never pulled"
+                if feed.goneAt != nil { pulled += ", gone (410), not asked again" }
+                return pulled
+            })
+        return summaries.indices.map { index in
+            let feed = summaries[index].feed
+            let line = "\(numbers[index])  \(names[index])  \(items[index])  \(unread[index])  \(pulled[index])"
+            return feed.name == feed.url ? line : line + "  " + Terminal.safe(feed.url)
         }.joined(separator: "\n")
     }
 

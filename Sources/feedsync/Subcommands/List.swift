@@ -89,7 +89,7 @@ struct List: AsyncParsableCommand {
         if json {
             try Output.line(jsonPage(listed, paths: paths))
         } else if Terminal.isInteractive {
-            try Output.line(text(listed, allFeeds: chosen == nil, pages: pages))
+            try Output.fitted(text(listed, allFeeds: chosen == nil, pages: pages))
         } else if !listed.items.isEmpty {
             try Output.line(fields(listed).joined(separator: "\n"))
         }
@@ -118,11 +118,18 @@ struct List: AsyncParsableCommand {
             return hint + "\n" + footer
         }
         let numberWidth = listed.items.map { String($0.number).count }.max() ?? 1
-        let feedWidth = allFeeds ? min(18, listed.items.map { Terminal.displayWidth(name($0)) }.max() ?? 0) : 0
-        let statusWidth = 9  // "[pending]"
-        // number, mark, date (10), feed, title, status, and the spaces between
-        let fixed = numberWidth + 2 + 10 + 2 + (allFeeds ? feedWidth + 2 : 0) + 1 + statusWidth
-        let titleWidth = max(10, Terminal.width - fixed)
+        let statusWidth = listed.items.contains { $0.imageStatus != .none } ? 1 + 9 : 0  // " [pending]"
+        // The number, the unread mark (2), a space and the date (10), two spaces and the title,
+        // the picture's state; in the all-feeds view two spaces and the feed before the title,
+        // narrower on a narrow terminal so the title keeps 10 cells where it can.
+        let fixed = numberWidth + 2 + 1 + 10 + 2 + statusWidth
+        let feedWidth =
+            allFeeds
+            ? max(
+                4, min(18, listed.items.map { Terminal.displayWidth(name($0)) }.max() ?? 0, Terminal.width - fixed - 12)
+            )
+            : 0
+        let titleWidth = max(10, Terminal.width - fixed - (allFeeds ? feedWidth + 2 : 0))
         var lines: [String] = []
         for item in listed.items {
             var line = String(repeating: " ", count: numberWidth - String(item.number).count) + String(item.number)

@@ -141,11 +141,11 @@ struct Pull: AsyncParsableCommand {
             if let error = pulled.error {
                 worst = max(worst ?? error.kind, error.kind)
             } else if talk && (pulled.skipped == nil || !self.feed.isEmpty) {  // a feed named is answered for
-                try Output.line(Self.summary(pulled, pictures: report.pictures(of: feed.id)))
+                try Output.fitted(Self.summary(pulled, pictures: report.pictures(of: feed.id)))
             }
         }
         if talk, self.feed.isEmpty, outcomes.allSatisfy({ $0?.skipped != nil }) {
-            try Output.line(Self.nothingDue(feeds))
+            try Output.fitted(Self.nothingDue(feeds))
         }
         if json {
             try Output.line(

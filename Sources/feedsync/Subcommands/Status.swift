@@ -22,7 +22,7 @@ struct Status: AsyncParsableCommand {
         } else if feeds.isEmpty {
             try Output.line("no feeds yet; subscribe with: feedsync add URL")
         } else {
-            try Output.line(feeds.map(text).joined(separator: "\n\n"))
+            try Output.fitted(feeds.map(text).joined(separator: "\n\n"))
         }
     }
 
