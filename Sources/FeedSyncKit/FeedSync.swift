@@ -373,10 +373,13 @@ public final class FeedSync: Sendable {
             onEvent: { onUpdate(.picture($0)) })
         Self.running.withLock { $0[home.databasePath] = prefetcher }
         defer { _ = Self.running.withLock { $0.removeValue(forKey: home.databasePath) } }
+        let network = RunNetwork(
+            hosts: Set(asked.map { NetworkVerdict.host(of: feeds[$0].url) }).count, perHost: settings.perHost)
         var feedOptions = settings.feeds
         feedOptions.clock = clock
         feedOptions.onEvent = { onUpdate(.feed($0)) }
         feedOptions.onCommit = { prefetcher.pagesChanged(refreshing: $0) }
+        feedOptions.network = network
         let options = feedOptions
         return await withTaskCancellationHandler {
             // Pictures download while pages keep flowing.
@@ -386,7 +389,7 @@ public final class FeedSync: Sendable {
                 var next = asked.makeIterator()
                 var free = Array((0..<settings.feedConcurrency).reversed())
                 while true {
-                    while !Task.isCancelled, !free.isEmpty, let index = next.next() {
+                    while !Task.isCancelled, !network.offline, !free.isEmpty, let index = next.next() {
                         let slot = free.removeLast()
                         let engine = SyncEngine(
                             store: store, client: client, downloadPath: home.downloadPath(slot: slot))
@@ -404,6 +407,21 @@ public final class FeedSync: Sendable {
             }
             prefetcher.pagingFinished()
             await pictures
+            // Offline: nothing is recorded, and every feed not asked stays as due as it was.
+            let held = network.takeHeld()
+            guard network.offline else {
+                for (feedID, record) in held { _ = try? await store.recordPull(feedID: feedID, record) }
+                return reports
+            }
+            for index in asked {
+                if reports[index] == nil, !Task.isCancelled {
+                    var report = PullReport(url: feeds[index].url)
+                    report.error = SyncError(.transient, "not asked: no server answered this run")
+                    report.unanswered = true
+                    reports[index] = report
+                }
+                if reports[index]?.unanswered == true { reports[index]?.offline = true }
+            }
             return reports
         } onCancel: {
             client.shutdown()  // downloads are not tasks: cut them off

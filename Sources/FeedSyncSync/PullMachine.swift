@@ -340,6 +340,14 @@ public struct PullFailure: Error, Sendable {
         self.retryAfter = retryAfter
     }
 
+    /// Not asked, as if unanswered: the run has found the network (or the host) not answering.
+    static func unanswered(_ message: String) -> PullFailure {
+        var failure = PullFailure(SyncError(.transient, message))
+        failure.unanswered = true
+        failure.savesPlace = true
+        return failure
+    }
+
     /// The pull was cancelled (SIGINT or SIGTERM): stopped between two transactions.
     public static let interrupted: PullFailure = {
         var failure = PullFailure(

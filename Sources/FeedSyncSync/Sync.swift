@@ -81,6 +81,8 @@ public struct PullOptions: Sendable {
     /// work that follows the store (the picture prefetch); `refreshed`: it rewrote items stored
     /// before.
     public var onCommit: @Sendable (_ refreshed: Bool) -> Void
+    /// What the run has learnt of the network, shared by its feeds; nil for a pull on its own.
+    public var network: RunNetwork?
 
     public init(
         maxPages: Int? = nil, retry: RetryPolicy = RetryPolicy(), schedule: Schedule = Schedule(),
@@ -121,6 +123,8 @@ public struct PullReport: Sendable {
     /// It failed without any answer from a server (the network gone, or the host): the feed stays
     /// due for the next pull unless that happened too often in a row (`Schedule.afterNoAnswer`).
     public var unanswered = false
+    /// No server answered in the whole run, which then stopped asking and recorded nothing.
+    public var offline = false
 
     public init(url: String, skipped: Schedule.Skip? = nil) {
         self.url = url
@@ -185,7 +189,7 @@ public final class SyncEngine: Sendable {
                 case .report(let event):
                     options.onEvent(event)
                 case .finish(let record, let report):
-                    return await finish(feed.id, record, report, requests)
+                    return await finish(feed.id, record, report, requests, options)
                 }
             } catch {
                 actions = machine.failed(error)
@@ -216,10 +220,16 @@ public final class SyncEngine: Sendable {
     /// Records the outcome on the feed's row; the report, with every request and what became of
     /// the row (a move, or a local failure writing it).
     private func finish(
-        _ feedID: Int64, _ record: PullRecord, _ report: PullReport, _ requests: [PullReport.Request]
+        _ feedID: Int64, _ record: PullRecord, _ report: PullReport, _ requests: [PullReport.Request],
+        _ options: PullOptions
     ) async -> PullReport {
         var report = report
         report.requests = requests
+        // No server answered this feed: recorded at the run's end, unless the run was offline.
+        if report.unanswered, let network = options.network {
+            network.hold(record, of: feedID)
+            return report
+        }
         do {
             report.movedTo = try await store.recordPull(feedID: feedID, record)
         } catch {
@@ -305,28 +315,50 @@ public final class SyncEngine: Sendable {
         _ request: HTTPRequest, options: PullOptions, requests: inout [PullReport.Request]
     ) async throws(PullFailure) -> HTTPResponse {
         let policy = options.retry
+        switch await options.network?.admit(request.url) ?? .ask {
+        case .ask: break
+        case .offline:
+            throw PullFailure.unanswered("\(request.url): not asked, no server answered this run")
+        case .silentHost:
+            throw PullFailure.unanswered("\(request.url): not asked, its host gave no answer earlier in this run")
+        }
         var attempt = 1
         while true {
             let reason: String
             var retryAfter: Double? = nil
             var status: Int? = nil
             var answered = true
+            var timedOut = false
             do {
                 let response = try await client.get(request)
+                options.network?.heard(from: request.url)
                 requests.append(.init(url: request.url, status: response.status, bytes: response.bodyBytes))
                 guard response.isTransientFailure else { return response }
                 reason = "the server answered \(response.status)"
                 status = response.status
                 retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: options.clock.now())
             } catch {
-                if error.kind == .cancelled || Task.isCancelled { throw PullFailure.interrupted }
+                if error.kind == .cancelled || Task.isCancelled {
+                    options.network?.release(request.url)
+                    throw PullFailure.interrupted
+                }
                 requests.append(.init(url: request.url, status: nil, bytes: 0, failure: error.detail))
-                if error.kind == .localFile { throw PullFailure(SyncError(.local, error.detail)) }
+                if error.kind == .localFile {
+                    options.network?.release(request.url)
+                    throw PullFailure(SyncError(.local, error.detail))
+                }
                 guard error.isTransient else {
+                    if error.answered {
+                        options.network?.heard(from: request.url)
+                    } else {
+                        options.network?.release(request.url)
+                    }
                     throw PullFailure(SyncError(.data, "\(request.url) could not be used: \(error.detail)"))
                 }
                 reason = error.detail
                 answered = error.answered
+                timedOut = error.kind == .timedOut
+                if answered { options.network?.heard(from: request.url) }
             }
 
             if let retryAfter, retryAfter > policy.maxRetryAfter {
@@ -339,7 +371,11 @@ public final class SyncEngine: Sendable {
                     nextRetryAt: options.clock.now().addingTimeInterval(retryAfter), status: status,
                     retryAfter: retryAfter)
             }
-            guard attempt < policy.maxAttempts else {
+            // No answer at all (the network gone, or the host): tried again once, soon, unless the
+            // wait itself ran out, which costs a host that accepts and never answers once.
+            let attempts = answered ? policy.maxAttempts : timedOut ? 1 : min(policy.maxAttempts, 2)
+            guard attempt < attempts else {
+                if !answered { options.network?.noAnswer(from: request.url) }
                 var failure = PullFailure(
                     SyncError(.transient, "\(request.url): \(reason), \(attempt) attempt\(attempt == 1 ? "" : "s")"),
                     status: status,
@@ -348,11 +384,13 @@ public final class SyncEngine: Sendable {
                 failure.savesPlace = true
                 throw failure
             }
-            let delay = retryAfter.map { max($0, 0) } ?? policy.backoff(afterAttempt: attempt)
+            let backoff = policy.backoff(afterAttempt: attempt)
+            let delay = retryAfter.map { max($0, 0) } ?? (answered ? backoff : min(backoff, 2))
             options.onEvent(.retrying(url: request.url, attempt: attempt, delay: delay, reason: reason))
             do {
                 try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
             } catch {
+                options.network?.release(request.url)
                 throw PullFailure.interrupted
             }
             attempt += 1

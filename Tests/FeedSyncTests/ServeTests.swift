@@ -133,11 +133,9 @@ import Testing
         try cli.execute("UPDATE feed SET due_at = 0")
         let served = try await serve(cli, ["--pull-every", "15m"])
         defer { served.process.kill9() }
-        // The background pull finds no network, and says so on the feed.
-        for _ in 0..<200 where try await cli.openStore().feeds().first?.lastOutcome != .transient {
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        #expect(try await cli.openStore().feeds().first?.lastOutcome == .transient)
+        // The background pull finds no network: offline, it changes nothing on the feed.
+        try await Task.sleep(for: .seconds(1))
+        #expect(try await cli.openStore().feeds().first?.lastOutcome == .ok)
         let back = DemoServer(items: 25, perPage: 10, port: UInt16(URL(string: url)!.port!))
         try await back.start()
         let returned = Date()

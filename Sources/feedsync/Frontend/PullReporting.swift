@@ -10,6 +10,8 @@ final class PullReporting: Sendable {
     /// The sentence said as the feed at an index fails (nil: nothing), as it happens.
     let failure: @Sendable (Int, SyncError) -> String?
     private let localFault = Mutex<String?>(nil)
+    /// The sentences of feeds no server answered, said at the end unless the run was offline.
+    private let unanswered = Mutex<[String]>([])
     /// Pictures stored and failed per feed, for the summaries.
     private let pictures = Mutex<[Int64: PictureTally]>([:])
 
@@ -64,8 +66,25 @@ final class PullReporting: Sendable {
         case .finished(let index, let report):
             guard let error = report.error, !Task.isCancelled else { return }  // interrupted: said once, after
             guard let sentence = failure(index, error) else { return }
+            if report.unanswered {
+                unanswered.withLock { $0.append(sentence) }
+                return
+            }
             progress?.clear()
             complain(sentence)
+        }
+    }
+
+    /// At the run's end, what no server answered: one sentence when the whole run was offline,
+    /// else each feed's.
+    func sayUnanswered(offline: Int?) {
+        let sentences = unanswered.withLock { $0 }
+        if let offline {
+            complain(
+                "offline: no server answered (\(offline) feed\(offline == 1 ? "" : "s")); nothing changed; "
+                    + "the next pull continues")
+        } else {
+            sentences.forEach(complain)
         }
     }
 }

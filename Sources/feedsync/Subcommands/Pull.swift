@@ -135,6 +135,15 @@ struct Pull: AsyncParsableCommand {
             complain("interrupted; \(await Self.resumption(of: feeds, in: library))")
             throw ExitCode(Exit.tempFail)
         }
+        let offline = outcomes.filter { $0?.offline == true }.count
+        report.sayUnanswered(offline: offline > 0 ? offline : nil)
+        if offline > 0 {
+            if json {
+                try Output.line(
+                    RunReport(started: started, feeds: feeds, reports: outcomes, pictures: report.tally).json)
+            }
+            throw ExitCode(Exit.tempFail)
+        }
         var worst: SyncError.Kind? = report.hadLocalFault ? .local : nil
         for (feed, pulled) in zip(feeds, outcomes) {
             guard let pulled else { continue }
