@@ -25,6 +25,10 @@ public struct FeedItem: Sendable, Equatable {
     /// relative references against the content's base; nil when not looked for yet. Derived
     /// from the content, so not part of the item's equality either.
     public var contentPictures: [ContentPicture]?
+    /// The key an earlier feedsync gave this item, when its rule has changed since (an item with
+    /// no id keyed by link and picture), so the store finds it under that key and keeps it one
+    /// item. Not part of the item's equality.
+    public var formerKey: String?
 
     public init(
         key: String, title: String, link: String?, pictureURL: String?, published: String?, summary: String?,

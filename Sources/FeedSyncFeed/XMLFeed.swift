@@ -211,7 +211,7 @@ final class XMLFeed {
     private(set) var items: [FeedItem] = []
     /// For each of `items`: whether its key is its link, and its enclosure of any type.
     private var linkKeyed: [Bool] = []
-    private var mediaFiles: [String?] = []
+    private var mediaFiles: [(file: String, audioOrVideo: Bool)?] = []
     private(set) var skipped = 0
     /// RFC 5005: `next` (paged feeds) and `prev-archive` (archived feeds) lead to older entries.
     private(set) var next: String?
@@ -322,8 +322,10 @@ final class XMLFeed {
         var alternate: String?
         /// The first image enclosure.
         var enclosure: String?
-        /// The first enclosure of any type (a podcast's episode), for an item keyed by its link.
+        /// The first enclosure of any type (a podcast's episode), for an item keyed by its link,
+        /// and whether it is sound or video.
         var mediaFile: String?
+        var mediaIsAudioOrVideo = false
         var mediaContent: String?
         /// The first `media:content` of any type, for an item that has nothing else.
         var media: String?
@@ -473,7 +475,10 @@ final class XMLFeed {
             }
         case ("", "pubDate"): begin(.pubDate)
         case ("", "enclosure"):
-            current.mediaFile = current.mediaFile ?? url("url")
+            if current.mediaFile == nil, let file = url("url") {
+                current.mediaFile = file
+                current.mediaIsAudioOrVideo = Self.isAudioOrVideo(type: type, url: file)
+            }
             if isImageType || type == nil && Self.looksLikeImage(attributes["url"]) {
                 current.enclosure = current.enclosure ?? url("url")
             }
@@ -492,7 +497,10 @@ final class XMLFeed {
             } else if rel == "alternate", current.alternate == nil, type == nil || type!.contains("html") {
                 current.alternate = url("href")
             } else if rel == "enclosure" {
-                current.mediaFile = current.mediaFile ?? url("href")
+                if current.mediaFile == nil, let file = url("href") {
+                    current.mediaFile = file
+                    current.mediaIsAudioOrVideo = Self.isAudioOrVideo(type: type, url: file)
+                }
                 if isImageType { current.enclosure = current.enclosure ?? url("href") }
             }
         case (Namespace.content, "encoded"): begin(.encoded)
@@ -585,7 +593,7 @@ final class XMLFeed {
             made += 1
             items.append(item)
             linkKeyed.append(item.key == item.link && entry[.id] == nil && entry[.guid] == nil && entry.about == nil)
-            mediaFiles.append(entry.mediaFile)
+            mediaFiles.append(entry.mediaFile.map { ($0, entry.mediaIsAudioOrVideo) })
             if items.count >= batch { flush() }
         } else {
             skipped += 1  // nothing to show (no id, link, title, text or picture), or over a limit
@@ -619,10 +627,13 @@ final class XMLFeed {
     }
 
     /// Items keyed by their link (they have no id) may be different items sharing it (a podcast's
-    /// episodes on one page). One with an enclosure is keyed by link and enclosure, always, so its
-    /// key never depends on its neighbours; one without, by link and title when another item read
-    /// with it has the same link (over the whole document when it is read in memory, over each
-    /// part of 500 when it is read in parts).
+    /// episodes on one page). One with a sound or video enclosure is keyed by link and
+    /// enclosure, always, so its key never depends on its neighbours; one whose link another item
+    /// read with it shares, by link and its enclosure, else link and title (over the whole document
+    /// when it is read in memory, over each part of 500 when it is read in parts); any other by
+    /// its link alone: a story's picture (which a CDN renames) is no part of who it is. Such an
+    /// item with a picture enclosure was keyed by link and picture before: that key is its
+    /// `formerKey`, by which the store finds it.
     private func distinguishSharedLinks() {
         guard linkKeyed.count == items.count else { return }
         defer {
@@ -630,24 +641,32 @@ final class XMLFeed {
             mediaFiles.removeAll(keepingCapacity: true)
         }
         guard linkKeyed.contains(true) else { return }
+        // Items sharing each link (those with sound or video aside); and, for the former rule,
+        // those with no enclosure at all.
         var shared: [String: Int] = [:]
-        for (index, item) in items.enumerated() where linkKeyed[index] && mediaFiles[index] == nil {
-            shared[item.key, default: 0] += 1
+        var formerlyShared: [String: Int] = [:]
+        for (index, item) in items.enumerated() where linkKeyed[index] {
+            if mediaFiles[index]?.audioOrVideo != true { shared[item.key, default: 0] += 1 }
+            if mediaFiles[index] == nil { formerlyShared[item.key, default: 0] += 1 }
+        }
+        func keyed(_ link: String, _ suffix: String) -> String {
+            let key = link + "#" + suffix
+            // Within the key's limit: a long suffix is replaced by its hash.
+            return key.utf8.count <= FeedLimits.keyBytes
+                ? key : link + "#" + (ItemKey.hash(title: suffix, pictureURL: nil) ?? "")
         }
         for index in items.indices where linkKeyed[index] {
-            let suffix: String
-            if let file = mediaFiles[index] {
-                suffix = file
-            } else if shared[items[index].key, default: 0] > 1 {
-                suffix = items[index].title
-            } else {
-                continue
+            let link = items[index].key
+            let media = mediaFiles[index]
+            if let media, media.audioOrVideo {
+                items[index].key = keyed(link, media.file)
+            } else if shared[link, default: 0] > 1 {
+                items[index].key = keyed(link, media?.file ?? items[index].title)
             }
-            let key = items[index].key + "#" + suffix
-            // Within the key's limit: a long suffix is replaced by its hash.
-            items[index].key =
-                key.utf8.count <= FeedLimits.keyBytes
-                ? key : items[index].key + "#" + (ItemKey.hash(title: suffix, pictureURL: nil) ?? "")
+            let former =
+                media.map { keyed(link, $0.file) }
+                ?? (formerlyShared[link, default: 0] > 1 ? keyed(link, items[index].title) : link)
+            if former != items[index].key { items[index].formerKey = former }
         }
     }
 
@@ -777,6 +796,18 @@ final class XMLFeed {
                 base: captured.base)
         }
         return decoded
+    }
+
+    /// Whether an enclosure is sound or video: by its type, else by its file's extension.
+    static func isAudioOrVideo(type: String?, url: String) -> Bool {
+        if let type = type?.lowercased(), !type.isEmpty {
+            return type.hasPrefix("audio/") || type.hasPrefix("video/")
+        }
+        guard let path = url.lowercased().split(separator: "?").first else { return false }
+        return [
+            ".mp3", ".m4a", ".m4b", ".aac", ".ogg", ".oga", ".opus", ".flac", ".wav", ".mp4", ".m4v", ".mov", ".webm",
+        ]
+        .contains { path.hasSuffix($0) }
     }
 
     private static func looksLikeImage(_ url: String?) -> Bool {

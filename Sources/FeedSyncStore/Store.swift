@@ -508,6 +508,12 @@ extension Store {
             var timeline = try Timeline(db, feedID: page.feedID, band: page.band, above: seq)
             var inserted = 0
             var searched: [(id: Int64, item: FeedItem)] = []
+            // An item stored under the key an earlier rule gave it moves to its key (no
+            // duplicate; its place, read state and number kept).
+            let rekey = try db.cachedStatement(sql: "UPDATE OR IGNORE item SET key = ? WHERE feed_id = ? AND key = ?")
+            for item in page.updatedItems {
+                if let former = item.formerKey { try rekey.execute(arguments: [item.key, page.feedID, former]) }
+            }
             for item in [page.newItems, page.updatedItems].joined() {
                 let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
                 let time = timeline.time(published: item.publishedSeconds, now: Int64(now))

@@ -105,7 +105,7 @@ public struct PullMachine: Sendable {
             return actions + [succeeded()]
         case .revisit(let page, let validators):
             pending = (page, validators, 1)
-            return [.lookUp(page.items.map(\.key))]
+            return [.lookUp(Self.keysToLookUp(page.items))]
         case .fetch(let number, let link, let conditional):
             let requestFormat = format ?? FeedFormat.guess(fromURL: feed.url)
             let url = link ?? requestFormat?.url(of: feed.url, page: number) ?? feed.url
@@ -164,7 +164,7 @@ public struct PullMachine: Sendable {
     /// Part of a long document, read before its end: placed and committed as `PagingMachine`
     /// places them.
     public mutating func part(_ items: [FeedItem], bands: [String: Int]) -> PageCommit {
-        withFeedFields(paging.receivedPart(items, bands: bands))
+        withFeedFields(paging.receivedPart(items, bands: Self.bands(bands, of: items)))
     }
 
     /// The answer's document was read as `found` (its items, or none when they came in parts).
@@ -216,13 +216,28 @@ public struct PullMachine: Sendable {
             etag: response.headers["etag"], lastModified: response.headers["last-modified"],
             bodyHash: response.bodyHash)
         pending = (page, validators, asked.number)
-        return [.lookUp(page.items.map(\.key))]
+        return [.lookUp(Self.keysToLookUp(page.items))]
+    }
+
+    /// The keys to look for in the store for `items`: each item's, and its former key if any.
+    static func keysToLookUp(_ items: [FeedItem]) -> [String] {
+        items.map(\.key) + items.compactMap(\.formerKey)
+    }
+
+    /// Where the store holds `items`' keys, an item stored under its former key counted as stored
+    /// under its key (the commit moves it there).
+    static func bands(_ bands: [String: Int], of items: [FeedItem]) -> [String: Int] {
+        var bands = bands
+        for item in items where bands[item.key] == nil {
+            if let former = item.formerKey, let band = bands[former] { bands[item.key] = band }
+        }
+        return bands
     }
 
     /// Where the store holds the pending page's keys.
     public mutating func known(_ bands: [String: Int]) -> [Action] {
         guard let (page, validators, _) = pending else { preconditionFailure("no page waits for its keys") }
-        let step = paging.received(page, validators: validators, bands: bands)
+        let step = paging.received(page, validators: validators, bands: Self.bands(bands, of: page.items))
         guard let commit = step.commit else {
             pending = nil
             return next(step.next)

@@ -295,7 +295,9 @@ public final class SyncEngine: Sendable {
             for await items in parts {
                 room.signal()
                 if Task.isCancelled { throw PullFailure.interrupted }
-                let bands = try await local { try await store.bands(feedID: machine.feed.id, keys: items.map(\.key)) }
+                let bands = try await local {
+                    try await store.bands(feedID: machine.feed.id, keys: PullMachine.keysToLookUp(items))
+                }
                 let commit = machine.part(items, bands: bands)
                 try await local { try await store.commit(commit) }
                 onCommit(!commit.updatedItems.isEmpty)

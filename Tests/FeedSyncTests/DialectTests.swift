@@ -154,6 +154,31 @@ import Testing
         #expect(read.allSatisfy { $0.link?.hasPrefix("https://d.example/") == true })
     }
 
+    @Test func aStoryWithoutIdIsItsLinkNotItsPicture() throws {
+        let read = try items(
+            """
+            <rss version="2.0"><channel><title>t</title>
+              <item><title>Story</title><link>https://n.example/story</link>
+                <enclosure url="https://cdn.example/story.jpg?w=600" type="image/jpeg" length="1"/></item>
+              <item><title>Shared A</title><link>https://n.example/live</link>
+                <enclosure url="https://cdn.example/a.jpg" type="image/jpeg" length="1"/></item>
+              <item><title>Shared B</title><link>https://n.example/live</link></item>
+              <item><title>Clip</title><link>https://n.example/clip</link>
+                <enclosure url="https://cdn.example/clip.mp4" length="1"/></item>
+            </channel></rss>
+            """)
+        #expect(
+            read.map(\.key) == [
+                "https://n.example/story", "https://n.example/live#https://cdn.example/a.jpg",
+                "https://n.example/live#Shared B", "https://n.example/clip#https://cdn.example/clip.mp4",
+            ])
+        // What the rule before gave them, where it differs: found in the store under it.
+        #expect(
+            read.map(\.formerKey) == [
+                "https://n.example/story#https://cdn.example/story.jpg?w=600", nil, "https://n.example/live", nil,
+            ])
+    }
+
     @Test func picturesByMediumTypeExtensionAndItunes() throws {
         let read = try items(
             """

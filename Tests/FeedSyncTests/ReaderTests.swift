@@ -326,6 +326,55 @@ import Testing
     }
 }
 
+/// An item's identity across pulls.
+@Suite(.serialized) struct IdentityTests {
+    static func story(picture: String, later: Bool = false) -> String {
+        """
+        <rss version="2.0"><channel><title>News</title>
+        \(later ? "<item><title>Later</title><link>https://news.example/2026/later</link></item>" : "")
+        <item><title>The story</title><link>https://news.example/2026/story</link>
+        <enclosure url="\(picture)" type="image/jpeg" length="1"/></item>
+        <item><title>Another</title><link>https://news.example/2026/another</link></item>
+        </channel></rss>
+        """
+    }
+
+    @Test func aStoryWhosePictureURLChangesStaysOneItemAndAnOldKeyGainsNoDuplicate() async throws {
+        let cli = try CLI()
+        try await withServer { server, _ async throws -> Void in
+            func serve(_ picture: String, later: Bool = false) {
+                var faults = Faults()
+                faults.documents["/doc/news"] = .init(
+                    headers: ["Content-Type": "application/rss+xml"],
+                    body: Data(Self.story(picture: picture, later: later).utf8))
+                server.setFaults(faults)
+            }
+            let url = await server.baseURL + "/doc/news"
+            let story = "https://news.example/2026/story"
+            serve("https://cdn.example/story.jpg?w=600")
+            #expect(try await cli.run("pull", "--feed", url, "--images", "none").status == 0)
+            // The CDN renames the picture: the same story, not a new one.
+            serve("https://cdn.example/story.jpg?w=640&v=2")
+            #expect(try await cli.run("pull", "--force", "--images", "none").status == 0)
+            var keys = try await cli.listedKeys()
+            #expect(keys.sorted() == ["https://news.example/2026/another", story], "\(keys)")
+            // A store written by the rule before (link and picture), the item read there; then
+            // the feed has a new item.
+            try cli.execute(
+                "UPDATE item SET key = key || '#https://cdn.example/story.jpg?w=640&v=2', read = 1 WHERE key = '\(story)'"
+            )
+            serve("https://cdn.example/story.jpg?w=640&v=2", later: true)
+            #expect(try await cli.run("pull", "--force", "--images", "none").status == 0)
+            keys = try await cli.listedKeys()
+            #expect(
+                keys.sorted() == ["https://news.example/2026/another", "https://news.example/2026/later", story],
+                "\(keys)")
+            let items = try await cli.listedItems()
+            #expect(items.first { $0["id"] as? String == story }?["unread"] as? Bool == false, "its read state kept")
+        }
+    }
+}
+
 /// What `list` prints on a terminal fits it: measured in cells, as the terminal draws them.
 @Suite(.serialized) struct FittingTests {
     /// Cells `text` takes on a terminal: 2 for CJK and full-width forms, 0 for combining marks.
