@@ -270,6 +270,18 @@ public final class PicturePrefetcher: Sendable {
         let inside = PrefetchPlan.order(articles.filter { seen.insert($0.id).inserted }, from: position)
         // The articles' pictures right after the last of the window's own.
         let cut = thumbnails.lastIndex { window.contains($0.row) }.map { $0 + 1 } ?? 0
-        return Array((thumbnails[..<cut] + inside + thumbnails[cut...]).prefix(limit))
+        var jobs = Array((thumbnails[..<cut] + inside + thumbnails[cut...]).prefix(limit))
+        // Every row of every feed: the reader reads one feed's list, the others' pictures follow
+        // once it has all its own, feed by feed.
+        if let feedURL = position.feedURL, jobs.count < limit {
+            let others =
+                await storing(
+                    "plan",
+                    {
+                        try await store.duePictures(outside: feedURL, far: PrefetchPlan.far, limit: limit - jobs.count)
+                    }) ?? []
+            jobs += others.filter { seen.insert($0.id).inserted }
+        }
+        return jobs
     }
 }

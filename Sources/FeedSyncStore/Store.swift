@@ -715,6 +715,32 @@ extension Store {
         }
     }
 
+    /// The first `limit` due pictures of the feeds other than the one of `feedURL`, feed by feed
+    /// in the order they were added, each feed's in its list's order, at no row of that list
+    /// (`row` is `far`): what `--images all` fetches once the reader's own list has all its own.
+    public func duePictures(outside feedURL: String, far: Int, limit: Int, now: Date = Date()) async throws(StoreError)
+        -> [PictureJob]
+    {
+        try await read { db in
+            var seen = Set<Int64>()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT item.picture_id, picture.url, item.feed_id, item.band, item.seq FROM item
+                    JOIN picture ON picture.id = item.picture_id
+                    WHERE item.feed_id IS NOT (SELECT id FROM feed WHERE url = ?) AND \(Self.pictureIsDue("?"))
+                    ORDER BY item.feed_id, item.band, item.seq LIMIT ?
+                    """, arguments: [feedURL, now.timeIntervalSince1970, limit]
+            ).compactMap { row in
+                let id: Int64 = row[0]
+                guard seen.insert(id).inserted else { return nil }
+                return PictureJob(
+                    id: id, url: row.text("url") ?? "", row: far,
+                    place: ListPlace(feedID: row[2], band: row[3], seq: row[4]))
+            }
+        }
+    }
+
     /// Due pictures of the first `perPage` rows of each feed whose own list was never shown, feed
     /// by feed in the order they were added, each at its row in its feed's list. One statement for
     /// all feeds: each band's first row from the band sizes, then a seek per band.

@@ -80,6 +80,25 @@ import Testing
         #expect(try await pictures(cli).allSatisfy { $0.status == "cached" })
     }
 
+    @Test func allMeansEveryPictureOfEveryFeedThoughTheLastListReadWasOneFeeds() async throws {
+        let cli = try CLI()
+        let first = DemoServer(items: 40, perPage: 20)
+        let second = DemoServer(items: 40, perPage: 20)
+        try await first.start()
+        try await second.start()
+        for server in [first, second] { try await storeItems(cli, await server.feedURL) }
+        #expect(try await cli.run("list", "--feed", "1", "--record-position").status == 0)
+        let pull = try await cli.run("pull", "--images", "all", "--force")
+        #expect(pull.status == 0, "\(pull.stderr)")
+        let listed = try await pictures(cli)
+        #expect(
+            listed.count == 80 && listed.allSatisfy { $0.status == "cached" },
+            "\(listed.filter { $0.status != "cached" })")
+        #expect(first.pictureRequests.count == 40 && second.pictureRequests.count == 40, "each picture once")
+        await first.stop()
+        await second.stop()
+    }
+
     @Test func everyPictureOfAListLongerThanManyPlansIsFetchedOnceWhilePagesFlow() async throws {
         let cli = try CLI()
         // As in benchmark P1: pages and pictures at once, eight downloads and batches of records in
