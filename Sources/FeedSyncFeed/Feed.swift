@@ -335,7 +335,13 @@ public enum FeedDocument {
 public struct FeedError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What was wrong, naming the line for XML.
     public var reason: String
-    public init(_ reason: String) { self.reason = reason }
+    /// The document is not of the format chosen for the feed (`--format`): the choice is wrong,
+    /// whichever page showed it.
+    public var wrongFormat = false
+    public init(_ reason: String, wrongFormat: Bool = false) {
+        self.reason = reason
+        self.wrongFormat = wrongFormat
+    }
     public var description: String { reason }
 }
 

@@ -28,7 +28,8 @@ extension FeedDocument {
         switch family(of: start) ?? family(ofContentType: contentType) {
         case .xml?:
             if format == .pagedJSON || format == .jsonFeed || format == .wordpress {
-                throw FeedError("the document is XML, not \(format!.rawValue) as chosen with --format")
+                throw FeedError(
+                    "the document is XML, not \(format!.rawValue) as chosen with --format", wrongFormat: true)
             }
             if rootElement(of: start)?.lowercased() == "html" {
                 throw FeedError(
@@ -45,7 +46,8 @@ extension FeedDocument {
             }
         case .json?:
             if format == .rss || format == .atom {
-                throw FeedError("the document is JSON, not \(format!.rawValue) as chosen with --format")
+                throw FeedError(
+                    "the document is JSON, not \(format!.rawValue) as chosen with --format", wrongFormat: true)
             }
             var streamed: (format: FeedFormat?, skipped: Int) = (nil, 0)
             let root: JSONValue

@@ -393,8 +393,10 @@ public final class FeedSync: Sendable {
                         let slot = free.removeLast()
                         let engine = SyncEngine(
                             store: store, client: client, downloadPath: home.downloadPath(slot: slot))
-                        let feed = feeds[index]
-                        group.addTask { (index, slot, await engine.pull(feed, options: options)) }
+                        var feed = feeds[index]
+                        // Asked with --force, a history that waits is tried now too.
+                        if settings.asking == .forced { feed.historyRetryAt = nil }
+                        group.addTask { [feed] in (index, slot, await engine.pull(feed, options: options)) }
                     }
                     guard var pulled = await group.next() else { break }
                     if new.contains(feeds[pulled.index].id) {

@@ -114,6 +114,9 @@ public struct PullRecord: Sendable {
     public var failures: Int
     /// Pulls in a row where no server answered at all, this pull's included (counted apart).
     public var unanswered: Int
+    /// The walk into the feed's history: stopped (why, and when it is tried again), or going on
+    /// again (`(nil, nil)`); nil leaves it as it was.
+    public var history: (stop: String?, retryAt: Date?)?
     /// What the head document said about its schedule; nil keeps what was stored.
     public var schedule: FeedSchedule?
     /// The pull asked for the feed's own URL, so `redirect` says whether it redirects for good.
@@ -172,6 +175,10 @@ public struct Feed: Sendable, Equatable {
     public var failures = 0
     /// Pulls in a row where no server answered at all (counted apart from `failures`).
     public var unanswered = 0
+    /// Why the walk into the feed's history stopped ("history stops at page 3: … answered 404"),
+    /// and when the backfill is tried again; nil while it goes on.
+    public var historyStop: String?
+    public var historyRetryAt: Date?
     /// What the last head document said about its schedule.
     public var schedule = FeedSchedule()
     /// A permanent redirect of the feed URL seen at the last pull, not followed for good yet.

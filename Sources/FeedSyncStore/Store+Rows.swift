@@ -76,6 +76,8 @@ extension Feed: FetchableRecord {
         dueReason = row.text("due_reason")
         failures = row.integer("failures", in: 0...1_000_000) ?? 0
         unanswered = row.integer("unanswered", in: 0...1_000_000) ?? 0
+        historyStop = row.text("history_stop")
+        historyRetryAt = row.real("history_retry_at").map(Date.init(timeIntervalSince1970:))
         schedule = FeedSchedule(
             ttlMinutes: row.integer("ttl", in: 0...525_600),
             updateSeconds: row.integer("update_interval", in: 1...Int(Int32.max)),

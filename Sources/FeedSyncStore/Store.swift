@@ -290,6 +290,11 @@ extension Store {
                     pull.due?.timeIntervalSince1970, pull.dueReason, pull.failures, pull.unanswered,
                     pull.gone ? pull.at.timeIntervalSince1970 : nil, feedID,
                 ])
+            if let history = pull.history {
+                try db.execute(
+                    sql: "UPDATE feed SET history_stop = ?, history_retry_at = ? WHERE id = ?",
+                    arguments: [history.stop, history.retryAt?.timeIntervalSince1970, feedID])
+            }
             if let validators = pull.validators {
                 try db.execute(
                     sql: "UPDATE feed SET etag = ?, last_modified = ? WHERE id = ?",

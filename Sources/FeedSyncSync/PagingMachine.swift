@@ -94,6 +94,9 @@ public struct PagingMachine: Sendable {
     var previousKeys: [String]?
     /// The feed's size as last reported in this run.
     var currentTotal: Int?
+    /// The walk into the history waits (a page of it failed; `Feed.historyRetryAt`): the run
+    /// looks at the head only.
+    public var historyPaused = false
 
     /// - Parameters:
     ///   - topBand: the lowest band number in use, `nil` when the feed has no items yet.
@@ -308,7 +311,7 @@ public struct PagingMachine: Sendable {
         if cursor.gap != nil, phase == .headCheck {
             return startGap()  // 304 on the head, but an earlier head walk left a gap
         }
-        guard !cursor.backfillDone, let saved = cursor.backfillPage else {
+        guard !historyPaused, !cursor.backfillDone, let saved = cursor.backfillPage else {
             phase = .done
             return .finish(.complete)
         }

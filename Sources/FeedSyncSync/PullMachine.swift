@@ -86,6 +86,7 @@ public struct PullMachine: Sendable {
         paging = PagingMachine(
             feedID: feed.id, cursor: feed.cursor, topBand: nil, maxPages: maxPages,
             followsLinks: feed.format?.followsLinks ?? false)
+        paging.historyPaused = feed.historyRetryAt.map { $0 > now } ?? false
     }
 
     /// The first thing to do; `topBand`: the lowest band number of the feed's items, nil when it
@@ -204,11 +205,13 @@ public struct PullMachine: Sendable {
     public mutating func unusable(_ error: FeedError) -> [Action] {
         // Said only when there are such items: a first pull's first page has none.
         let kept = feed.cursor.backfillPage != nil || report.newItems > 0
-        return failed(
+        var failure = PullFailure(
             SyncError(
                 .data,
                 "\(asked.url) sent an unusable page: \(error.reason)"
                     + (kept ? "; the items stored before are kept" : "")))
+        failure.wholeFeed = error.wrongFormat
+        return failed(failure)
     }
 
     private mutating func received(_ page: FeedPage, _ response: HTTPResponse) -> [Action] {
@@ -269,8 +272,8 @@ public struct PullMachine: Sendable {
         return commit
     }
 
-    /// The walk ended well: when the feed is due again.
-    private mutating func succeeded() -> Action {
+    /// The walk ended well (its history perhaps cut short: `history`): when the feed is due again.
+    private mutating func succeeded(history: (stop: String, retryAt: Date)? = nil) -> Action {
         var record = PullRecord(outcome: .ok, at: started)
         if !report.gone {
             report.due =
@@ -278,12 +281,41 @@ public struct PullMachine: Sendable {
                 ? Schedule.Due(at: started, reason: "--max-pages reached; the next pull continues")
                 : schedule.afterSuccess(now: started, headers: head.headers, document: head.document ?? feed.schedule)
         }
+        if let history {
+            record.history = (history.stop, history.retryAt)
+            report.history = history.stop
+            if let due = report.due, history.retryAt < due.at {
+                report.due = Schedule.Due(
+                    at: max(history.retryAt, started), reason: "the history continues at the next pull")
+            }
+        } else if feed.historyStop != nil, !paging.historyPaused {
+            record.history = (nil, nil)  // its history went on
+        }
         record.gone = report.gone
         return finish(record)
     }
 
+    /// A page of the feed's history (past the first, in the backfill) failed: what was committed
+    /// stays, the head is healthy, and the history is tried again on its own: at the next pull
+    /// when the network cut it off or the server was busy, after the server's `Retry-After`, or
+    /// in a day when the page was refused or broken.
+    private mutating func historyFailed(_ failure: PullFailure) -> Action {
+        let retryAt =
+            failure.nextRetryAt
+            ?? (failure.error.kind == .transient ? started : started.addingTimeInterval(Self.historyRetry))
+        return succeeded(history: ("history stops at page \(asked.number): \(failure.error.message)", retryAt))
+    }
+
+    /// How long a refused or broken page of history waits before it is asked again.
+    static let historyRetry: TimeInterval = 24 * 3600
+
     /// The pull failed: the error, and when the feed is asked again.
     public mutating func failed(_ failure: PullFailure) -> [Action] {
+        if !asked.isHead, paging.phase == .backfill, !failure.interrupted, !failure.wholeFeed,
+            failure.error.kind != .local
+        {
+            return [historyFailed(failure)]
+        }
         var record = PullRecord(outcome: failure.error.kind.outcome, at: started)
         (record.failures, record.unanswered) = (feed.failures, feed.unanswered)
         record.retryAfter = failure.nextRetryAt
@@ -347,6 +379,8 @@ public struct PullFailure: Error, Sendable {
     public var unanswered = false
     /// The message is to end with where the next pull continues, as the schedule has it.
     public var savesPlace = false
+    /// The feed's failure whatever page showed it (a format chosen wrongly), not its history's.
+    public var wholeFeed = false
 
     public init(_ error: SyncError, nextRetryAt: Date? = nil, status: Int? = nil, retryAfter: Double? = nil) {
         self.error = error

@@ -125,6 +125,8 @@ public struct PullReport: Sendable {
     public var unanswered = false
     /// No server answered in the whole run, which then stopped asking and recorded nothing.
     public var offline = false
+    /// Why the walk into the feed's history stopped in this pull (the feed itself is fine).
+    public var history: String?
 
     public init(url: String, skipped: Schedule.Skip? = nil) {
         self.url = url

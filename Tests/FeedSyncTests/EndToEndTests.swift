@@ -47,18 +47,23 @@ import Testing
             var faults = Faults()
             faults.fromPage = (4, .reset)
             server.setFaults(faults)
+            // Page 1 answered: the feed is fine; its history stops at page 4 until the next pull.
             let lost = try await cli.run("pull", "--feed", url)
-            #expect(lost.status == 75, "\(lost.stderr)")
-            #expect(lost.stderr.contains("page=4"), "the message names the URL that failed: \(lost.stderr)")
+            #expect(lost.status == 0, "\(lost.stderr)")
             #expect(try await cli.listedKeys() == Array(server.expectedKeys.prefix(30)))
+            let status = try await cli.run("status")
+            #expect(status.stdout.contains("history:       history stops at page 4: "), "\(status.stdout)")
+            #expect(status.stdout.contains("page=4") && status.stdout.contains("next pull:     at the next pull"))
+            #expect(try await cli.run("feeds").stdout.contains("just now, ok; history stops at page 4"))
 
             server.setFaults(Faults())
             server.clearLog()
-            let resumed = try await cli.run("pull", "--force")
+            let resumed = try await cli.run("pull")
             #expect(resumed.status == 0, "\(resumed.stderr)")
             #expect(server.requestedPages == [1, 4, 5, 6, 7, 8, 9, 10], "page 1 is the head check (304)")
             #expect(server.feedRequests.first?.status == 304)
             #expect(try await cli.listedKeys() == server.expectedKeys)
+            #expect(!(try await cli.run("status").stdout.contains("history:")), "the history went on")
         }
     }
 
@@ -118,6 +123,31 @@ import Testing
         }
     }
 
+    @Test func aDeadNextPageLinkIsTheHistorysNotTheFeedsAndNewItemsStillCome() async throws {
+        let cli = try CLI()
+        try await withServer(items: 30, perPage: 10) { server, url in
+            var faults = Faults()
+            faults.fromPage = (2, .status(404))
+            server.setFaults(faults)
+            let first = try await cli.run("pull", "--feed", url, "--images", "none")
+            #expect(first.status == 0, "\(first.stderr)")
+            var feeds = try await json(cli.run("feeds", "--json"))["feeds"] as! [[String: Any]]
+            #expect(
+                feeds[0]["outcome"] as? String == "ok" && feeds[0]["due_reason"] as? String == "minimum interval 15 min"
+            )
+            #expect(try await cli.run("status").stdout.contains("history stops at page 2: \(url)?page=2 answered 404"))
+            // New items at the head: the next run brings them, and says the history once.
+            server.prepend(3)
+            let next = try await cli.run("pull", "--force", "--images", "none")
+            #expect(next.status == 0, "\(next.stderr)")
+            #expect(try await cli.listedKeys().prefix(3) == server.expectedKeys.prefix(3))
+            feeds = try await json(cli.run("feeds", "--json"))["feeds"] as! [[String: Any]]
+            #expect(feeds[0]["outcome"] as? String == "ok")
+            let status = try await cli.run("status").stdout
+            #expect(status.components(separatedBy: "history stops").count == 2, "once: \(status)")
+        }
+    }
+
     @Test func serverErrorsAreRetriedAndRetryAfterIsHonoured() async throws {
         let cli = try CLI(retryAttempts: 5)
         try await withServer { server, url in
@@ -140,15 +170,21 @@ import Testing
             var faults = Faults()
             faults.fromPage = (3, .status(503, retryAfter: "3600"))
             server.setFaults(faults)
+            // Page 3 asks to wait an hour: the history waits that long, the head does not.
             let pull = try await cli.run("pull", "--feed", url)
-            #expect(pull.status == 75)
-            #expect(pull.stderr.contains("3600"), "\(pull.stderr)")
-            let status = try await cli.run("status")
-            #expect(status.stdout.contains("as the server asked (Retry-After"), "\(status.stdout)")
+            #expect(pull.status == 0, "\(pull.stderr)")
+            let status = try await cli.run("status", "--json")
+            let feed = (try json(status)["feeds"] as! [[String: Any]])[0]
+            let backfill = feed["backfill"] as! [String: Any]
+            #expect((backfill["stopped"] as? String)?.contains("3600") == true, "\(status.stdout)")
+            let retry = try #require(
+                (backfill["retry_at"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
+            #expect(abs(retry.timeIntervalSinceNow - 3600) < 120)
+            #expect(feed["due_reason"] as? String == "minimum interval 15 min", "the head's own schedule")
             server.clearLog()
-            let again = try await cli.run("pull")
-            #expect(again.status == 0)
-            #expect(server.feedRequests.isEmpty, "the feed is skipped until the server's time")
+            let forced = try await cli.run("pull", "--force")
+            #expect(forced.status == 0)
+            #expect(server.requestedPages == [1, 3], "--force asks the history too: \(server.requestedPages)")
             #expect(try await cli.listedKeys().count == 20)
         }
     }
@@ -160,11 +196,12 @@ import Testing
             var faults = Faults()
             faults.fromPage = (3, failure)
             server.setFaults(faults)
+            // Cut off: the head is fine, the history continues at the next pull.
             let broken = try await cli.run("pull", "--feed", url)
-            #expect(broken.status == 75, "\(broken.stderr)")
+            #expect(broken.status == 0, "\(broken.stderr)")
             #expect(try await cli.listedKeys() == Array(server.expectedKeys.prefix(20)))
             server.setFaults(Faults())
-            #expect(try await cli.run("pull", "--force").status == 0)
+            #expect(try await cli.run("pull").status == 0)
             #expect(try await cli.listedKeys() == server.expectedKeys)
         }
     }
@@ -175,11 +212,19 @@ import Testing
             var faults = Faults()
             faults.fromPage = (3, .malformed)
             server.setFaults(faults)
+            // A broken page of history: the feed is fine; that page is asked again in a day.
             let bad = try await cli.run("pull", "--feed", url)
-            #expect(bad.status == 65)
-            #expect(bad.stderr.contains("\(url)?page=3") && bad.stderr.contains("not valid JSON"), "\(bad.stderr)")
+            #expect(bad.status == 0, "\(bad.stderr)")
+            let status = try await cli.run("status").stdout
+            #expect(
+                status.contains("history stops at page 3: \(url)?page=3") && status.contains("not valid JSON"),
+                "\(status)")
+            #expect(status.contains("tried again from "), "\(status)")
             #expect(try await cli.listedKeys() == Array(server.expectedKeys.prefix(20)))
             server.setFaults(Faults())
+            server.clearLog()
+            #expect(try await cli.run("pull", "--feed", url).status == 0)
+            #expect(server.requestedPages == [1], "the head only, the history waits: \(server.requestedPages)")
             #expect(try await cli.run("pull", "--force").status == 0)
             #expect(try await cli.listedKeys() == server.expectedKeys)
         }

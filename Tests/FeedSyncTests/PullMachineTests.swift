@@ -101,12 +101,17 @@ import Testing
         var (head, _) = machine(pulled())
         let (record, report) = try #require(finish(head.answered(response(410))))
         #expect(record.gone && report.gone && report.due == nil && report.error == nil)
-        // The head unchanged, then page 4 of the backfill answers 410: a data error.
+        // The head unchanged, then page 3 of the backfill answers 410: the history stops there,
+        // and the feed is fine.
         var (deep, _) = machine(pulled().with { $0.cursor.backfillDone = false })
         let page4 = try #require(requested(deep.answered(response(304))))
         #expect(page4.url == "http://h/feed?page=3" && page4.headers.count == 1, "not conditional")
         let (deepRecord, deepReport) = try #require(finish(deep.answered(response(410))))
-        #expect(!deepRecord.gone && deepReport.error?.kind == .data)
+        #expect(!deepRecord.gone && deepReport.error == nil && deepRecord.outcome == .ok)
+        #expect(
+            deepRecord.history?.stop == "history stops at page 3: http://h/feed?page=3 answered 410; check the feed URL"
+        )
+        #expect(deepRecord.history?.retryAt.map { $0.timeIntervalSince(deepRecord.at) } == PullMachine.historyRetry)
     }
 
     @Test func aDocumentIsReadAsItsChosenFormatOnlyAndInPartsOnlyFromAFile() throws {

@@ -48,7 +48,7 @@ struct RunReport {
             "next_due_at": \(JSON.string(report.due.map { iso($0.at) })), \
             "due_reason": \(JSON.string(report.due?.reason)), \
             "due_now": \(report.due.map { $0.at <= ended } ?? false), \
-            "unanswered": \(report.unanswered), "offline": \(report.offline)
+            "unanswered": \(report.unanswered), "offline": \(report.offline), "history": \(JSON.string(report.history))
             """
     }
 

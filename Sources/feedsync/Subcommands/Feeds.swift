@@ -56,6 +56,7 @@ struct Feeds: AsyncParsableCommand {
                 var pulled =
                     feed.lastPullAt.map { "\(relative($0)), \(Feeds.words(feed.lastOutcome))" } ?? "never pulled"
                 if feed.goneAt != nil { pulled += ", gone (410), not asked again" }
+                if let stop = feed.historyStop { pulled += "; " + Terminal.safe(stop) }
                 return pulled
             })
         return summaries.indices.map { index in

@@ -17,6 +17,13 @@ struct Pull: AsyncParsableCommand {
             (repeatable), those feeds are remembered and pulled now, but not before a Retry-After; \
             --force pulls every feed now. A pull continues where the last one stopped. Made for \
             cron: */15 * * * * feedsync pull --quiet
+
+            Offline is known in seconds: a request no server answered is tried again once; when \
+            no server answered and three hosts (or all) gave no answer, the pull stops, records \
+            nothing and exits 75. A page past the first that fails (404, a broken page, the \
+            network cut) stops only the walk into the feed's history: the feed stays healthy, \
+            and that page is asked again at the next pull (cut off) or in a day (refused or \
+            broken). --images all fetches every picture of every feed.
             """)
 
     @OptionGroup var homeOptions: HomeOptions
@@ -217,6 +224,7 @@ struct Pull: AsyncParsableCommand {
         case .endless(let reason): line += "; stopped an endless feed (\(reason))"
         default: break
         }
+        if let history = report.history { line += "; " + Terminal.safe(history) }
         if let moved = report.movedTo { line += "; moved for good to \(Terminal.safe(moved))" }
         if let due = report.due { line += "; due \(LocalTime.short(due.at)), \(due.reason)" }
         return line

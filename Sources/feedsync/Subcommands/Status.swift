@@ -55,6 +55,12 @@ struct Status: AsyncParsableCommand {
         lines.append(
             "  items stored:  \(status.itemCount)" + (feed.cursor.remoteTotal.map { " (server reports \($0))" } ?? ""))
         lines.append("  backfill:      \(backfill(feed.cursor))")
+        if let stop = feed.historyStop {
+            let again = feed.historyRetryAt.map {
+                $0 > Date() ? "tried again from \(LocalTime.short($0))" : "tried again at the next pull"
+            }
+            lines.append("  history:       \(Terminal.safe(stop))" + (again.map { "; " + $0 } ?? ""))
+        }
         if let at = feed.lastPullAt {
             var line = "  last pull:     \(relative(at)), \(Feeds.words(feed.lastOutcome))"
             if let error = feed.lastError { line += ": \(Terminal.safe(error))" }
@@ -110,6 +116,7 @@ struct Status: AsyncParsableCommand {
             "items": \(status.itemCount), \
             "remote_total": \(JSON.number(cursor.remoteTotal)), \
             "backfill": {"done": \(cursor.backfillDone), "note": \(JSON.string(cursor.backfillNote)), \
+            "stopped": \(JSON.string(feed.historyStop)), "retry_at": \(JSON.string(feed.historyRetryAt.map(iso))), \
             "next_page": \(JSON.number(cursor.backfillDone ? nil : cursor.backfillPage)), \
             "next_url": \(JSON.string(cursor.backfillDone ? nil : cursor.backfillURL))}, \
             "last_pull_at": \(JSON.string(feed.lastPullAt.map(iso))), \
