@@ -65,6 +65,9 @@ public enum PullEvent: Sendable {
     case linkRefused(url: String, status: Int)
     /// A document was not well-formed; its items were read past the damage (`where`: line, column, reason).
     case malformed(url: String, where: String)
+    /// A request for a page of the feed at `url` went out; then, for a long body, its bytes so far.
+    case fetching(url: String)
+    case receiving(url: String, bytes: Int)
 }
 
 public struct PullOptions: Sendable {
@@ -211,6 +214,9 @@ public final class SyncEngine: Sendable {
         if Task.isCancelled { throw PullFailure.interrupted }
         var request = request
         request.spill = downloadPath.map { ($0, Self.inMemoryBytes) }
+        let feedURL = machine.feed.url
+        request.onProgress = { options.onEvent(.receiving(url: feedURL, bytes: $0)) }
+        options.onEvent(.fetching(url: feedURL))
         let response = try await fetch(request, options: options, requests: &requests)
         let next = machine.answered(response)
         if let file = response.bodyFile, !next.contains(where: { if case .decode = $0 { true } else { false } }) {

@@ -316,6 +316,8 @@ final class Transfer: @unchecked Sendable {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     /// Bytes of the body received so far, in memory or in the spill file.
     var received = 0
+    /// `received` when `request.onProgress` was last told.
+    var reported = 0
     /// The spill file, once the body outgrew memory.
     var spillFile: Int32 = -1
     var spillFailed = false
@@ -461,6 +463,10 @@ private let curlWriteBody: curl_write_callback = { data, size, count, context in
         transfer.hash = hash
     }
     let kept = data.withMemoryRebound(to: UInt8.self, capacity: length) { transfer.append($0, count: length) }
+    if let onProgress = transfer.request.onProgress, transfer.received - transfer.reported >= HTTPRequest.progressStep {
+        transfer.reported = transfer.received
+        onProgress(transfer.received)
+    }
     return kept ? length : 0
 }
 

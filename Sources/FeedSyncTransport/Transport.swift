@@ -16,6 +16,10 @@ public struct HTTPRequest: Sendable {
     /// Hash the body as it arrives (`HTTPResponse.bodyHash`), so an unchanged document is known
     /// without reading it again.
     public var hashesBody: Bool
+    /// Told the body's bytes so far as they arrive, at most every `progressStep` bytes (a long
+    /// download on a terminal); on the transfer's thread, so it must return at once.
+    public var onProgress: (@Sendable (Int) -> Void)?
+    public static let progressStep = 256 << 10
 
     public init(
         url: String, headers: [(name: String, value: String)] = [], maxBodyBytes: Int = 64 << 20,

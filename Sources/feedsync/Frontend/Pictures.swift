@@ -62,6 +62,9 @@ final class ProgressLine: Sendable {
         var bytes = 0
         /// The feed waiting to retry and what it waits for, until its next page.
         var retry: (url: String, text: String)?
+        /// The feeds whose pages are being fetched, in the order they started, and the bytes of
+        /// each one's body so far.
+        var fetching: [(url: String, bytes: Int)] = []
         var lastDraw = Date.distantPast
         var drawn = false
     }
@@ -75,6 +78,18 @@ final class ProgressLine: Sendable {
                 $0.pages += 1
                 $0.items += new
                 if $0.retry?.url == url { $0.retry = nil }
+                $0.fetching.removeAll { $0.url == url }
+            }
+        case .fetching(let url):
+            // At once: a slow server is named from its first second.
+            update(force: true) { counts in
+                if !counts.fetching.contains(where: { $0.url == url }) { counts.fetching.append((url, 0)) }
+            }
+        case .receiving(let url, let bytes):
+            update { counts in
+                if let index = counts.fetching.firstIndex(where: { $0.url == url }) {
+                    counts.fetching[index].bytes = bytes
+                }
             }
         case .retrying(let url, let attempt, let delay, _):
             let host = URLComponents(string: url)?.host ?? url
@@ -82,6 +97,11 @@ final class ProgressLine: Sendable {
         default:
             break
         }
+    }
+
+    /// A feed's pull ended: it is fetched no more.
+    func finished(_ url: String) {
+        update { $0.fetching.removeAll { $0.url == url } }
     }
 
     func record(_ event: PictureEvent) {
@@ -109,7 +129,14 @@ final class ProgressLine: Sendable {
             var line =
                 "pages \(counts.pages) · items \(counts.items) · pictures \(counts.picturesDone) done, "
                 + "\(counts.picturesQueued) queued · \(ByteSize.format(Double(counts.bytes))) · \(ByteSize.format(rate))/s"
-            // A wait is news: first, where a narrow terminal still shows it.
+            // What is being fetched and a wait are news: first, where a narrow terminal still
+            // shows them.
+            if let first = counts.fetching.first {
+                var fetching = "fetching " + (URLComponents(string: first.url)?.host ?? first.url)
+                if first.bytes > 0 { fetching += " (\(ByteSize.format(Double(first.bytes))))" }
+                if counts.fetching.count > 1 { fetching += " +\(counts.fetching.count - 1)" }
+                line = fetching + " · " + line
+            }
             if let retry = counts.retry { line = retry.text + " · " + line }
             return Terminal.truncate(Terminal.safe(line), toCells: max(10, Terminal.width - 1))
         }

@@ -64,6 +64,7 @@ final class PullReporting: Sendable {
             progress?.record(event)
             if verbose { Pull.log(event) }
         case .finished(let index, let report):
+            progress?.finished(report.url)
             guard let error = report.error, !Task.isCancelled else { return }  // interrupted: said once, after
             guard let sentence = failure(index, error) else { return }
             if report.unanswered {

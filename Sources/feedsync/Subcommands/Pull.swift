@@ -266,7 +266,9 @@ struct Pull: AsyncParsableCommand {
                 "\(url): answered \(status) to a saved link; starting again from the head"
             case .malformed(let url, let place):
                 "\(url): not well-formed at \(place); the items around the damage were read"
+            case .fetching, .receiving: ""  // the progress line's
             }
+        guard !line.isEmpty else { return }
         Output.error(Terminal.safe(line))
     }
 }
