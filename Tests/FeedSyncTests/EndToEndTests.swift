@@ -304,6 +304,12 @@ import Testing
 
     @Test func usageErrorsExit64WithAHint() async throws {
         let cli = try CLI()
+        let typo = try await cli.run("pul")
+        #expect(
+            typo.status == 64 && typo.stderr == "feedsync: unknown command 'pul'; did you mean 'feedsync pull'?\n",
+            "\(typo.stderr)")
+        let far = try await cli.run("zzzz")
+        #expect(far.status == 64 && far.stderr.contains("the commands: add, pull, list"), "\(far.stderr)")
         let none = try await cli.run("pull")
         #expect(none.status == 64)
         #expect(none.stderr.contains("feedsync add URL"))

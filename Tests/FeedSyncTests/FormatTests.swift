@@ -194,6 +194,16 @@ func decode(
         #expect(items[2].published == "2024-05-03T10:00:00Z")
         #expect(items[3].pictureURL == "https://example.net/img/4.gif")
     }
+
+    @Test func titlesWithEscapedCharactersShowTheCharacters() throws {
+        let json = """
+            {"version": "https://jsonfeed.org/version/1.1", "title": "Tom &amp; Jerry&#8217;s", "items": [
+              {"id": "1", "title": "It&#8216;s &lt;b&gt; &amp; more", "content_text": "x"}]}
+            """
+        let (_, page) = try decode(Data(json.utf8), url: "https://example.net/feed.json")
+        #expect(page.title == "Tom & Jerry’s")
+        #expect(page.items.map(\.title) == ["It‘s <b> & more"], "decoded, and a tag written so stays text")
+    }
 }
 
 @Suite struct WordPressTests {

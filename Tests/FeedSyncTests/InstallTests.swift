@@ -36,6 +36,9 @@ import Testing
         let page = try String(contentsOfFile: Self.root + "/man/feedsync.1", encoding: .utf8)
         let commands = try await commands(cli)
         #expect(commands.count >= 13)
+        // Each exit code, not mdoc's generic sentence.
+        #expect(
+            !page.contains(".Ex -std") && ["0", "64", "65", "74", "75"].allSatisfy { page.contains("\n.It \($0)\n") })
         for (name, options) in commands {
             let sections = page.components(separatedBy: "\n.It Em \(name)\n")
             #expect(sections.count == 2, "man/feedsync.1 lacks \(name): run scripts/man")

@@ -152,12 +152,16 @@ struct Pull: AsyncParsableCommand {
             throw ExitCode(Exit.tempFail)
         }
         var worst: SyncError.Kind? = report.hadLocalFault ? .local : nil
+        // Feeds by the names they have now (a first pull finds its feed's title).
+        let names =
+            talk ? Dictionary(((try? await library.feeds()) ?? feeds).map { ($0.id, $0.name) }) { a, _ in a } : [:]
         for (feed, pulled) in zip(feeds, outcomes) {
             guard let pulled else { continue }
             if let error = pulled.error {
                 worst = max(worst ?? error.kind, error.kind)
             } else if talk && (pulled.skipped == nil || !self.feed.isEmpty) {  // a feed named is answered for
-                try Output.fitted(Self.summary(pulled, pictures: report.pictures(of: feed.id)))
+                try Output.fitted(
+                    Self.summary(pulled, name: names[feed.id] ?? feed.name, pictures: report.pictures(of: feed.id)))
             }
         }
         if talk, self.feed.isEmpty, outcomes.allSatisfy({ $0?.skipped != nil }) {
@@ -209,8 +213,8 @@ struct Pull: AsyncParsableCommand {
         return policy
     }
 
-    static func summary(_ report: PullReport, pictures: String? = nil) -> String {
-        let url = Terminal.safe(report.url)
+    static func summary(_ report: PullReport, name: String? = nil, pictures: String? = nil) -> String {
+        let url = Terminal.safe(name ?? report.url)
         if let skip = report.skipped { return "\(url): \(words(skip))" }
         if report.gone {
             return "\(url): gone (410): the publisher removed it; it is not asked again, feedsync remove clears it"
