@@ -307,6 +307,7 @@ def main():
             page.click("#all")
             page.wait_for_selector(".row:not(.loading)")
             first = page.inner_text(".row[data-row='0'] .title")
+            top = page.evaluate("document.querySelector('.row[data-row=\"0\"]').getBoundingClientRect().top")
             demo2 = start([os.path.join(BIN, "feedsync-demo-server"), "--items", "610", "--per-page", "50",
                            "--port", feed.split(":")[2].split("/")[0]], env)
             with sqlite3.connect(os.path.join(work, "home", "feedsync.sqlite")) as store:
@@ -314,6 +315,8 @@ def main():
             page.wait_for_selector("#new:not([hidden])", timeout=30000)
             check(page.inner_text("#new") == "10 new items", f"the bar says so: {page.inner_text('#new')}")
             check(page.inner_text(".row[data-row='0'] .title") == first, "what the reader sees did not move")
+            moved = page.evaluate("document.querySelector('.row[data-row=\"0\"]').getBoundingClientRect().top")
+            check(moved == top, f"the offer floats over the list: row 0 stays at {top} px ({moved})")
             # Rows fetched after the new items arrived continue the list as it was: row r is still
             # item 601 - r (the new items are above it until the bar is clicked).
             page.evaluate(f"document.getElementById('list').scrollTop = {200 * ROW}")
@@ -322,6 +325,12 @@ def main():
             titles = [page.inner_text(f".row[data-row='{r}'] .title") for r in (199, 200, 201)]
             check(titles == ["Item 402", "Item 401", "Item 400"], f"rows fetched later keep their places: {titles}")
             demo2.terminate()
+
+            # A phone-width screen: every control of the bar on it, none clipped.
+            page.set_viewport_size({"width": 360, "height": 740})
+            page.wait_for_timeout(200)
+            right = page.evaluate("Math.max(...[...document.querySelectorAll('#bar > *')].map(e => e.getBoundingClientRect().right))")
+            check(right <= 360, f"at 360 px the bar's controls fit ({right} px)")
             browser.close()
     finally:
         for process in (serve, demo):

@@ -44,22 +44,8 @@ import Testing
 }
 
 @Suite(.serialized) struct OfflineTests {
-    /// A port on 127.0.0.1 that nothing listens on (bound, then let go).
-    static func closedPort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw POSIXError(.EADDRINUSE) }
-        return UInt16(bigEndian: address.sin_port)
-    }
+    /// A port on 127.0.0.1 that nothing listens on (listened on, then let go).
+    static func closedPort() throws -> UInt16 { try SilentServer().port }
 
     /// A server on 127.0.0.1 that accepts connections and never answers a byte.
     final class SilentServer: Sendable {

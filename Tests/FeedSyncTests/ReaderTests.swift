@@ -622,10 +622,18 @@ import Testing
             #expect(try await cli.run("import", opml).status == 0)
             #expect(try await cli.run("pull", "--images", "none").status == 0)
         }
-        let result = try await cli.run("list", "--folder", "News", "--json")
-        let page = try json(result)
-        let titles = (page["items"] as! [[String: Any]]).map { $0["title"] as! String }
-        #expect(Set(titles) == ["a-item", "b-item"] && page["total"] as? Int == 2, "\(result)")
+        func titles(_ folder: String) async throws -> Set<String> {
+            let page = try await json(cli.run("list", "--folder", folder, "--json"))
+            return Set((page["items"] as! [[String: Any]]).map { $0["title"] as! String })
+        }
+        #expect(try await titles("News") == ["a-item", "b-item"], "a folder and the folders inside it")
+        #expect(try await titles("news/deep") == ["b-item"], "a path, letter case aside")
+        #expect(try await titles("Deep") == ["b-item"], "a folder by its name alone")
+        let unknown = try await cli.run("list", "--folder", "Sport")
+        #expect(unknown.status == 64, "\(unknown)")
+        #expect(
+            unknown.stderr.contains("no folder is \"Sport\"; the folders: News, News/Deep, Newsletters"),
+            "\(unknown.stderr)")
     }
 }
 

@@ -17,6 +17,18 @@ import Testing
         store = try Store(path: directory.path + "/feedsync.sqlite")
     }
 
+    /// A store at `path` as a feedsync of schema version `count` left it: its first `count`
+    /// migrations' SQL applied, none of the Swift steps.
+    static func store(at path: String, withMigrations count: Int) throws -> DatabaseQueue {
+        var migrator = DatabaseMigrator()
+        for migration in embeddedMigrations.prefix(count) {
+            migrator.registerMigration(migration.name) { db in try db.execute(sql: migration.text) }
+        }
+        let queue = try DatabaseQueue(path: path)
+        try migrator.migrate(queue)
+        return queue
+    }
+
     func item(_ key: String, title: String? = nil, picture: String? = nil) -> FeedItem {
         FeedItem(key: key, title: title ?? key, link: nil, pictureURL: picture, published: nil, summary: nil)
     }
@@ -59,11 +71,7 @@ import Testing
 
     @Test func upgradingFromVersion1KeepsPulledFeedsInTheSeedFormat() async throws {
         let path = directory.path + "/version1.sqlite"
-        var migrator = DatabaseMigrator()
-        let first = try #require(embeddedMigrations.first)
-        migrator.registerMigration(first.name) { db in try db.execute(sql: first.text) }
-        let queue = try DatabaseQueue(path: path)
-        try migrator.migrate(queue)
+        let queue = try Self.store(at: path, withMigrations: 1)
         try await queue.write { db in
             try db.execute(
                 sql: """
@@ -80,12 +88,7 @@ import Testing
     @Test func theSearchIndexKeepsNoCopyOfTheTextAndFollowsEveryChangeExactly() async throws {
         // A store from before 0009, with items its index never saw: the upgrade indexes them.
         let path = directory.path + "/version8.sqlite"
-        var migrator = DatabaseMigrator()
-        for migration in embeddedMigrations.prefix(8) {
-            migrator.registerMigration(migration.name) { db in try db.execute(sql: migration.text) }
-        }
-        let queue = try DatabaseQueue(path: path)
-        try migrator.migrate(queue)
+        let queue = try Self.store(at: path, withMigrations: 8)
         try await queue.write { db in
             try db.execute(sql: "INSERT INTO feed (url, added_at) VALUES ('http://h/feed', 0)")
             try db.execute(
@@ -323,12 +326,7 @@ import Testing
 
     @Test func upgradingFromVersion2NumbersEachBandWithoutHoles() async throws {
         let path = directory.path + "/version2.sqlite"
-        var migrator = DatabaseMigrator()
-        for migration in embeddedMigrations.prefix(2) {
-            migrator.registerMigration(migration.name) { db in try db.execute(sql: migration.text) }
-        }
-        let queue = try DatabaseQueue(path: path)
-        try migrator.migrate(queue)
+        let queue = try Self.store(at: path, withMigrations: 2)
         try await queue.write { db in
             // Version 2 left holes where refreshed items used up numbers.
             try db.execute(

@@ -111,6 +111,36 @@ extension FeedSync {
         }
         throw ExitCode(Exit.usage)
     }
+
+    /// The folder `name` names on the command line: a folder's path (`Tech/Swift`, letter case
+    /// aside: it and the folders inside it), else the name of one folder wherever it is (`Swift`);
+    /// else a usage error that names the folders there are.
+    func folder(argument name: String) async throws -> String {
+        let paths = Set(try await fail(on: { try await feeds() }).compactMap(\.folder))
+        // Every folder, the ones that hold only folders too.
+        let folders = Set(
+            paths.flatMap { path in
+                let parts = path.split(separator: "/")
+                return parts.indices.map { parts[...$0].joined(separator: "/") }
+            })
+        if let exact = folders.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) { return exact }
+        let named = folders.filter {
+            ($0.split(separator: "/").last.map(String.init) ?? $0).caseInsensitiveCompare(name) == .orderedSame
+        }
+        if named.count == 1, let only = named.first { return only }
+        if named.isEmpty {
+            complain(
+                folders.isEmpty
+                    ? "no folder is \(String(reflecting: name)): no feed is in a folder (import an OPML file's)"
+                    : "no folder is \(String(reflecting: name)); the folders: \(folders.sorted().joined(separator: ", "))"
+            )
+        } else {
+            complain(
+                "\(String(reflecting: name)) names \(named.count) folders "
+                    + "(\(named.sorted().joined(separator: ", "))); give its path")
+        }
+        throw ExitCode(Exit.usage)
+    }
 }
 
 /// A URL the transport will fetch (`HTTPRequest.problem(with:)`), else a usage error: a feed

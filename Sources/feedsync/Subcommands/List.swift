@@ -29,7 +29,9 @@ struct List: AsyncParsableCommand {
         completion: .feeds)
     var feed: String?
 
-    @Option(help: ArgumentHelp("Show only the feeds in this folder (and the folders inside it).", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "Show only the feeds in this folder and the folders inside it: its path, or its name.", valueName: "name"))
     var folder: String?
 
     @Flag(help: "Show only unread items.")
@@ -72,6 +74,8 @@ struct List: AsyncParsableCommand {
         let library = try await homeOptions.open(.reading)
         var chosen: Feed?
         if let feed { chosen = try await library.feed(argument: feed) }
+        var folder: String?
+        if let name = self.folder { folder = try await library.folder(argument: name) }
         let query = ListQuery(
             feedURL: chosen?.url, folder: folder, unread: unread, search: search.flatMap(SearchText.query),
             since: since.flatMap { DateArgument.parse($0) })
