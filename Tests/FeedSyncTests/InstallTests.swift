@@ -72,12 +72,17 @@ import Testing
         let units = prefix.path + "/share/systemd/user"
         let service = try String(contentsOfFile: units + "/feedsync-pull.service", encoding: .utf8)
         #expect(service.contains("ExecStart=\(prefix.path)/bin/feedsync pull --quiet"))
+        let serve = try String(contentsOfFile: units + "/feedsync-serve.service", encoding: .utf8)
+        #expect(serve.contains("ExecStart=\(prefix.path)/bin/feedsync serve --pull-every 15m"))
 
         // systemd checks the units as it would load them, where it is installed.
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else { return }
         let verify = Process()
         verify.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
-        verify.arguments = ["verify", "--man=no", units + "/feedsync-pull.service", units + "/feedsync-pull.timer"]
+        verify.arguments = [
+            "verify", "--man=no", units + "/feedsync-pull.service", units + "/feedsync-pull.timer",
+            units + "/feedsync-serve.service",
+        ]
         verify.currentDirectoryURL = URL(fileURLWithPath: units)
         let errors = Pipe()
         verify.standardError = errors

@@ -53,6 +53,33 @@ import Testing
         throw CancellationError()
     }
 
+    @Test func thePagesAddressStaysGoodFromOneStartToTheNextUntilANewToken() async throws {
+        let cli = try CLI()
+        let first = try await serve(cli)
+        first.process.kill9()
+        _ = try await first.process.wait()
+        let second = try await serve(cli)
+        #expect(second.token == first.token, "the token kept in the data home")
+        #expect(URL(string: first.base)?.port == 47070 && second.base == first.base, "the fixed port: \(first.base)")
+        let kept = try FileManager.default.attributesOfItem(atPath: cli.home.path + "/serve.token")
+        #expect((kept[.posixPermissions] as? Int) == 0o600, "only its owner reads it")
+        // Another serve while this one holds the port: a free one, said so.
+        let other = try CLI()
+        let elsewhere = try await serve(other)
+        #expect(elsewhere.base != second.base)
+        let said = (try? String(contentsOfFile: elsewhere.process.errPath, encoding: .utf8)) ?? ""
+        #expect(said.contains("port 47070 is taken; serving on another"), "\(said)")
+        for served in [second, elsewhere] {
+            served.process.kill9()
+            _ = try await served.process.wait()
+        }
+        let renewed = try await serve(cli, ["--new-token"])
+        defer { renewed.process.kill9() }
+        #expect(renewed.token != first.token && renewed.token.count == 32)
+        #expect(try renewed.curl("/api/items", token: first.token).status == 403, "the old token no more")
+        #expect(try renewed.curl("/api/items").status == 200)
+    }
+
     @Test func everyRouteIsForbiddenWithoutTheTokenOrFromAnotherHost() async throws {
         let cli = try CLI()
         try await withServer(items: 20, perPage: 10) { server, url async throws -> Void in

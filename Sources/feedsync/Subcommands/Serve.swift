@@ -19,8 +19,17 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Option(help: ArgumentHelp("The port to listen on; 0 picks a free one.", valueName: "n"))
-    var port = 0
+    @Option(
+        help: ArgumentHelp(
+            "The port to listen on (default \(Serve.defaultPort), a free one when it is taken); 0 picks a free one.",
+            valueName: "n"))
+    var port: Int?
+
+    @Flag(help: "Make a new access token; the page's old address and its cookie stop working.")
+    var newToken = false
+
+    /// The port a bookmark of the page finds it on, day after day.
+    static let defaultPort = 47070
 
     @Option(
         help: ArgumentHelp(
@@ -38,7 +47,7 @@ struct Serve: AsyncParsableCommand {
     var open = false
 
     func validate() throws {
-        try check(port, in: 0...65535, "--port")
+        if let port { try check(port, in: 0...65535, "--port") }
         // Often is harmless to publishers: a pull asks only the feeds that are due.
         if let pullEvery { try check(pullEvery, in: 10...Schedule.maxInterval, "--pull-every (seconds)") }
         if bind.isEmpty || bind.utf8.count > 255 || bind.unicodeScalars.contains(where: SafeText.isUnsafe) {
@@ -48,11 +57,15 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let library = try await homeOptions.open(.serving)
-        var bytes = SystemRandomNumberGenerator()
-        let token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &bytes)) }.joined()
+        let token = Self.token(in: library.home, new: newToken)
         var settings = ReadingServer.Settings(token: token)
         settings.bind = bind
-        settings.port = port
+        settings.port = port ?? Self.defaultPort
+        if port == nil, !Self.isFree(Self.defaultPort, on: bind) {
+            settings.port = 0
+            complain("port \(Self.defaultPort) is taken; serving on another (the address below)")
+        }
+        let port = settings.port
         let server = await ReadingServer(library: library, settings: settings)
         let shown = bind == "0.0.0.0" || bind == "::" ? "127.0.0.1" : bind
         let opens = open
@@ -83,6 +96,56 @@ struct Serve: AsyncParsableCommand {
         } catch {
             complain("cannot serve on \(bind):\(port): \(error)")
             throw ExitCode(Exit.tempFail)
+        }
+    }
+
+    /// The page's access token: kept in the data home (`serve.token`, only its owner reads it), so
+    /// the page's address stays good from one start to the next; made anew when there is none,
+    /// it is not one, or `new`. Made for this run only when it cannot be kept.
+    static func token(in home: DataHome, new: Bool) -> String {
+        let path = home.dataDirectory + "/serve.token"
+        func valid(_ text: String) -> Bool {
+            text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        }
+        if !new {
+            let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            if fd >= 0 {
+                var buffer = [UInt8](repeating: 0, count: 64)
+                let count = read(fd, &buffer, buffer.count)
+                close(fd)
+                let text = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                if valid(text) { return text }
+            }
+        }
+        var bytes = SystemRandomNumberGenerator()
+        let token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &bytes)) }.joined()
+        unlink(path)
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            complain("cannot keep the page's token in \(path); this address holds until serve stops")
+            return token
+        }
+        _ = (token + "\n").utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
+        close(fd)
+        return token
+    }
+
+    /// Whether nothing listens on `port` of the IPv4 address `bind` (another address: assumed).
+    static func isFree(_ port: Int, on bind: String) -> Bool {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port)).bigEndian
+        guard inet_pton(AF_INET, bind == "localhost" ? "127.0.0.1" : bind, &address.sin_addr) == 1 else { return true }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return true }
+        defer { close(fd) }
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 
