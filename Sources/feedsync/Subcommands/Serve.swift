@@ -66,16 +66,27 @@ struct Serve: AsyncParsableCommand {
             complain("port \(Self.defaultPort) is taken; serving on another (the address below)")
         }
         let port = settings.port
-        let server = await ReadingServer(library: library, settings: settings)
         let shown = bind == "0.0.0.0" || bind == "::" ? "127.0.0.1" : bind
         let opens = open
+        let serveOn: @Sendable (Int) async throws -> Void = { [settings] port in
+            var settings = settings
+            settings.port = port
+            try await ReadingServer(library: library, settings: settings).run { port in
+                let address = "http://\(shown.contains(":") ? "[\(shown)]" : shown):\(port)/?token=\(token)"
+                try? Output.line(address)
+                if opens { Self.openInBrowser(address, home: library.home) }
+            }
+        }
+        // The default port taken after all (another serve that was just ending): a free one.
+        let fallsBack = self.port == nil && port != 0
         let work = Task {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    try await server.run { port in
-                        let address = "http://\(shown.contains(":") ? "[\(shown)]" : shown):\(port)/?token=\(token)"
-                        try? Output.line(address)
-                        if opens { Self.openInBrowser(address, home: library.home) }
+                    do {
+                        try await serveOn(port)
+                    } catch  where fallsBack && "\(error)".contains("already in use") {
+                        complain("port \(Self.defaultPort) is taken; serving on another (the address below)")
+                        try await serveOn(0)
                     }
                 }
                 if let pullEvery {
