@@ -23,15 +23,8 @@ import Testing
             if cookie { arguments += ["-b", "feedsync_token_\(port)=\(token ?? self.token)"] }
             if let host { arguments += ["-H", "Host: \(host)"] }
             if post { arguments += ["-X", "POST"] + (call ? ["-H", "X-Feedsync: 1"] : []) }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            process.arguments = arguments + [base + path]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let output = String(decoding: readAll(pipe.fileHandleForReading), as: UTF8.self)
-            process.waitUntilExit()
-            let parts = output.components(separatedBy: "\r\n\r\n")
+            let text = String(decoding: try output(of: "/usr/bin/curl", arguments + [base + path]), as: UTF8.self)
+            let parts = text.components(separatedBy: "\r\n\r\n")
             let head = parts.first ?? ""
             let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
             return (status, head, parts.dropFirst().joined(separator: "\r\n\r\n"))

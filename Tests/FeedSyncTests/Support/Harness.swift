@@ -215,11 +215,42 @@ extension DemoServer {
 
 /// Everything `handle` gives until its end, read again when a signal interrupts a read (a child
 /// process ending is one), where `readDataToEndOfFile` traps.
-func readAll(_ handle: FileHandle) -> Data {
+func readAll(_ handle: FileHandle) -> Data { readAll(handle.fileDescriptor) }
+
+/// What `executable` with `arguments` writes to its standard output (its standard error goes to
+/// /dev/null), run to its end through `posix_spawn`: Foundation's `Process.run` can crash when
+/// other threads open and close descriptors while it starts a child (it reads /proc/self/fd,
+/// swift-corelibs-foundation PR 5472), and a test that runs curl thousands of times met it.
+func output(of executable: String, _ arguments: [String]) throws -> Data {
+    var ends: [Int32] = [0, 0]
+    guard pipe(&ends) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // the child gets only its dup2
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { for argument in argv { free(argument) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+    close(ends[1])
+    guard spawned == 0 else {
+        close(ends[0])
+        throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO)
+    }
+    let data = readAll(ends[0])
+    close(ends[0])
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+    return data
+}
+
+func readAll(_ descriptor: Int32) -> Data {
     var data = Data()
     var buffer = [UInt8](repeating: 0, count: 65536)
     while true {
-        let count = buffer.withUnsafeMutableBytes { Glibc.read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
         if count > 0 {
             data.append(contentsOf: buffer[..<count])
         } else if count == 0 || errno != EINTR {
