@@ -61,10 +61,6 @@ struct Serve: AsyncParsableCommand {
         var settings = ReadingServer.Settings(token: token)
         settings.bind = bind
         settings.port = port ?? Self.defaultPort
-        if port == nil, !Self.isFree(Self.defaultPort, on: bind) {
-            settings.port = 0
-            complain("port \(Self.defaultPort) is taken; serving on another (the address below)")
-        }
         let port = settings.port
         let shown = bind == "0.0.0.0" || bind == "::" ? "127.0.0.1" : bind
         let opens = open
@@ -77,7 +73,7 @@ struct Serve: AsyncParsableCommand {
                 if opens { Self.openInBrowser(address, home: library.home) }
             }
         }
-        // The default port taken after all (another serve that was just ending): a free one.
+        // The default port taken (another serve, or anything else): a free one, said so.
         let fallsBack = self.port == nil && port != 0
         let work = Task {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -140,24 +136,6 @@ struct Serve: AsyncParsableCommand {
         _ = (token + "\n").utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
         close(fd)
         return token
-    }
-
-    /// Whether nothing listens on `port` of the IPv4 address `bind` (another address: assumed).
-    static func isFree(_ port: Int, on bind: String) -> Bool {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port)).bigEndian
-        guard inet_pton(AF_INET, bind == "localhost" ? "127.0.0.1" : bind, &address.sin_addr) == 1 else { return true }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return true }
-        defer { close(fd) }
-        var on: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 
     /// Opens the page without its token on any command line (where every local user could read
