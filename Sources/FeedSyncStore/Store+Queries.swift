@@ -182,17 +182,20 @@ extension Store {
             join: "JOIN picture ON picture.id = item.picture_id",
             filter: Self.pictureIsDue("?"),
             arguments: [now.timeIntervalSince1970], limit: limit, backwards: backwards)
+        return pictureJobs(found)
+    }
+
+    /// One job per picture, at the first of `rows` that shows it. Each row's columns are
+    /// `seq, picture_id, url, feed_id, band`, as `listRows` gives them.
+    static func pictureJobs(_ rows: [(position: Int, row: Row)]) -> [PictureJob] {
         var seen = Set<Int64>()
-        var jobs: [PictureJob] = []
-        for (position, row) in found {
+        return rows.compactMap { position, row in
             let id: Int64 = row[1]
-            guard seen.insert(id).inserted else { continue }
-            jobs.append(
-                PictureJob(
-                    id: id, url: row.text("url") ?? "", row: position,
-                    place: ListPlace(feedID: row[3], band: row[4], seq: row[0])))
+            guard seen.insert(id).inserted else { return nil }
+            return PictureJob(
+                id: id, url: row.text("url") ?? "", row: position,
+                place: ListPlace(feedID: row[3], band: row[4], seq: row[0]))
         }
-        return jobs
     }
 
     static func dueArticlePictures(_ db: Database, feedURL: String?, rows: Range<Int>, limit: Int, now: Date) throws
@@ -206,15 +209,7 @@ extension Store {
                 JOIN picture ON picture.id = shown.picture_id
                 """,
             filter: Self.pictureIsDue("?"), arguments: [now.timeIntervalSince1970], limit: limit)
-        var seen = Set<Int64>()
-        return found.sorted { ($0.position, $0.row[5] as Int) < ($1.position, $1.row[5] as Int) }.compactMap {
-            position, row in
-            let id: Int64 = row[1]
-            guard seen.insert(id).inserted else { return nil }
-            return PictureJob(
-                id: id, url: row.text("url") ?? "", row: position,
-                place: ListPlace(feedID: row[3], band: row[4], seq: row[0]))
-        }
+        return pictureJobs(found.sorted { ($0.position, $0.row[5] as Int) < ($1.position, $1.row[5] as Int) })
     }
 
     /// The pictures inside the content of item `number`, in order, with their state.

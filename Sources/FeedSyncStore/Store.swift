@@ -727,22 +727,15 @@ extension Store {
         -> [PictureJob]
     {
         try await read { db in
-            var seen = Set<Int64>()
-            return try Row.fetchAll(
+            let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT item.picture_id, picture.url, item.feed_id, item.band, item.seq FROM item
+                    SELECT item.seq, item.picture_id, picture.url, item.feed_id, item.band FROM item
                     JOIN picture ON picture.id = item.picture_id
                     WHERE item.feed_id IS NOT (SELECT id FROM feed WHERE url = ?) AND \(Self.pictureIsDue("?"))
                     ORDER BY item.feed_id, item.band, item.seq LIMIT ?
-                    """, arguments: [feedURL, now.timeIntervalSince1970, limit]
-            ).compactMap { row in
-                let id: Int64 = row[0]
-                guard seen.insert(id).inserted else { return nil }
-                return PictureJob(
-                    id: id, url: row.text("url") ?? "", row: far,
-                    place: ListPlace(feedID: row[2], band: row[3], seq: row[4]))
-            }
+                    """, arguments: [feedURL, now.timeIntervalSince1970, limit])
+            return Self.pictureJobs(rows.map { (position: far, row: $0) })
         }
     }
 
@@ -758,21 +751,14 @@ extension Store {
                         SELECT feed_id, band, sum(size) OVER (PARTITION BY feed_id ORDER BY band) - size AS start
                         FROM band_size
                         WHERE feed_id IN (SELECT id FROM feed WHERE url NOT IN (SELECT scope FROM reading_position)))
-                    SELECT item.picture_id, picture.url, item.feed_id, item.band, item.seq, band.start + item.seq
+                    SELECT item.seq, item.picture_id, picture.url, item.feed_id, item.band, band.start + item.seq
                     FROM band
                     JOIN item ON item.feed_id = band.feed_id AND item.band = band.band AND item.seq < ?1 - band.start
                     JOIN picture ON picture.id = item.picture_id
                     WHERE band.start < ?1 AND \(Self.pictureIsDue("?2"))
                     ORDER BY item.feed_id, item.band, item.seq
                     """, arguments: [perPage, now.timeIntervalSince1970])
-            var seen = Set<Int64>()
-            return rows.compactMap { row in
-                let id: Int64 = row[0]
-                guard seen.insert(id).inserted else { return nil }
-                return PictureJob(
-                    id: id, url: row.text("url") ?? "", row: row[5],
-                    place: ListPlace(feedID: row[2], band: row[3], seq: row[4]))
-            }
+            return Self.pictureJobs(rows.map { (position: $0[5] as Int, row: $0) })
         }
     }
 
