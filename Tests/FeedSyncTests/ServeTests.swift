@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func theDefaultPortTakenAFreeOneIsUsedAndSaidSo() async throws {
-        // Hold the default port (waiting out another test's serve that is ending, if need be).
+        // Hold the default port (waiting out another serve that is ending, if need be).
         var holder: Int32 = -1
         for _ in 0..<100 where holder < 0 {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -86,8 +86,8 @@ import Testing
                 try await Task.sleep(for: .milliseconds(100))
             }
         }
-        try #require(holder >= 0, "port 47070 held by something else all along")
-        defer { close(holder) }
+        // Not ours after 10 s: something else holds it, and it is taken all the same.
+        defer { if holder >= 0 { close(holder) } }
         let cli = try CLI()
         let served = try await serve(cli)
         defer { served.process.kill9() }
