@@ -336,12 +336,17 @@ extension Store {
             let feeds = try Feed.fetchAll(db, sql: "SELECT * FROM feed ORDER BY id")
             return try feeds.map { feed in
                 var pictures: [PictureStatus: (count: Int, bytes: Int64)] = [:]
-                // Distinct pictures, however many items share one.
+                // Distinct pictures, however many items share one: the rows' own and those inside
+                // their articles, the same pictures a pull counts as it downloads them.
                 for row in try Row.fetchAll(
                     db,
                     sql: """
                         SELECT status, count(*) AS n, coalesce(sum(bytes), 0) AS bytes FROM picture
-                        WHERE id IN (SELECT picture_id FROM item WHERE feed_id = ?) GROUP BY status
+                        WHERE id IN (
+                            SELECT picture_id FROM item WHERE feed_id = ?1
+                            UNION SELECT c.picture_id FROM item_content_picture c JOIN item i ON i.id = c.item_id
+                            WHERE i.feed_id = ?1)
+                        GROUP BY status
                         """,
                     arguments: [feed.id])
                 {

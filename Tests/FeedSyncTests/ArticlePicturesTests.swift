@@ -109,8 +109,15 @@ import Testing
             let url = await server.baseURL + "/doc/stories"
             // The window is the first page of 20 rows: stories 30 down to 11.
             let pull = try await cli.run(
-                "pull", "--feed", url, "--prefetch-pages", "0", "--max-image-bytes", "100K")
+                "pull", "--feed", url, "--prefetch-pages", "0", "--max-image-bytes", "100K", "--json")
             #expect(pull.status == 0, "\(pull.stderr)")
+            // One count of pictures: what the pull downloaded is what status finds cached.
+            let pulled = try #require((try json(pull)["feeds"] as? [[String: Any]])?.first)
+            let status = try #require((try await json(cli.run("status", "--json"))["feeds"] as? [[String: Any]])?.first)
+            let counts = try #require(status["pictures"] as? [String: Int])
+            #expect(pulled["pictures"] as? Int == 41, "20 rows' own, 20 from srcsets and the shared one")
+            #expect(counts["cached"] == 41 && counts["pending"] == 40 && counts["failed"] == 40, "\(counts)")
+            #expect(pulled["pictures_failed"] as? Int == counts["failed"])
             let base = await server.baseURL
             for number in 1...30 {
                 let listed = try await pictures(cli, number)
