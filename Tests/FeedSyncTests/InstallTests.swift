@@ -69,6 +69,30 @@ import Testing
         let bash = try String(
             contentsOfFile: prefix.path + "/share/bash-completion/completions/feedsync", encoding: .utf8)
         #expect(bash.contains("---completion remove -- positional@0"), "remove completes feeds")
+        // bash offers twelve feeds in their numbers' order (it would sort 1, 10, 11, 12, 2, …).
+        let cli = try CLI()
+        let outlines = (1...12).map { "<outline text=\"Feed \($0)\" xmlUrl=\"https://f\($0).example/rss\"/>" }
+        let opml = cli.home.path + "/feeds.opml"
+        try Data("<opml version=\"2.0\"><body>\(outlines.joined())</body></opml>".utf8).write(
+            to: URL(fileURLWithPath: opml))
+        #expect(try await cli.run("import", opml).status == 0)
+        let complete = Process()
+        complete.executableURL = URL(fileURLWithPath: "/bin/bash")
+        complete.arguments = [
+            "-c",
+            #"source "$1"; compopt() { echo "compopt $*"; }; COMP_WORDS=("$2" remove --home "$3" ""); COMP_CWORD=4; "#
+                + #"COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; _feedsync "$2" "" "$3"; "#
+                + #"printf '%s\n' "${COMPREPLY[@]}""#,
+            "bash", prefix.path + "/share/bash-completion/completions/feedsync", prefix.path + "/bin/feedsync",
+            cli.home.path,
+        ]
+        let offered = Pipe()
+        complete.standardOutput = offered
+        try complete.run()
+        let lines = String(decoding: offered.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .split(separator: "\n").map(String.init)
+        complete.waitUntilExit()
+        #expect(lines == ["compopt -o nosort"] + (1...12).map(String.init) + (1...12).map { "Feed \($0)" }, "\(lines)")
         let units = prefix.path + "/share/systemd/user"
         let service = try String(contentsOfFile: units + "/feedsync-pull.service", encoding: .utf8)
         #expect(service.contains("ExecStart=\(prefix.path)/bin/feedsync pull --quiet"))
