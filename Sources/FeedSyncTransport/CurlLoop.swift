@@ -26,6 +26,8 @@ final class CurlLoop: @unchecked Sendable {
     /// libcurl recommends: creating and cleaning up one per transfer cost CPU on every picture.
     private var idle: [UnsafeMutableRawPointer] = []
     private static let idleLimit = 32
+    /// The longest `curl_multi_poll` sleeps with nothing to do: an hour, in milliseconds.
+    private static let idlePoll: Int32 = 3_600_000
 
     /// Loads libcurl once per process; what failed, or nil.
     private static let loadFailure: String? = fs_curl_load().map { String(cString: $0) }
@@ -157,7 +159,9 @@ final class CurlLoop: @unchecked Sendable {
             let sleep = sleeping
             lock.unlock()
             if sleep {
-                fs_multi_poll(multi, 1000)
+                // As long as nothing arrives: libcurl shortens the wait to its own next timeout
+                // while transfers run, and an idle client (serve's between pulls) must not tick.
+                fs_multi_poll(multi, Self.idlePoll)
                 lock.lock()
                 sleeping = false
                 lock.unlock()
