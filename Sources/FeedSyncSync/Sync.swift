@@ -156,7 +156,7 @@ public final class SyncEngine: Sendable {
     /// Documents up to this size are read in memory; longer ones go to `downloadPath` and are
     /// read from there in parts of `partSize` items, each committed as it is read.
     static let inMemoryBytes = 4 << 20
-    static let partSize = 500
+    static let partSize = 250
 
     public init(store: Store, client: HTTPClient, downloadPath: String? = nil) {
         self.store = store

@@ -205,7 +205,7 @@ import Testing
 
     @Test func aLongDocumentBrokenPartWayKeepsWhatWasReadBeforeTheDamage() async throws {
         let cli = try CLI()
-        // A third of 48 000 items is about 4.3 MB: read from disk in parts of 500 until the cut.
+        // A third of 48 000 items is about 4.3 MB: read from disk in parts of 250 until the cut.
         try await withServer(items: 48_000, perPage: 48_000) { server, _ async throws -> Void in
             let url = await server.feedURL(.rss)
             var faults = Faults()
