@@ -98,27 +98,74 @@ extension Store {
                 ORDER BY item.seq \(backwards ? "DESC" : "") LIMIT ?
                 """)
         var rows: [(position: Int, row: Row)] = []
-        // From the segment holding the range's first position (or, backwards, its last), on.
-        var (edge, segments) = try order.segments(
-            db, from: backwards ? positions.upperBound - 1 : positions.lowerBound, backwards: backwards)
-        while backwards ? edge > positions.lowerBound : edge < positions.upperBound, rows.count < limit,
-            let segment = try segments.next()
-        {
-            let size = segment.integer("size", in: 0...Int(Int32.max)) ?? 0
-            let start = backwards ? edge - size : edge
-            edge = backwards ? start : start + size
-            let first = max(0, positions.lowerBound - start)
-            let end = min(size, positions.upperBound - start)
-            guard first < end else { continue }
-            let firstSeq = segment.integer("first_seq", in: 0...Int(Int32.max)) ?? 0
-            rows += try Row.fetchAll(
-                part,
-                arguments: arguments + [
-                    segment["feed_id"], segment["band"], firstSeq + first, firstSeq + end, limit - rows.count,
-                ]
-            ).map { (start - firstSeq + $0[0], $0) }
+        // The segments from `cursor` on, the first starting (backwards: ending) at `edge`, until
+        // the range or the limit ends.
+        func walk(_ cursor: RowCursor, from edge: Int) throws {
+            var edge = edge
+            while backwards ? edge > positions.lowerBound : edge < positions.upperBound, rows.count < limit,
+                let segment = try cursor.next()
+            {
+                let size = segment.integer("size", in: 0...Int(Int32.max)) ?? 0
+                let start = backwards ? edge - size : edge
+                edge = backwards ? start : start + size
+                let first = max(0, positions.lowerBound - start)
+                let end = min(size, positions.upperBound - start)
+                guard first < end else { continue }
+                let firstSeq = segment.integer("first_seq", in: 0...Int(Int32.max)) ?? 0
+                rows += try Row.fetchAll(
+                    part,
+                    arguments: arguments + [
+                        segment["feed_id"], segment["band"], firstSeq + first, firstSeq + end, limit - rows.count,
+                    ]
+                ).map { (start - firstSeq + $0[0], $0) }
+            }
+        }
+        if case .timeline = order, filter != "1" {
+            try walkTimelineBuckets(
+                db, positions: positions, backwards: backwards, done: { rows.count >= limit },
+                anyPasses: try db.cachedStatement(
+                    sql: """
+                        SELECT \(columns) FROM item \(join)
+                        WHERE (\(filter)) AND item.timeline >= ? AND item.timeline < ? LIMIT 1
+                        """), arguments: arguments, walk: walk)
+        } else {
+            // From the segment holding the range's first position (or, backwards, its last), on.
+            let (edge, segments) = try order.segments(
+                db, from: backwards ? positions.upperBound - 1 : positions.lowerBound, backwards: backwards)
+            try walk(segments, from: edge)
         }
         return rows
+    }
+
+    /// A filtered walk of the timeline, bucket by bucket: in the timeline a run is often one item
+    /// (items of different times), so a long range would be a statement per item; a bucket none of
+    /// whose items pass the filter (`anyPasses`, given `arguments` and the bucket's bounds) is
+    /// passed with that one statement. Calls `walk` with each other bucket's runs.
+    private static func walkTimelineBuckets(
+        _ db: Database, positions: Range<Int>, backwards: Bool, done: () -> Bool, anyPasses: Statement,
+        arguments: StatementArguments, walk: (RowCursor, Int) throws -> Void
+    ) throws {
+        let buckets = try Row.fetchAll(
+            db, sql: "SELECT bucket, size FROM timeline_bucket ORDER BY bucket \(backwards ? "" : "DESC")")
+        var edge = backwards ? buckets.reduce(0) { $0 + ($1.integer("size", in: 0...Int(Int32.max)) ?? 0) } : 0
+        for bucket in buckets where !done() {
+            let size = bucket.integer("size", in: 0...Int(Int32.max)) ?? 0
+            let start = backwards ? edge - size : edge
+            edge = backwards ? start : start + size
+            if backwards ? start + size <= positions.lowerBound : start >= positions.upperBound { break }
+            guard start < positions.upperBound, start + size > positions.lowerBound else { continue }
+            let number: Int64 = bucket["bucket"]
+            let bounds: StatementArguments = [number << 16, (number + 1) << 16]
+            guard try Row.fetchOne(anyPasses, arguments: arguments + bounds) != nil else { continue }
+            let runs = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT feed_id, band, first_seq, size FROM timeline_run WHERE timeline >= ? AND timeline < ?
+                    ORDER BY \(backwards ? "timeline, feed_id DESC, band DESC, first_seq DESC"
+                        : "timeline DESC, feed_id, band, first_seq")
+                    """, arguments: bounds)
+            try walk(runs, backwards ? start + size : start)
+        }
     }
 
     /// The row (0-based) that `place` is at now in the list `order`; nil when no item is there.

@@ -297,6 +297,31 @@ import Testing
         let below = try await store.duePictures(feedURL: nil, from: 50, resuming: nil, limit: 4)
         #expect(below.jobs.map(\.id) == Array(rows.dropFirst(50).compactMap { $0["picture_id"] as Int64? }.prefix(4)))
         #expect(below.end?.row == keys.count - 1)
+        // With every picture cached but those of two buckets (2^16 s each), the buckets with none
+        // due are passed over, one statement each, both ways; what is found is the same.
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE picture SET status = 'cached', file = 'x' WHERE id IN (
+                        SELECT picture_id FROM item WHERE timeline >> 16 NOT IN (
+                            (SELECT timeline >> 16 FROM item ORDER BY timeline DESC, feed_id, band, seq LIMIT 1 OFFSET 97),
+                            (SELECT min(timeline) >> 16 FROM item)))
+                    """)
+        }
+        let due = try await queue.read { db in
+            try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT item.picture_id FROM item JOIN picture ON picture.id = item.picture_id
+                    WHERE picture.status != 'cached' ORDER BY timeline DESC, feed_id, band, seq
+                    """)
+        }
+        #expect(!due.isEmpty && due.count < rows.compactMap { $0["picture_id"] as Int64? }.count)
+        let first = try await store.duePictures(feedURL: nil, from: 0, resuming: nil, limit: 1000)
+        #expect(first.jobs.map(\.id) == due)
+        #expect(first.jobs.map(\.row) == rows.indices.filter { due.contains(rows[$0]["picture_id"] as Int64? ?? -1) })
+        let last = try await store.duePictures(feedURL: nil, rows: 0..<keys.count, limit: 3, backwards: true)
+        #expect(last.map(\.id) == Array(due.reversed().prefix(3)))
     }
 
     /// A feed never listed on its own: the due pictures of its first page, across its bands, and
