@@ -109,10 +109,6 @@ extension PicturePrefetcher {
     /// not (its files are then removed), or nil. The file work runs on the `disk` queue.
     func record(_ batch: [PrefetchMachine.WrittenPicture]) async -> String? {
         let staged = staging.withLock { staging in batch.compactMap { staging.removeValue(forKey: $0.picture.id) } }
-        // Only what is still staged is placed and recorded: a picture whose temp file went (its run
-        // ended) is no file, and its row must not say cached.
-        let placed = Set(staged.map(\.name))
-        let batch = batch.filter { placed.contains($0.picture.file) }
         do {
             try await files.exclusively {
                 try await onDisk { [files] in

@@ -160,13 +160,6 @@ public final class PicturePrefetcher: Sendable {
                 actions = machine.handle(event, now: Date())
             }
         }
-        // Pictures written and never recorded (the run was cut short): their temp files go now,
-        // not at some later process's sweep.
-        let unrecorded = staging.withLock { staging in
-            defer { staging.removeAll() }
-            return Array(staging.values)
-        }
-        unrecorded.forEach(files.discard)
     }
 
     /// A download ended: its outcome goes to `run`.
