@@ -26,8 +26,9 @@ final class CurlLoop: @unchecked Sendable {
     /// libcurl recommends: creating and cleaning up one per transfer cost CPU on every picture.
     private var idle: [UnsafeMutableRawPointer] = []
     private static let idleLimit = 32
-    /// The longest `curl_multi_poll` sleeps with nothing to do: an hour, in milliseconds.
-    private static let idlePoll: Int32 = 3_600_000
+    /// The longest `curl_multi_poll` sleeps with nothing to do, in milliseconds: an hour, as
+    /// anything that arrives wakes it; a second where this libcurl cannot be woken.
+    private let idlePoll: Int32
 
     /// Loads libcurl once per process; what failed, or nil.
     private static let loadFailure: String? = fs_curl_load().map { String(cString: $0) }
@@ -38,10 +39,13 @@ final class CurlLoop: @unchecked Sendable {
             multi = nil
             unavailable = "libcurl could not be loaded (\(failure)); install Debian's libcurl4 package"
             stopping = true
+            idlePoll = 1000
             return
         }
         unavailable = nil
         multi = fs_multi_init()
+        // The loop's first poll returns at once for this wakeup, which shows whether one works.
+        idlePoll = fs_multi_wakeup(multi) == CURLM_OK ? 3_600_000 : 1000
         fs_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxConnections)
         fs_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxHostConnections)
         fs_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
@@ -161,7 +165,7 @@ final class CurlLoop: @unchecked Sendable {
             if sleep {
                 // As long as nothing arrives: libcurl shortens the wait to its own next timeout
                 // while transfers run, and an idle client (serve's between pulls) must not tick.
-                fs_multi_poll(multi, Self.idlePoll)
+                fs_multi_poll(multi, idlePoll)
                 lock.lock()
                 sleeping = false
                 lock.unlock()
