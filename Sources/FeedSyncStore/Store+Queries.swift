@@ -157,14 +157,9 @@ extension Store {
             let number: Int64 = bucket["bucket"]
             let bounds: StatementArguments = [number << 16, (number + 1) << 16]
             guard try Row.fetchOne(anyPasses, arguments: arguments + bounds) != nil else { continue }
-            let runs = try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT feed_id, band, first_seq, size FROM timeline_run WHERE timeline >= ? AND timeline < ?
-                    ORDER BY \(backwards ? "timeline, feed_id DESC, band DESC, first_seq DESC"
-                        : "timeline DESC, feed_id, band, first_seq")
-                    """, arguments: bounds)
-            try walk(runs, backwards ? start + size : start)
+            let (edge, runs) = try ListOrder.timeline.runs(
+                db, bucket: number, start: start, size: size, backwards, onlyThatBucket: true)
+            try walk(runs, edge)
         }
     }
 
@@ -349,26 +344,30 @@ enum ListOrder: Equatable {
         }
     }
 
-    /// The runs from `bucket`'s first on (backwards, from its last back), the first starting at `start`.
-    private func runs(_ db: Database, bucket: Int64?, start: Int, size: Int, _ backwards: Bool) throws -> (
-        Int, RowCursor
-    ) {
+    /// The runs from `bucket`'s first on (backwards, from its last back), the first starting at
+    /// `start` (backwards: the last ending at `start + size`); with `onlyThatBucket`, its runs alone.
+    func runs(
+        _ db: Database, bucket: Int64?, start: Int, size: Int, _ backwards: Bool, onlyThatBucket: Bool = false
+    ) throws -> (Int, RowCursor) {
         guard let bucket else { return (start, try Row.fetchCursor(db, sql: "SELECT 1 WHERE 0")) }
-        if backwards {
-            let cursor = try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT feed_id, band, first_seq, size FROM timeline_run WHERE timeline >= ?
-                    ORDER BY timeline, feed_id DESC, band DESC, first_seq DESC
-                    """, arguments: [bucket << 16])
-            return (start + size, cursor)
+        // Backwards from the bucket's start up (the list's end first), else down from its end.
+        var bounds: [String] = []
+        var arguments: StatementArguments = []
+        if backwards || onlyThatBucket {
+            bounds.append("timeline >= ?")
+            arguments += [bucket << 16]
+        }
+        if !backwards || onlyThatBucket {
+            bounds.append("timeline < ?")
+            arguments += [(bucket + 1) << 16]
         }
         let cursor = try Row.fetchCursor(
             db,
             sql: """
-                SELECT feed_id, band, first_seq, size FROM timeline_run WHERE timeline < ?
-                ORDER BY timeline DESC, feed_id, band, first_seq
-                """, arguments: [(bucket + 1) << 16])
-        return (start, cursor)
+                SELECT feed_id, band, first_seq, size FROM timeline_run WHERE \(bounds.joined(separator: " AND "))
+                ORDER BY \(backwards ? "timeline, feed_id DESC, band DESC, first_seq DESC"
+                    : "timeline DESC, feed_id, band, first_seq")
+                """, arguments: arguments)
+        return (backwards ? start + size : start, cursor)
     }
 }
