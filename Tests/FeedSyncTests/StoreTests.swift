@@ -164,6 +164,54 @@ import Testing
         #expect(try await store.feed(url: feed.url)?.cursor == cursor)
     }
 
+    /// A feed read by its columns' names (one feed) and by their positions (every feed, and
+    /// `feeds`' summaries) is the same feed, with every column set; each `FeedColumn` names the
+    /// table's column of the case's name.
+    @Test func aFeedReadsTheSameByNameAndByPosition() async throws {
+        let feed = try await store.subscribe(url: "http://h/feed")
+        let queue = try DatabaseQueue(path: directory.path + "/feedsync.sqlite")
+        let table = try await queue.read { db in try db.columns(in: "feed").map(\.name) }
+        for column in FeedColumn.allCases {
+            #expect(table.contains(column.name), "\(column.name)")
+            #expect(
+                column.name.split(separator: "_").enumerated().map { $0 == 0 ? String($1) : $1.capitalized }
+                    .joined() == "\(column)")
+        }
+        // Every column a value of its own kind: text (a URL, as some must be), a whole number or a
+        // time, none null.
+        let numbers: Set = [
+            "gap_band", "gap_page", "remote_total", "per_page", "backfill_page", "backfill_total", "gap_total",
+            "failures", "unanswered", "ttl", "update_interval", "skip_hours", "skip_days",
+        ]
+        let times: Set = [
+            "last_pull_at", "next_retry_at", "due_at", "history_retry_at", "moved_at", "gone_at",
+        ]
+        let values: [String: DatabaseValue] = [
+            "format": "atom".databaseValue, "format_chosen": 1.databaseValue, "backfill_done": 1.databaseValue,
+            "last_outcome": "transient".databaseValue, "gap_band": (-2).databaseValue,
+        ]
+        let set = FeedColumn.allCases.filter { $0 != .id && $0 != .url }
+        let arguments = set.map { column in
+            let index = Int(column.rawValue)
+            return values[column.name]
+                ?? (numbers.contains(column.name)
+                    ? index.databaseValue
+                    : times.contains(column.name)
+                        ? (1_700_000_000.5 + Double(index)).databaseValue : "http://h/\(column.name)".databaseValue)
+        }
+        try await queue.write { db in
+            try db.execute(
+                sql: "UPDATE feed SET \(set.map { "\($0.name) = ?" }.joined(separator: ", ")) WHERE id = ?",
+                arguments: StatementArguments(arguments + [feed.id.databaseValue]))
+        }
+        let named = try #require(try await store.feed(url: feed.url))
+        #expect(
+            named.folder == "http://h/folder" && named.format == .atom && named.dueAt != nil && named.cursor.gap != nil)
+        #expect(named.schedule.skipDays == FeedColumn.skipDays.rawValue)
+        #expect(try await store.feeds() == [named])
+        #expect(try await store.feedSummaries().map(\.feed) == [named])
+    }
+
     @Test func ordersByBandThenArrivalAndKeepsAKnownKeysPlace() async throws {
         let feed = try await store.subscribe(url: "http://h/feed")
         try await store.commit(

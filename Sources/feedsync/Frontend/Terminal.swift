@@ -55,6 +55,7 @@ enum Terminal {
 
     /// Cuts `text` to at most `width` cells, ending in `…` when cut.
     static func truncate(_ text: String, toCells width: Int) -> String {
+        if let cells = printableASCIIWidth(text), cells <= width { return text }
         var used = 0
         var result = ""
         for character in text {
@@ -70,7 +71,15 @@ enum Terminal {
     }
 
     static func displayWidth(_ text: String) -> Int {
-        text.reduce(0) { $0 + cells($1) }
+        printableASCIIWidth(text) ?? text.reduce(0) { $0 + cells($1) }
+    }
+
+    /// The cells of text that is all printable ASCII, one a byte (most titles, every URL and
+    /// number); nil for any other, whose characters are measured one by one.
+    private static func printableASCIIWidth(_ text: String) -> Int? {
+        text.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.allSatisfy { (0x20..<0x7F).contains($0) } ? bytes.count : nil
+        } ?? nil
     }
 
     /// `text` (already safe) in lines of at most `width` cells, broken at spaces; a word longer
