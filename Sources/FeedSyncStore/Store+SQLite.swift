@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 internal import GRDBSQLite
 
@@ -31,7 +32,11 @@ struct Bindings {
             // withUTF8, not the C string a String argument becomes: that copies a short string
             // (stored inline) to the heap first. Up to the first NUL, as GRDB binds text.
             return value.withUTF8 { text in
-                let count = text.firstIndex(of: 0) ?? text.count
+                // memchr: an item's content runs to kilobytes, searched byte by byte in Swift.
+                let nul = text.baseAddress.flatMap { start in
+                    memchr(start, 0, text.count).map { UnsafeRawPointer(start).distance(to: $0) }
+                }
+                let count = nul ?? text.count
                 guard count > 0, let start = text.baseAddress else {
                     return sqlite3_bind_text(handle, index, "", 0, transient)  // '', not the NULL a nil start binds
                 }
@@ -49,6 +54,28 @@ struct Bindings {
         let code = body(handle, count) ?? sqlite3_bind_null(handle, count)
         if failure == SQLITE_OK { failure = code }
     }
+}
+
+/// `strings` as a JSON array, for `json_each`: only `"`, `\\` and control characters escaped
+/// (Foundation's `JSONEncoder` took a twentieth of the store's time in a large ingest).
+func jsonArray(_ strings: [String]) -> String {
+    var out: [UInt8] = [UInt8(ascii: "[")]
+    out.reserveCapacity(strings.reduce(2) { $0 + $1.utf8.count + 3 })
+    let hex = Array("0123456789abcdef".utf8)
+    for (index, string) in strings.enumerated() {
+        if index > 0 { out.append(UInt8(ascii: ",")) }
+        out.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), byte]
+            case 0..<0x20: out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+    out.append(UInt8(ascii: "]"))
+    return String(decoding: out, as: UTF8.self)
 }
 
 extension Statement {

@@ -480,7 +480,7 @@ extension Store {
                         SELECT item.key, item.band FROM json_each(?) AS wanted
                         CROSS JOIN item ON item.feed_id = ? AND item.key = wanted.value
                         """),
-                arguments: [String(decoding: try JSONEncoder().encode(keys), as: UTF8.self), feedID])
+                arguments: [jsonArray(keys), feedID])
             while let row = try rows.next() { found[row[0]] = row[1] as Int }
             return found
         }

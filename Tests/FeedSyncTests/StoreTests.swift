@@ -231,6 +231,14 @@ import Testing
         #expect(page.total == 4)
         #expect(try await store.topBand(feedID: feed.id) == -1)
         #expect(try await store.bands(feedID: feed.id, keys: ["a", "new", "zzz"]) == ["a": 0, "new": -1])
+        // Keys are looked up as a JSON array written by hand: every character a key may hold.
+        let odd = ["say \"hi\"", "back\\slash", "tab\tline\nfeed\u{1}", "é ☃ 🎉", "[\"x\"]", "u\\u0041"]
+        try await store.commit(
+            PageCommit(
+                feedID: feed.id, band: -2, newItems: odd.map { item($0) }, updatedItems: [], cursor: FeedCursor()))
+        #expect(
+            try await store.bands(feedID: feed.id, keys: odd + ["uA", "x"])
+                == Dictionary(uniqueKeysWithValues: odd.map { ($0, -2) }))
     }
 
     /// Every page, of every size, of one feed's list and of all feeds' is the slice of the full
