@@ -56,7 +56,7 @@ struct Bindings {
     }
 }
 
-/// `strings` as a JSON array, for `json_each`: only `"`, `\\` and control characters escaped
+/// `strings` as a JSON array, for `json_each`: only `"`, `\` and control characters escaped
 /// (Foundation's `JSONEncoder` took a twentieth of the store's time in a large ingest).
 func jsonArray(_ strings: [String]) -> String {
     var out: [UInt8] = [UInt8(ascii: "[")]
