@@ -63,7 +63,17 @@ public final class ReadingServer: Sendable {
                 guarded.port.withLock { $0 = bound }
                 listening(bound)
             })
-        try await server.run()
+        do {
+            try await server.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw PortTaken(bindError: error)
+        }
+    }
+
+    /// The address's port is another socket's: the caller may choose another.
+    public struct PortTaken: Error, CustomStringConvertible {
+        let bindError: IOError
+        public var description: String { "\(bindError)" }
     }
 
     // MARK: Routes

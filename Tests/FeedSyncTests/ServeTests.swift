@@ -95,6 +95,11 @@ import Testing
         let said = (try? String(contentsOfFile: served.process.errPath, encoding: .utf8)) ?? ""
         #expect(said.contains("port 47070 is taken; serving on another"), "\(said)")
         #expect(try served.curl("/api/items").status == 200)
+        // A port the user chose is not replaced: taken, it is the error, with the system's words.
+        let chosen = try await cli.run("serve", "--port", "47070")
+        #expect(
+            chosen.status == 75 && chosen.stderr.contains("cannot serve on 127.0.0.1:47070")
+                && chosen.stderr.contains("Address already in use"), "\(chosen)")
     }
 
     @Test func everyRouteIsForbiddenWithoutTheTokenOrFromAnotherHost() async throws {

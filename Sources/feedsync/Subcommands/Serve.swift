@@ -80,7 +80,7 @@ struct Serve: AsyncParsableCommand {
                 group.addTask {
                     do {
                         try await serveOn(port)
-                    } catch  where fallsBack && "\(error)".contains("already in use") {
+                    } catch is ReadingServer.PortTaken where fallsBack {
                         complain("port \(Self.defaultPort) is taken; serving on another (the address below)")
                         try await serveOn(0)
                     }
