@@ -175,6 +175,11 @@ public final class FeedSync: Sendable {
     /// The item numbered `number`, whole.
     public func item(number: Int64) async throws(StoreError) -> ItemDetail? { try await store.item(number: number) }
 
+    /// The file of item `number`'s cached picture, or of the cached one at `position` inside its article.
+    public func cachedPictureFile(ofItem number: Int64, inside position: Int? = nil) async throws(StoreError)
+        -> String?
+    { try await store.cachedPictureFile(ofItem: number, inside: position) }
+
     /// Marks items read or unread by number; returns the numbers that name no item.
     public func mark(_ numbers: [Int64], read: Bool) async throws(StoreError) -> [Int64] {
         try await store.mark(numbers, read: read)

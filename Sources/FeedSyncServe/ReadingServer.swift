@@ -259,13 +259,7 @@ public final class ReadingServer: Sendable {
     /// article, its place there): its type is the one checked when it was cached (its file's
     /// extension).
     func picture(_ number: Int64, inside position: Int? = nil) async throws -> Response {
-        let detail = try await stored({ try await library.item(number: number) })
-        let file =
-            if let position {
-                detail?.pictures.first { $0.position == position && $0.status == .cached }?.file
-            } else {
-                detail?.item.imageStatus == .cached ? detail?.item.imagePath : nil
-            }
+        let file = try await stored({ try await library.cachedPictureFile(ofItem: number, inside: position) })
         guard let file, let picture = library.picture(file) else {
             throw HTTPError(.notFound, message: "no cached picture")
         }

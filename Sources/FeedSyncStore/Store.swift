@@ -429,6 +429,29 @@ extension Store {
         }
     }
 
+    /// The file of item `number`'s own picture, or of the picture at `position` inside its
+    /// article, when that picture is cached; nil otherwise. One row, not the whole item: the page
+    /// asks for fifty pictures a screen.
+    public func cachedPictureFile(ofItem number: Int64, inside position: Int? = nil) async throws(StoreError)
+        -> String?
+    {
+        try await read { db in
+            try Row.fetchOne(
+                db,
+                sql: position == nil
+                    ? """
+                    SELECT picture.file FROM item JOIN picture ON picture.id = item.picture_id
+                    WHERE item.id = ? AND picture.status = 'cached'
+                    """
+                    : """
+                    SELECT picture.file FROM item_content_picture AS shown JOIN picture ON picture.id = shown.picture_id
+                    WHERE shown.item_id = ? AND shown.position = ? AND picture.status = 'cached'
+                    """,
+                arguments: position.map { [number, $0] } ?? [number]
+            )?.text("file")
+        }
+    }
+
     /// Marks the items numbered `numbers` read (or unread); returns the numbers that name no item.
     public func mark(_ numbers: [Int64], read: Bool) async throws(StoreError) -> [Int64] {
         try await write { db in
