@@ -81,6 +81,11 @@ enum FeedColumn: Int32, CaseIterable {
     static let selection = allCases.map { "feed.\($0.name)" }.joined(separator: ", ")
 }
 
+extension Statement {
+    /// The value in column `index` of the row the statement is on.
+    func value(at index: CInt) -> DatabaseValue { DatabaseValue(sqliteStatement: sqliteStatement, index: index) }
+}
+
 extension Feed: FetchableRecord {
     public init(row: Row) {
         self.init { row[$0.name] as DatabaseValue }
@@ -94,7 +99,7 @@ extension Feed: FetchableRecord {
 
     /// The feed of the row `statement` is on, which selected `FeedColumn.selection` first.
     init(_ statement: Statement) {
-        self.init { DatabaseValue(sqliteStatement: statement.sqliteStatement, index: $0.rawValue) }
+        self.init { statement.value(at: $0.rawValue) }
     }
 
     /// The feed whose columns `value` gives.

@@ -384,12 +384,8 @@ extension Store {
             summaries.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM feed") ?? 0)
             let rows = try Row.fetchCursor(statement)
             while try rows.next() != nil {
-                let count =
-                    DatabaseValue(sqliteStatement: statement.sqliteStatement, index: itemsColumn)
-                    .integer(in: 0...Int(Int32.max)) ?? 0
-                let read =
-                    DatabaseValue(sqliteStatement: statement.sqliteStatement, index: readColumn)
-                    .integer(in: 0...Int(Int32.max)) ?? 0
+                let count = statement.value(at: itemsColumn).integer(in: 0...Int(Int32.max)) ?? 0
+                let read = statement.value(at: readColumn).integer(in: 0...Int(Int32.max)) ?? 0
                 summaries.append(FeedSummary(feed: Feed(statement), items: count, unread: max(0, count - read)))
             }
             return summaries

@@ -51,20 +51,19 @@ struct Feeds: AsyncParsableCommand {
         let names = column(summaries.map { Terminal.truncate(Terminal.safe($0.feed.name), toCells: 40) })
         let items = column(summaries.map { "\($0.items) items" }, right: true)
         let unread = column(summaries.map { "\($0.unread) unread" }, right: true)
-        // Each feed's fields read in place: a copy of a `Feed` retains its thirty-odd values.
         let pulled = column(
             summaries.map { summary in
+                let feed = summary.feed
                 var pulled =
-                    summary.feed.lastPullAt.map { "\(relative($0)), \(Feeds.words(summary.feed.lastOutcome))" }
-                    ?? "never pulled"
-                if summary.feed.goneAt != nil { pulled += ", gone (410), not asked again" }
-                if let stop = summary.feed.historyStop { pulled += "; " + Terminal.safe(stop) }
+                    feed.lastPullAt.map { "\(relative($0)), \(Feeds.words(feed.lastOutcome))" } ?? "never pulled"
+                if feed.goneAt != nil { pulled += ", gone (410), not asked again" }
+                if let stop = feed.historyStop { pulled += "; " + Terminal.safe(stop) }
                 return pulled
             })
         return summaries.indices.map { index in
+            let feed = summaries[index].feed
             let line = "\(numbers[index])  \(names[index])  \(items[index])  \(unread[index])  \(pulled[index])"
-            let (name, url) = (summaries[index].feed.name, summaries[index].feed.url)
-            return name == url ? line : line + "  " + Terminal.safe(url)
+            return feed.name == feed.url ? line : line + "  " + Terminal.safe(feed.url)
         }.joined(separator: "\n")
     }
 
