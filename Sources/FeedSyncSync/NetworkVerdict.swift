@@ -1,18 +1,23 @@
 import FeedSyncStore
+import FeedSyncTransport
 import Foundation
 import Synchronization
 
 /// What one run has learnt of the network: whether any server answered, and which hosts gave no
-/// answer at all (no name, refused, unreachable, reset or silent before any header). A machine
-/// offline fails every request that way, and fast: when no server has answered and three hosts
-/// (or every host of the run, if fewer) have failed so, the run is offline and asks no more. A host
-/// that gave no answer is not asked again in the run either, whose other feeds go on. Pure;
-/// `RunNetwork` shares one between a run's feeds.
+/// answer at all (no name, refused, unreachable, no connection in time, closed before any byte).
+/// A machine offline fails every request that way, and fast: when no server has answered and three
+/// hosts (or every host of the run, if fewer) have failed so, the run is offline and asks no more.
+/// A host that gave no answer is not asked again in the run, nor one that took the connection and
+/// then sent nothing in time (a stalled server, which shows the network is there); the run's other
+/// feeds go on. Pure; `RunNetwork` shares one between a run's feeds.
 public struct NetworkVerdict: Sendable, Equatable {
     /// Distinct hosts among the feeds the run asks.
     public let hosts: Int
     public private(set) var answered = false
-    public private(set) var silent: Set<String> = []
+    /// The hosts that gave no answer, in the order they were found, and how.
+    public private(set) var silent: [Silence] = []
+    /// Hosts that took the connection and sent nothing before the time ran out.
+    public private(set) var stalled: Set<String> = []
 
     public init(hosts: Int) {
         self.hosts = hosts
@@ -30,18 +35,28 @@ public struct NetworkVerdict: Sendable, Equatable {
 
     public func decision(host: String) -> Decision {
         if offline { return .offline }
-        return silent.contains(host) ? .silentHost : .ask
+        return stalled.contains(host) || silence(of: host) != nil ? .silentHost : .ask
     }
+
+    /// How `host` gave no answer in this run, if it gave none.
+    public func silence(of host: String) -> Silence? { silent.first { $0.host == host } }
 
     /// A server answered (any status).
     public mutating func heard(from host: String) {
         answered = true
-        silent.remove(host)
+        silent.removeAll { $0.host == host }
     }
 
     /// A request to `host` got no answer, its one retry included (or its one wait, timed out).
-    public mutating func noAnswer(from host: String) {
-        silent.insert(host)
+    public mutating func noAnswer(from host: String, _ how: TransportError.NoAnswer) {
+        if silence(of: host) == nil { silent.append(Silence(host: host, how: how)) }
+    }
+
+    /// `host` took the connection and sent nothing in time: the network is there, the host is not
+    /// asked again in this run.
+    public mutating func stalled(_ host: String) {
+        answered = true
+        stalled.insert(host)
     }
 
     /// The server `url` names: its host in lower case, and its port when it gives one (two
@@ -49,6 +64,17 @@ public struct NetworkVerdict: Sendable, Equatable {
     public static func host(of url: String) -> String {
         guard let components = URLComponents(string: url), let host = components.host?.lowercased() else { return url }
         return components.port.map { "\(host):\($0)" } ?? host
+    }
+}
+
+/// A host that gave no answer in a run, and how: what the offline line and `pull --json` name.
+public struct Silence: Sendable, Equatable {
+    public var host: String
+    public var how: TransportError.NoAnswer
+
+    public init(host: String, how: TransportError.NoAnswer) {
+        self.host = host
+        self.how = how
     }
 }
 
@@ -115,13 +141,29 @@ public final class RunNetwork: Sendable {
     }
 
     /// `url` got no answer, its retry included.
-    func noAnswer(from url: String) {
+    func noAnswer(from url: String, _ how: TransportError.NoAnswer) {
         let host = NetworkVerdict.host(of: url)
         wake(
             state.withLock { state in
-                state.verdict.noAnswer(from: host)
+                state.verdict.noAnswer(from: host, how)
                 return state.probing.removeValue(forKey: host)?.waiting ?? []
             })
+    }
+
+    /// `url`'s server took the connection and sent nothing in time.
+    func stalled(_ url: String) {
+        let host = NetworkVerdict.host(of: url)
+        wake(
+            state.withLock { state in
+                state.verdict.stalled(host)
+                return state.probing.removeValue(forKey: host)?.waiting ?? []
+            })
+    }
+
+    /// How `url`'s host gave no answer in this run, if it gave none.
+    func silence(of url: String) -> Silence? {
+        let host = NetworkVerdict.host(of: url)
+        return state.withLock { $0.verdict.silence(of: host) }
     }
 
     /// A request to a host not heard from ended without an outcome (cancelled, a local

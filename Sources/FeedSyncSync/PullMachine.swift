@@ -326,6 +326,7 @@ public struct PullMachine: Sendable {
         } else if failure.unanswered {
             record.unanswered += 1
             report.unanswered = true
+            report.silence = failure.silence
             due = schedule.afterNoAnswer(now: started, unanswered: record.unanswered)
         } else if failure.status == 429 {
             record.unanswered = 0
@@ -377,6 +378,8 @@ public struct PullFailure: Error, Sendable {
     public var interrupted = false
     /// No server answered the last attempt (no status line): the network's failure, or a dead host.
     public var unanswered = false
+    /// The host gave no answer, and how: a name, a connection or a byte never came.
+    public var silence: Silence?
     /// The message is to end with where the next pull continues, as the schedule has it.
     public var savesPlace = false
     /// The feed's failure whatever page showed it (a format chosen wrongly), not its history's.

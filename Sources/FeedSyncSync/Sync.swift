@@ -128,6 +128,8 @@ public struct PullReport: Sendable {
     public var unanswered = false
     /// No server answered in the whole run, which then stopped asking and recorded nothing.
     public var offline = false
+    /// The feed's host gave no answer, and how (nil when it answered, or took the connection).
+    public var silence: Silence?
     /// Why the walk into the feed's history stopped in this pull (the feed itself is fine).
     public var history: String?
 
@@ -330,7 +332,12 @@ public final class SyncEngine: Sendable {
         case .offline:
             throw PullFailure.unanswered("\(request.url): not asked, no server answered this run")
         case .silentHost:
-            throw PullFailure.unanswered("\(request.url): not asked, its host gave no answer earlier in this run")
+            let silence = options.network?.silence(of: request.url)
+            var failure = PullFailure.unanswered(
+                "\(request.url): not asked, its host gave no answer earlier in this run"
+                    + (silence.map { " (\($0.how))" } ?? " in time"))
+            failure.silence = silence
+            throw failure
         }
         var attempt = 1
         while true {
@@ -338,6 +345,7 @@ public final class SyncEngine: Sendable {
             var retryAfter: Double? = nil
             var status: Int? = nil
             var answered = true
+            var silence: TransportError.NoAnswer? = nil
             var timedOut = false
             do {
                 let response = try await client.get(request)
@@ -367,6 +375,7 @@ public final class SyncEngine: Sendable {
                 }
                 reason = error.detail
                 answered = error.answered
+                silence = error.noAnswer
                 timedOut = error.kind == .timedOut
                 if answered { options.network?.heard(from: request.url) }
             }
@@ -385,12 +394,17 @@ public final class SyncEngine: Sendable {
             // wait itself ran out, which costs a host that accepts and never answers once.
             let attempts = answered ? policy.maxAttempts : timedOut ? 1 : min(policy.maxAttempts, 2)
             guard attempt < attempts else {
-                if !answered { options.network?.noAnswer(from: request.url) }
+                if !answered, let silence {
+                    options.network?.noAnswer(from: request.url, silence)
+                } else if !answered {
+                    options.network?.stalled(request.url)  // it took the connection: the network is there
+                }
                 var failure = PullFailure(
                     SyncError(.transient, "\(request.url): \(reason), \(attempt) attempt\(attempt == 1 ? "" : "s")"),
                     status: status,
                     retryAfter: retryAfter)
                 failure.unanswered = !answered
+                failure.silence = silence.map { Silence(host: NetworkVerdict.host(of: request.url), how: $0) }
                 failure.savesPlace = true
                 throw failure
             }

@@ -261,7 +261,7 @@ final class CurlLoop: @unchecked Sendable {
                 result = .failure(
                     code == CURLE_OK
                         ? transfer.error(.interrupted, "the connection closed in the middle of the response's headers")
-                        : transfer.error(for: code))
+                        : transfer.error(for: code, connectTimeout: configuration.connectTimeout))
                 if transfer.closeSpill(), let path = transfer.request.spill?.path { unlink(path) }
             }
             release(transfer)
@@ -421,14 +421,36 @@ final class Transfer: @unchecked Sendable {
         return true
     }
 
-    func error(_ kind: TransportError.Kind, _ detail: String) -> TransportError {
+    func error(_ kind: TransportError.Kind, _ detail: String, noAnswer: TransportError.NoAnswer? = nil)
+        -> TransportError
+    {
         // A redirect's status line is no answer: its target never answered.
         TransportError(
-            kind: kind, url: request.url, detail: detail, answered: status >= 100 && !(300...399).contains(status))
+            kind: kind, url: request.url, detail: detail, answered: status >= 100 && !(300...399).contains(status),
+            noAnswer: noAnswer)
     }
 
-    func error(for code: CURLcode) -> TransportError {
+    /// How the server gave no answer, when libcurl's `code` says it gave none: no name, no
+    /// connection (refused, unreachable, or none within `connectTimeout` seconds), or a connection
+    /// closed before any byte of a response. A connection made and then silent is a slow server.
+    private func noAnswer(for code: CURLcode, connectTimeout: Int) -> TransportError.NoAnswer? {
+        guard status == 0 || (300...399).contains(status), let easy else { return nil }
+        var osError = 0
+        fs_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osError)
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .noSuchHost
+        case CURLE_COULDNT_CONNECT:
+            return osError == ECONNREFUSED
+                ? .refused : osError == ETIMEDOUT ? .timedOut(seconds: connectTimeout) : .unreachable
+        case CURLE_OPERATION_TIMEDOUT: return wasSent ? nil : .timedOut(seconds: connectTimeout)
+        case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR: return .closed
+        default: return nil
+        }
+    }
+
+    func error(for code: CURLcode, connectTimeout: Int) -> TransportError {
         let text = String(cString: fs_easy_strerror(code))
+        let noAnswer = noAnswer(for: code, connectTimeout: connectTimeout)
         if exceededCap || code == CURLE_FILESIZE_EXCEEDED {
             return error(.tooLarge, "the body is larger than \(request.maxBodyBytes) bytes")
         }
@@ -439,12 +461,12 @@ final class Transfer: @unchecked Sendable {
         }
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
-            return error(.unreachable, text)
+            return error(.unreachable, text, noAnswer: noAnswer)
         case CURLE_OPERATION_TIMEDOUT:
-            return error(.timedOut, text)
+            return error(.timedOut, text, noAnswer: noAnswer)
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING,
             CURLE_HTTP2, CURLE_HTTP2_STREAM:
-            return error(.interrupted, text)
+            return error(.interrupted, text, noAnswer: noAnswer)
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_TOO_MANY_REDIRECTS, CURLE_URL_MALFORMAT:
             return error(.refusedRedirect, text)
         default:

@@ -143,16 +143,41 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     public var url: String
     /// libcurl's own words, for `--verbose` and bug reports.
     public var detail: String
-    /// The server sent the status line of its answer (not a redirect's) before the transfer
-    /// failed: false when it never answered at all (no name, refused, unreachable, reset, closed
-    /// or timed out before any header), which is the network's failure rather than the server's.
+    /// The server sent the status line of its answer (not a redirect's) before the transfer failed.
     public var answered: Bool
+    /// How the server gave no answer at all, when it did not: the network's failure or the host's,
+    /// never the server's words. nil when it answered, and when it took the connection and the
+    /// transfer failed later (a slow server is not a missing one).
+    public var noAnswer: NoAnswer?
 
-    public init(kind: Kind, url: String, detail: String, answered: Bool = false) {
+    /// The ways a server can give no answer, as the offline line names them.
+    public enum NoAnswer: Sendable, Hashable, CustomStringConvertible {
+        case noSuchHost
+        case refused
+        /// No route to the host or its network.
+        case unreachable
+        /// No connection within this many seconds.
+        case timedOut(seconds: Int)
+        /// Connected, then closed or reset before any byte of a response.
+        case closed
+
+        public var description: String {
+            switch self {
+            case .noSuchHost: "no such host"
+            case .refused: "refused"
+            case .unreachable: "unreachable"
+            case .timedOut(let seconds): "timed out after \(seconds) s"
+            case .closed: "closed before answering"
+            }
+        }
+    }
+
+    public init(kind: Kind, url: String, detail: String, answered: Bool = false, noAnswer: NoAnswer? = nil) {
         self.kind = kind
         self.url = url
         self.detail = detail
         self.answered = answered
+        self.noAnswer = answered ? nil : noAnswer
     }
 
     /// Worth trying again later: the network or the server may recover.

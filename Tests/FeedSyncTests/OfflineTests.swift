@@ -22,7 +22,7 @@ import Testing
             var verdict = NetworkVerdict(hosts: hosts)
             for event in events {
                 let host = String(event.dropFirst())
-                if event.hasPrefix("+") { verdict.heard(from: host) } else { verdict.noAnswer(from: host) }
+                if event.hasPrefix("+") { verdict.heard(from: host) } else { verdict.noAnswer(from: host, .refused) }
             }
             #expect(verdict.offline == offline, "\(hosts) hosts, \(events)")
         }
@@ -31,13 +31,19 @@ import Testing
     @Test func aSilentHostIsNotAskedAgainAndOfflineAsksNothing() {
         var verdict = NetworkVerdict(hosts: 5)
         verdict.heard(from: "ok.example")
-        verdict.noAnswer(from: "dead.example")
+        verdict.noAnswer(from: "dead.example", .noSuchHost)
+        verdict.stalled("slow.example")
         #expect(verdict.decision(host: "dead.example") == .silentHost)
+        #expect(verdict.decision(host: "slow.example") == .silentHost, "one wait for a host that took the connection")
+        #expect(verdict.silence(of: "dead.example") == Silence(host: "dead.example", how: .noSuchHost))
         #expect(verdict.decision(host: "ok.example") == .ask)
         #expect(verdict.decision(host: "new.example") == .ask)
         var offline = NetworkVerdict(hosts: 3)
-        for host in ["a", "b", "c"] { offline.noAnswer(from: host) }
+        for host in ["a", "b", "c"] { offline.noAnswer(from: host, .timedOut(seconds: 10)) }
         #expect(offline.decision(host: "d") == .offline)
+        var slow = NetworkVerdict(hosts: 1)
+        slow.stalled("a")
+        #expect(!slow.offline, "a host that took the connection shows the network is there")
         #expect(NetworkVerdict.host(of: "http://127.0.0.1:8080/feed") == "127.0.0.1:8080")
         #expect(NetworkVerdict.host(of: "https://Example.COM/a") == "example.com")
     }
@@ -71,6 +77,41 @@ import Testing
         deinit { close(fd) }
     }
 
+    /// A server on 127.0.0.1 whose queue of connections waiting to be accepted is full: the
+    /// kernel drops new connections' first packet, so a client's connect times out.
+    final class FullServer: Sendable {
+        let port: UInt16
+        private let descriptors: [Int32]
+
+        init() throws {
+            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(listener, $0, length) == 0 && listen(listener, 0) == 0
+                        && getsockname(listener, $0, &length) == 0
+                }
+            }
+            guard bound else { throw POSIXError(.EADDRINUSE) }
+            // Two connections never accepted fill a queue of length 0 (the kernel keeps one more).
+            let fillers = (0..<2).map { _ in
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+                _ = withUnsafePointer(to: &address) { pointer in
+                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) }
+                }
+                return fd
+            }
+            usleep(200_000)  // the handshakes complete
+            port = UInt16(bigEndian: address.sin_port)
+            descriptors = [listener] + fillers
+        }
+
+        deinit { for descriptor in descriptors { close(descriptor) } }
+    }
+
     /// Subscribes `cli`'s data home to `urls` without pulling them (`import`).
     static func subscribe(_ cli: CLI, _ urls: [String]) async throws {
         let outlines = urls.map { "<outline type=\"rss\" text=\"\($0)\" xmlUrl=\"\($0)\"/>" }.joined()
@@ -92,10 +133,14 @@ import Testing
         #expect(offline.status == 75, "\(offline.stderr)")
         #expect(took < 10, "known offline in seconds (took \(took) s)")
         let lines = offline.stderr.split(separator: "\n")
+        // The hosts named are those asked before the run knew it was offline (feeds run four at once).
         #expect(
             lines.count <= 10
-                && lines.last
-                    == "feedsync: offline: no server answered (10 feeds); nothing changed; the next pull continues",
+                && lines.last?.hasPrefix(
+                    "feedsync: offline: no server answered (10 feeds): 127.0.0.1:\(port) (refused), ")
+                    == true
+                && lines.last?.hasSuffix("; nothing changed; the next pull continues") == true
+                && lines.last?.contains(".invalid (no such host)") == true,
             "\(offline.stderr)")
         // Nothing changed: every feed never pulled, due now.
         let feeds = try await json(cli.run("feeds", "--json"))["feeds"] as! [[String: Any]]
@@ -134,6 +179,94 @@ import Testing
                 })
             #expect(server.requests.filter(\.isFeed).count >= 2)
         }
+        withExtendedLifetime(silent) {}
+    }
+
+    /// How a dead host gives no answer, a feed URL on such a host, and the reason the offline line
+    /// names.
+    enum DeadHost: String, CaseIterable, Sendable {
+        case noSuchHost, refused, timedOut, closed
+
+        func make() throws -> (url: String, host: String, reason: String, keep: AnyObject?) {
+            switch self {
+            case .noSuchHost:
+                return ("http://feedsync-dead.invalid/feed", "feedsync-dead.invalid", "no such host", nil)
+            case .refused:
+                let port = try OfflineTests.closedPort()
+                return ("http://127.0.0.1:\(port)/feed", "127.0.0.1:\(port)", "refused", nil)
+            case .timedOut:
+                let server = try FullServer()
+                return (
+                    "http://127.0.0.1:\(server.port)/feed", "127.0.0.1:\(server.port)", "timed out after 2 s", server
+                )
+            case .closed:
+                let server = try RawServer(answer: Data())
+                return (server.url, "127.0.0.1:\(server.port)", "closed before answering", server)
+            }
+        }
+    }
+
+    @Test(arguments: DeadHost.allCases)
+    func theOfflineLineNamesTheOneHostThatDidNotAnswerAndHow(_ kind: DeadHost) async throws {
+        let cli = try CLI()
+        let dead = try kind.make()
+        defer { (dead.keep as? RawServer)?.stop() }
+        try await Self.subscribe(cli, [dead.url])
+        let pulled = try await cli.run("pull", "--timeout", "2")
+        #expect(pulled.status == 75, "\(pulled.stderr)")
+        #expect(
+            pulled.stderr.split(separator: "\n").last.map(String.init)
+                == "feedsync: offline: \(dead.host) did not answer (\(dead.reason); 1 feed): this server may be down, "
+                + "or this machine offline; nothing changed; the next pull continues", "\(pulled.stderr)")
+        let report = try json(try await cli.run("pull", "--timeout", "2", "--json"))
+        #expect(
+            report["unanswered_hosts"] as? [[String: String]] == [["host": dead.host, "reason": dead.reason]],
+            "\(report)")
+        withExtendedLifetime(dead.keep) {}
+    }
+
+    @Test func fourDeadHostsAreThreeNamedAndOneMore() async throws {
+        let cli = try CLI()
+        let ports = try (0..<4).map { _ in try Self.closedPort() }
+        try await Self.subscribe(cli, ports.map { "http://127.0.0.1:\($0)/feed" })
+        let pulled = try await cli.run("pull")
+        #expect(pulled.status == 75, "\(pulled.stderr)")
+        let named = ports.prefix(3).map { "127.0.0.1:\($0) (refused)" }.joined(separator: ", ")
+        #expect(
+            pulled.stderr.split(separator: "\n").last.map(String.init)
+                == "feedsync: offline: no server answered (4 feeds): \(named) and 1 more; nothing changed; "
+                + "the next pull continues", "\(pulled.stderr)")
+    }
+
+    @Test func aDeadHostBesideAHealthyOneIsTheDeadFeedsFailureNotOffline() async throws {
+        let cli = try CLI()
+        let port = try Self.closedPort()
+        try await withServer(items: 20, perPage: 10) { server, url async throws -> Void in
+            let dead = "http://127.0.0.1:\(port)/feed"
+            try await Self.subscribe(cli, [dead, url])
+            let pulled = try await cli.run("pull", "--images", "none")
+            #expect(pulled.status == 75, "\(pulled.stderr)")
+            #expect(!pulled.stderr.contains("offline"), "\(pulled.stderr)")
+            #expect(pulled.stderr.contains(dead), "the dead feed's own failure is said: \(pulled.stderr)")
+            let feeds = try await json(cli.run("feeds", "--json"))["feeds"] as! [[String: Any]]
+            #expect(feeds.first { $0["url"] as? String == dead }?["outcome"] as? String == "transient", "\(feeds)")
+            #expect(feeds.first { $0["url"] as? String == url }?["items"] as? Int == 20)
+        }
+    }
+
+    @Test func aServerThatTookTheConnectionAndIsSlowIsNoSignOfBeingOffline() async throws {
+        // The cause of a loaded test run's cron pulls judged offline: a loopback server too slow
+        // to answer within the timeout had taken the connection, so the network was there.
+        let cli = try CLI()
+        let silent = try SilentServer()
+        let url = "http://127.0.0.1:\(silent.port)/feed"
+        try await Self.subscribe(cli, [url])
+        let pulled = try await cli.run("pull", "--timeout", "2")
+        #expect(pulled.status == 75, "\(pulled.stderr)")
+        #expect(!pulled.stderr.contains("offline"), "\(pulled.stderr)")
+        #expect(pulled.stderr.contains(url), "the feed's own failure is said: \(pulled.stderr)")
+        let feeds = try await json(cli.run("feeds", "--json"))["feeds"] as! [[String: Any]]
+        #expect(feeds.first?["outcome"] as? String == "transient", "recorded, not held as offline: \(feeds)")
         withExtendedLifetime(silent) {}
     }
 }

@@ -76,17 +76,29 @@ final class PullReporting: Sendable {
         }
     }
 
-    /// At the run's end, what no server answered: one sentence when the whole run was offline,
-    /// else each feed's.
-    func sayUnanswered(offline: Int?) {
+    /// At the run's end, what no server answered: one sentence when the whole run was offline
+    /// (`offline` feeds), naming the hosts that gave no answer and how; else each feed's.
+    func sayUnanswered(offline: Int?, silent: [Silence]) {
         let sentences = unanswered.withLock { $0 }
         if let offline {
-            complain(
-                "offline: no server answered (\(offline) feed\(offline == 1 ? "" : "s")); nothing changed; "
-                    + "the next pull continues")
+            complain(Self.offlineLine(feeds: offline, silent: silent))
         } else {
             sentences.forEach(complain)
         }
+    }
+
+    /// "offline: no server answered (4 feeds): a.example (no such host), … and 1 more; …", or,
+    /// when one host was all the run asked, that this server may be down.
+    static func offlineLine(feeds: Int, silent: [Silence]) -> String {
+        let counted = "\(feeds) feed\(feeds == 1 ? "" : "s")"
+        let end = "; nothing changed; the next pull continues"
+        if silent.count == 1, let only = silent.first {
+            return "offline: \(only.host) did not answer (\(only.how); \(counted)): this server may be down, "
+                + "or this machine offline" + end
+        }
+        let named = silent.prefix(3).map { "\($0.host) (\($0.how))" }.joined(separator: ", ")
+        let more = silent.count > 3 ? " and \(silent.count - 3) more" : ""
+        return "offline: no server answered (\(counted))" + (named.isEmpty ? "" : ": " + named + more) + end
     }
 }
 

@@ -24,11 +24,21 @@ struct RunReport {
                 asked.append(start + fields(report, feedID: feed.id, ended: ended) + "}")
             }
         }
+        let silent = Self.silent(reports).map {
+            "{\"host\": \(JSON.string($0.host)), \"reason\": \(JSON.string($0.how.description))}"
+        }
         return """
             {"started_at": \(JSON.string(iso(started))), "ended_at": \(JSON.string(iso(ended))), \
             "requests": \(reports.reduce(0) { $0 + ($1?.requests.count ?? 0) }), \
-            "feeds": [\(asked.joined(separator: ", "))], "skipped": [\(skipped.joined(separator: ", "))]}
+            "feeds": [\(asked.joined(separator: ", "))], "skipped": [\(skipped.joined(separator: ", "))], \
+            "unanswered_hosts": [\(silent.joined(separator: ", "))]}
             """
+    }
+
+    /// The hosts that gave no answer in the run, each once, in the feeds' order, and how.
+    static func silent(_ reports: [PullReport?]) -> [Silence] {
+        var seen: Set<String> = []
+        return reports.compactMap { $0?.silence }.filter { seen.insert($0.host).inserted }
     }
 
     private func fields(_ report: PullReport, feedID: Int64, ended: Date) -> String {

@@ -18,9 +18,10 @@ struct Pull: AsyncParsableCommand {
             --force pulls every feed now. A pull continues where the last one stopped. Made for \
             cron: */15 * * * * feedsync pull --quiet
 
-            Offline is known in seconds: a request no server answered is tried again once; when \
-            no server answered and three hosts (or all) gave no answer, the pull stops, records \
-            nothing and exits 75. A page past the first that fails (404, a broken page, the \
+            Offline is known in seconds: a request no server answered (no such host, refused, \
+            no connection in time, closed before answering) is tried again once; when no server \
+            answered and three hosts (or all) gave no answer, the pull stops, records nothing, \
+            names those hosts and how, and exits 75. A page past the first that fails (404, a broken page, the \
             network cut) stops only the walk into the feed's history: the feed stays healthy, \
             and that page is asked again at the next pull (cut off) or in a day (refused or \
             broken). --images all fetches every picture of every feed.
@@ -143,7 +144,7 @@ struct Pull: AsyncParsableCommand {
             throw ExitCode(Exit.tempFail)
         }
         let offline = outcomes.filter { $0?.offline == true }.count
-        report.sayUnanswered(offline: offline > 0 ? offline : nil)
+        report.sayUnanswered(offline: offline > 0 ? offline : nil, silent: RunReport.silent(outcomes))
         if offline > 0 {
             if json {
                 try Output.line(
