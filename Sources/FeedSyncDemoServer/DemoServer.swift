@@ -64,6 +64,9 @@ public struct Faults: Sendable {
         case redirect(String)
         /// 302 to itself, forever.
         case redirectLoop
+        /// `header`, then random bytes (seeded by the picture's number) to `bytes` in all: a file
+        /// that starts like a picture and is none.
+        case noise(header: Data, bytes: Int)
     }
 
     /// Added before every picture response.
@@ -410,6 +413,12 @@ public final class DemoServer: Sendable {
             )
         case .status(let code)?:
             return HTTPResponse(statusCode: HTTPStatusCode(code, phrase: "Injected"), headers: headers)
+        case .noise(let header, let count)?:
+            var random = SplitMix(seed: UInt64(number ?? 0))
+            var body = header
+            body.reserveCapacity(count)
+            while body.count < count { withUnsafeBytes(of: random.next()) { body.append(contentsOf: $0) } }
+            return HTTPResponse(statusCode: .ok, headers: headers, body: body.prefix(count))
         case .oversize(let count, let contentLength)?:
             let body = png + Data(repeating: 0, count: max(0, count - png.count))
             return HTTPResponse(

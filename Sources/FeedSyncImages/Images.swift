@@ -92,13 +92,17 @@ public enum ImageKind: String, Sendable, CaseIterable {
     /// or hostile.
     static let maxSide = 100_000
 
-    /// The width and height the picture's header gives, when `data` holds the whole header of a
-    /// `kind` picture and both are from 1 to `maxSide`; nil otherwise. Bytes that start like an
-    /// image and go on as something else (an HTML page behind a PNG signature) give none.
+    /// The most bytes read for a header. JPEG and HEIF put their size after metadata (EXIF, ICC
+    /// profiles, XMP: each segment at most 64 KiB); a size not found within this prefix is not a
+    /// picture's, so checking costs the same whatever the file's length.
+    public static let headerLimit = 256 << 10
+
+    /// The width and height the picture's header gives, when the first `headerLimit` bytes of
+    /// `data` hold the whole header of a `kind` picture and both are from 1 to `maxSide`; nil
+    /// otherwise. Bytes that start like an image and go on as something else (an HTML page behind
+    /// a PNG signature, random bytes behind an `ftyp` box) give none.
     public static func dimensions(of data: Data, as kind: ImageKind) -> (width: Int, height: Int)? {
-        // JPEG and HEIF put their size after metadata of any length: read it all (a picture is
-        // at most --max-image-bytes); the others at fixed places near the start.
-        let bytes = [UInt8](kind == .jpeg || kind == .avif || kind == .heif ? data : data.prefix(64))
+        let bytes = [UInt8](data.prefix(kind == .jpeg || kind == .avif || kind == .heif ? headerLimit : 64))
         func big(_ at: Int, _ count: Int) -> Int? {
             guard at >= 0, at + count <= bytes.count else { return nil }
             return bytes[at..<(at + count)].reduce(0) { $0 << 8 | Int($1) }
@@ -158,19 +162,52 @@ public enum ImageKind: String, Sendable, CaseIterable {
                 }
             }
         case .avif, .heif:
-            // A still image's spatial extents property (version and flags, then width and height);
-            // else, for an image sequence, its first track's header (16.16 fixed-point sizes after
-            // 76 bytes in version 0, 88 in version 1).
-            if let at = (0..<max(0, bytes.count - 4)).first(where: { tag($0, "ispe") }) {
-                if let width = big(at + 8, 4), let height = big(at + 12, 4) { size = (width, height) }
-            } else if let at = (0..<max(0, bytes.count - 4)).first(where: { tag($0, "tkhd") }), at + 4 < bytes.count {
-                let sizes = at + 4 + (bytes[at + 4] == 1 ? 88 : 76)
-                if let width = big(sizes, 4), let height = big(sizes + 4, 4) { size = (width >> 16, height >> 16) }
-            }
+            size = isoBoxSize(bytes, big: big, tag: tag)
         }
         guard let (width, height) = size, (1...maxSide).contains(width), (1...maxSide).contains(height) else {
             return nil
         }
         return (width, height)
+    }
+
+    /// An ISO-BMFF file's picture size, by walking its boxes as a decoder does (never by searching
+    /// the bytes): a still image's spatial extents (`meta` › `iprp` › `ipco` › `ispe`: version and
+    /// flags, then width and height), else an image sequence's first track header (`moov` › `trak`
+    /// › `tkhd`: 16.16 fixed-point sizes after 76 bytes in version 0, 88 in version 1). A box whose
+    /// size does not fit its parent ends the walk with none.
+    private static func isoBoxSize(
+        _ bytes: [UInt8], big: (Int, Int) -> Int?, tag: (Int, String) -> Bool
+    ) -> (Int, Int)? {
+        var boxes = 0  // a bound on the walk, whatever the sizes say
+        func find(_ path: ArraySlice<String>, from start: Int, to end: Int) -> Int? {
+            var at = start
+            while at + 8 <= end, boxes < 4096 {
+                boxes += 1
+                guard var length = big(at, 4) else { return nil }
+                var header = 8
+                if length == 1 {
+                    guard let long = big(at + 8, 8) else { return nil }
+                    (length, header) = (long, 16)
+                } else if length == 0 {
+                    length = end - at  // to the end of the file
+                }
+                guard length >= header else { return nil }
+                if tag(at + 4, path.first!) {  // a box longer than the prefix is read as far as it goes
+                    if path.count == 1 { return at + 4 }  // where the box's type is
+                    let fullBox = path.first == "meta" ? 4 : 0  // version and flags before the children
+                    return find(path.dropFirst(), from: at + header + fullBox, to: min(end, at + length))
+                }
+                guard length <= end - at else { return nil }  // what follows is past the prefix
+                at += length
+            }
+            return nil
+        }
+        if let at = find(["meta", "iprp", "ipco", "ispe"], from: 0, to: bytes.count) {
+            if let width = big(at + 8, 4), let height = big(at + 12, 4) { return (width, height) }
+        } else if let at = find(["moov", "trak", "tkhd"], from: 0, to: bytes.count), at + 4 < bytes.count {
+            let sizes = at + 4 + (bytes[at + 4] == 1 ? 88 : 76)
+            if let width = big(sizes, 4), let height = big(sizes + 4, 4) { return (width >> 16, height >> 16) }
+        }
+        return nil
     }
 }

@@ -376,19 +376,6 @@ import Testing
     }
 }
 
-/// A small seeded generator, so a test's "random" delays are the same at every run.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The rules of `Schedule`, on their own.
 @Suite struct ScheduleTests {
     let now = Date(timeIntervalSince1970: 1_795_000_000)  // Wednesday 2026-11-18 11:06:40 UTC
