@@ -355,6 +355,14 @@ public enum ItemKey {
         return hash(title: texts.joined(separator: "\u{0}"), pictureURL: nil)
     }
 
+    /// The key of an item with neither id nor link: its title, as a picture's URL (which a CDN
+    /// renames) is no part of who an item is; its picture only when it has no title. `former` is
+    /// the key earlier versions gave it (title and picture), where that differs.
+    public static func byTitle(_ title: String, picture: String?) -> (key: String, former: String?)? {
+        guard let key = hash(title: title, pictureURL: title.isEmpty ? picture : nil) else { return nil }
+        return (key, title.isEmpty || picture == nil ? nil : hash(title: title, pictureURL: picture))
+    }
+
     /// `h:` and 16 hex digits of FNV-1a over title and picture URL; `nil` when both are empty.
     public static func hash(title: String, pictureURL: String?) -> String? {
         guard !title.isEmpty || pictureURL != nil else { return nil }

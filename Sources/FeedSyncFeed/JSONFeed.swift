@@ -39,8 +39,9 @@ enum JSONFeed {
             against: base)
         // With no id, link, title or picture, an item is still one while anything of it is there
         // (a podcast's episode, a dated post): keyed by all of it.
+        let byTitle = ItemKey.byTitle(title, picture: picture)
         guard
-            let key = fields["id"]?.text ?? link ?? ItemKey.hash(title: title, pictureURL: picture)
+            let key = fields["id"]?.text ?? link ?? byTitle?.key
                 ?? ItemKey.digest(
                     [html, fields["content_text"]?.text, fields["date_published"]?.text, fields["date_modified"]?.text]
                         + attachmentURLs(fields["attachments"]))
@@ -54,6 +55,7 @@ enum JSONFeed {
             item.searchBody = SearchText.body(plainContent: plainHTML, summary: item.summary)
             item.contentPictures = ArticlePictures.find(in: Array(html.utf8), base: base)
         }
+        if key == byTitle?.key { item.formerKey = byTitle?.former }
         return item
     }
 

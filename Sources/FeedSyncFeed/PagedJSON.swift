@@ -60,13 +60,14 @@ public enum PagedJSON {
         let picture = DocumentURL.resolve(
             text("picUrl") ?? text("pic_url") ?? text("image") ?? text("imageUrl") ?? text("image_url"), against: base)
         let link = DocumentURL.resolve(text("link") ?? text("url"), against: base)
-        guard let key = text("id") ?? text("guid") ?? link ?? ItemKey.hash(title: title, pictureURL: picture) else {
-            return nil
-        }
-        return FeedItem(
+        let byTitle = ItemKey.byTitle(title, picture: picture)
+        guard let key = text("id") ?? text("guid") ?? link ?? byTitle?.key else { return nil }
+        var item = FeedItem(
             key: key, title: title, link: link, pictureURL: picture,
             published: (fields["published"] ?? fields["date"]).flatMap(FeedDate.normalise),
             summary: text("summary"), content: text("content")?.trimmed.nilIfEmpty)
+        if key == byTitle?.key { item.formerKey = byTitle?.former }
+        return item
     }
 }
 

@@ -52,14 +52,15 @@ enum WordPress {
             against: base)
         // The guid (`https://site/?p=123`) is also what the site's RSS uses, so the key stays the same
         // when a feed moves between the two.
-        let key =
-            rendered("guid").map(HTMLText.decodeEntities) ?? post["id"]?.text ?? link
-            ?? ItemKey.hash(title: title, pictureURL: picture)
+        let byTitle = ItemKey.byTitle(title, picture: picture)
+        let key = rendered("guid").map(HTMLText.decodeEntities) ?? post["id"]?.text ?? link ?? byTitle?.key
         guard let key else { return nil }
-        return FeedItem(
+        var item = FeedItem(
             key: key, title: title, link: link, pictureURL: picture,
             published: (post["date_gmt"] ?? post["date"]).flatMap(FeedDate.normalise),
             summary: rendered("excerpt").map { HTMLText.summary(Array($0.utf8), limit: HTMLText.summaryLength) },
             content: rendered("content")?.trimmed.nilIfEmpty)
+        if key == byTitle?.key { item.formerKey = byTitle?.former }
+        return item
     }
 }

@@ -392,8 +392,12 @@ final class XMLFeed {
             && (namespace.isEmpty || namespace == Namespace.rss1 || namespace == Namespace.rss090
                 || namespace == rssNamespace)
 
-        if capture != nil {
+        if let open = capture {
             if namespace == Namespace.xhtml, name == "img", entry?.xhtmlImage == nil { entry?.xhtmlImage = url("src") }
+            // An item's `<image>` written like a channel's: its URL is the `<url>` child's text alone.
+            if open.field == .image, !open.ofFeed, depth == open.depth + 1, plain, name == "url" {
+                capture = Capture(field: .image, depth: depth, base: base)
+            }
             return
         }
         // An Atom feed's <item> is read as an entry, as feedparser does.
@@ -629,11 +633,11 @@ final class XMLFeed {
     /// Items keyed by their link (they have no id) may be different items sharing it (a podcast's
     /// episodes on one page). One with a sound or video enclosure is keyed by link and
     /// enclosure, always, so its key never depends on its neighbours; one whose link another item
-    /// read with it shares, by link and its enclosure, else link and title (over the whole document
-    /// when it is read in memory, over each part of 500 when it is read in parts); any other by
-    /// its link alone: a story's picture (which a CDN renames) is no part of who it is. Such an
-    /// item with a picture enclosure was keyed by link and picture before: that key is its
-    /// `formerKey`, by which the store finds it.
+    /// read with it shares, by link and title (over the whole document when it is read in memory,
+    /// over each part when it is read in parts), so two sharing both are one story, stored once;
+    /// any other by its link alone: a story's picture (which a CDN renames) is no part of who it
+    /// is. Such an item with a picture enclosure was keyed by link and picture before: that key is
+    /// its `formerKey`, by which the store finds it.
     private func distinguishSharedLinks() {
         guard linkKeyed.count == items.count else { return }
         defer {
@@ -661,7 +665,7 @@ final class XMLFeed {
             if let media, media.audioOrVideo {
                 items[index].key = keyed(link, media.file)
             } else if shared[link, default: 0] > 1 {
-                items[index].key = keyed(link, media?.file ?? items[index].title)
+                items[index].key = keyed(link, items[index].title)  // the same title too: the same story
             }
             let former =
                 media.map { keyed(link, $0.file) }
@@ -714,8 +718,13 @@ final class XMLFeed {
                 : HTMLText.summary(captured.text, limit: limit).nilIfEmpty
         }
 
-        let guid = string(.guid)?.trimmed.nilIfEmpty
-        var link = entry.alternate ?? DocumentURL.resolve(string(.link), against: entry[.link]?.base)
+        // A link or guid escaped twice (`&amp;amp;`, often inside CDATA) means its `&`.
+        let rawGuid = string(.guid)?.trimmed.nilIfEmpty
+        let guid = rawGuid.map(Self.ampersandsUnescaped)
+        let rawLink = DocumentURL.resolve(string(.link), against: entry[.link]?.base)
+        var link =
+            entry.alternate
+            ?? DocumentURL.resolve(string(.link).map(Self.ampersandsUnescaped), against: entry[.link]?.base)
         if link == nil, let guid, entry.guidIsPermaLink, guid.hasPrefix("http://") || guid.hasPrefix("https://") {
             link = guid
         }
@@ -751,8 +760,9 @@ final class XMLFeed {
             }
         }
         var date: String?
-        // Atom 0.3's `created` is when the entry was made, not published: as feedparser, no date.
-        for field in [Field.published, .pubDate, .dcDate, .issued, .updated, .modified] {
+        // Atom 0.3's dates in their order (issued, created, modified) before a Dublin Core date
+        // the entry also carries; Atom 1.0's `updated` last.
+        for field in [Field.published, .pubDate, .issued, .created, .dcDate, .updated, .modified] {
             if let text = entry[field]?.text, let found = FeedDate.normalise(text) {
                 date = found
                 break
@@ -761,8 +771,9 @@ final class XMLFeed {
         let id = string(.id)?.trimmed.nilIfEmpty
         // With no id, link, title or picture, an item is still one (a podcast's episode, a post of
         // a microblog, a point of GeoRSS) while anything of it is there: keyed by all of it.
+        let byTitle = ItemKey.byTitle(title, picture: picture)
         guard
-            let key = id ?? guid ?? entry.about ?? link ?? ItemKey.hash(title: title, pictureURL: picture)
+            let key = id ?? guid ?? entry.about ?? link ?? byTitle?.key
                 ?? ItemKey.digest(
                     [entry.mediaFile, entry.media]
                         + entry.fields.map { $0.map { String(decoding: $0.text, as: UTF8.self) } })
@@ -770,11 +781,27 @@ final class XMLFeed {
         var item = FeedItem(
             key: key, title: title, link: link, pictureURL: picture, published: date, summary: body?.summary,
             content: content?.html)
+        // What earlier versions keyed the item by, so the store finds it under its new key.
+        if id == nil, key == guid, rawGuid != guid {
+            item.formerKey = rawGuid
+        } else if id == nil, guid == nil, entry.about == nil, key == link, entry.alternate == nil, rawLink != link {
+            item.formerKey = rawLink
+        } else if key == byTitle?.key {
+            item.formerKey = byTitle?.former
+        }
         item.searchBody = SearchText.body(plainContent: plainContent, summary: body?.summary)
         if let content {
             item.contentPictures = ArticlePictures.find(in: Array(content.html.utf8), base: entry[content.field]?.base)
         }
         return item
+    }
+
+    /// `text` with every `&amp;` (however often escaped) made `&` again: a publisher's URL never
+    /// means the five characters.
+    static func ampersandsUnescaped(_ text: String) -> String {
+        var text = text
+        while text.contains("&amp;") { text = text.replacingOccurrences(of: "&amp;", with: "&") }
+        return text
     }
 
     /// The entry with base64 fields decoded: Atom 0.3's `mode="base64"`, and Atom 1.0 text whose

@@ -31,7 +31,7 @@ import Testing
         #expect(read[0].published == "2004-01-02T10:00:00Z", "issued before modified")
         #expect(read[0].summary == "Escaped HTML")
         #expect(read[1].title == "Café & bold", "base64 decoded before the title is read")
-        #expect(read[1].published == nil, "created is when it was made, not published (as feedparser reads it)")
+        #expect(read[1].published == "2004-02-01T00:00:00Z", "with no issued, created; modified last")
         #expect(read[2].published == "2004-03-01T00:00:00Z" && read[2].summary == "Inline XHTML")
     }
 
@@ -169,13 +169,14 @@ import Testing
             """)
         #expect(
             read.map(\.key) == [
-                "https://n.example/story", "https://n.example/live#https://cdn.example/a.jpg",
+                "https://n.example/story", "https://n.example/live#Shared A",
                 "https://n.example/live#Shared B", "https://n.example/clip#https://cdn.example/clip.mp4",
             ])
-        // What the rule before gave them, where it differs: found in the store under it.
+        // What the rules before gave them, where it differs: found in the store under it.
         #expect(
             read.map(\.formerKey) == [
-                "https://n.example/story#https://cdn.example/story.jpg?w=600", nil, "https://n.example/live", nil,
+                "https://n.example/story#https://cdn.example/story.jpg?w=600",
+                "https://n.example/live#https://cdn.example/a.jpg", "https://n.example/live", nil,
             ])
     }
 

@@ -36,8 +36,10 @@ func decode(
         #expect(items[1].title == "Café & crème …")
         #expect(items[1].published == "2024-05-07T07:30:00Z")
         #expect(items[1].pictureURL == "https://example.com/media/2.png")
-        // Neither guid nor link: a hash of title and picture; the video is no picture, the thumbnail is.
-        #expect(items[2].key == ItemKey.hash(title: "Third", pictureURL: "https://example.com/thumb/3.jpg"))
+        // Neither guid nor link: a hash of the title (a picture is no part of a key; it was, and is the
+        // former key); the video is no picture, the thumbnail is.
+        #expect(items[2].key == ItemKey.hash(title: "Third", pictureURL: nil))
+        #expect(items[2].formerKey == ItemKey.hash(title: "Third", pictureURL: "https://example.com/thumb/3.jpg"))
         #expect(items[2].link == nil)
         #expect(items[2].pictureURL == "https://example.com/thumb/3.jpg")
         #expect(items[2].published == "2024-05-08T14:00:00Z")

@@ -215,4 +215,86 @@ import Testing
                 "https://r.example/already%20encoded?a=%C3%A9",
             ])
     }
+
+    // MARK: 7. The last misses (issue 42)
+
+    @Test func anISODateWithASpaceBeforeTheTimeIsRead() throws {
+        let document = rss("<item><guid>1</guid><title>a</title><pubDate>2022-09-03 09:37:11+03:00</pubDate></item>")
+        #expect(try items(document).map(\.published) == ["2022-09-03T06:37:11Z"])
+    }
+
+    @Test func atom03DatesAreIssuedThenCreatedThenModifiedAndNeverAnotherElementsDate() throws {
+        let document = """
+            <?xml version="1.0"?><feed version="0.3" xmlns="http://purl.org/atom/ns#"
+              xmlns:dc="http://purl.org/dc/elements/1.1/"><title>t</title>
+            <entry><id>1</id><title>a</title><modified>2004-03-03T10:00:00Z</modified>
+              <created>2004-02-02T10:00:00Z</created><issued>2004-01-01T10:00:00Z</issued></entry>
+            <entry><id>2</id><title>b</title><modified>2004-03-03T10:00:00Z</modified>
+              <created>2004-02-02T10:00:00Z</created></entry>
+            <entry><id>3</id><title>c</title><modified>2004-03-03T10:00:00Z</modified></entry>
+            <entry><id>4</id><title>d</title><issued>2004-01-01T10:00:00Z</issued>
+              <author><name>n</name><dc:date>2009-09-09T09:09:09Z</dc:date></author></entry>
+            <entry><id>5</id><title>e</title><issued>2004-01-01T10:00:00Z</issued>
+              <dc:date>2009-09-09T09:09:09Z</dc:date></entry>
+            </feed>
+            """
+        let dates = try items(document).map(\.published)
+        #expect(
+            dates == [
+                "2004-01-01T10:00:00Z", "2004-02-02T10:00:00Z", "2004-03-03T10:00:00Z", "2004-01-01T10:00:00Z",
+                "2004-01-01T10:00:00Z",
+            ],
+            "\(dates)")
+    }
+
+    @Test func picturesFromAMediaGroupARelativeThumbnailAndAnItemsImage() throws {
+        let document = rss(
+            """
+            <item><guid>1</guid><title>a</title><media:group xmlns:media="http://search.yahoo.com/mrss/">
+              <media:content url="https://v.example/clip.mp4" medium="video"/>
+              <media:content url="https://cdn.example/still?id=7" medium="image"/></media:group></item>
+            <item xml:base="https://other.example/blog/"><guid>2</guid><title>b</title>
+              <media:thumbnail xmlns:media="http://search.yahoo.com/mrss/" url="thumbs/b.jpg"/></item>
+            <item><guid>3</guid><title>c</title><image><url>https://r.example/c.png</url><title>c</title></image></item>
+            """)
+        let pictures = try items(document).map(\.pictureURL)
+        #expect(
+            pictures == [
+                "https://cdn.example/still?id=7", "https://other.example/blog/thumbs/b.jpg", "https://r.example/c.png",
+            ], "\(pictures)")
+    }
+
+    @Test func aLinkOrGuidEscapedTwiceInsideCDATAIsStoredAsThePublisherMeantIt() throws {
+        let document = rss(
+            """
+            <item><title>a</title><link><![CDATA[https://r.example/a?x=1&amp;amp;y=2]]></link>
+              <guid><![CDATA[https://r.example/a?x=1&amp;amp;y=2]]></guid></item>
+            <item><title>b</title><link><![CDATA[https://r.example/b?x=1&amp;y=2]]></link></item>
+            """)
+        let read = try items(document)
+        #expect(read.map(\.link) == ["https://r.example/a?x=1&y=2", "https://r.example/b?x=1&y=2"])
+        #expect(read[0].key == "https://r.example/a?x=1&y=2")
+        #expect(read[0].formerKey == "https://r.example/a?x=1&amp;amp;y=2", "found under its earlier key")
+    }
+
+    @Test func aPicturesURLIsNeverPartOfAnItemsKey() throws {
+        // Two items sharing link and title are one story, whatever pictures they carry; items with
+        // no id or link are keyed by their title alone.
+        let document = rss(
+            """
+            <item><title>Same</title><link>https://r.example/s</link><enclosure url="https://cdn.example/1.jpg" type="image/jpeg"/></item>
+            <item><title>Same</title><link>https://r.example/s</link><enclosure url="https://cdn.example/2.jpg" type="image/jpeg"/></item>
+            <item><title>Other</title><link>https://r.example/s</link><enclosure url="https://cdn.example/3.jpg" type="image/jpeg"/></item>
+            <item><title>No link</title><enclosure url="https://cdn.example/4.jpg" type="image/jpeg"/></item>
+            """)
+        let read = try items(document)
+        #expect(
+            read.map(\.key) == ["https://r.example/s#Same", "https://r.example/s#Other", read[2].key]
+                && read[2].key.hasPrefix("h:"), "the two sharing link and title stored once: \(read.map(\.key))")
+        let again = try items(document.replacingOccurrences(of: "4.jpg", with: "4-renamed.jpg"))
+        #expect(again[2].key == read[2].key, "a CDN renaming the picture changes no key")
+        // Stores that keyed them by link and picture, or title and picture, find them by these.
+        #expect(read[0].formerKey == "https://r.example/s#https://cdn.example/1.jpg")
+        #expect(read[2].formerKey == ItemKey.hash(title: "No link", pictureURL: "https://cdn.example/4.jpg"))
+    }
 }
