@@ -174,7 +174,7 @@ import Testing
         // machine is offline, as far as the run can tell, and nothing changes.
         let refused = try await cli.run("pull", "--force")
         #expect(refused.status == 75)
-        #expect(refused.stderr.contains("offline: no server answered (1 feed)"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("did not answer (refused; 1 feed)"), "\(refused.stderr)")
         var feed = try await status(cli)
         #expect(feed["failures"] as? Int == 0 && feed["unanswered"] as? Int == 0)
         // With a server that answers in the same run, it is the host's failure: counted apart, due

@@ -1,6 +1,7 @@
 import FeedSyncDemoServer
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 @testable import FeedSyncStore
@@ -45,6 +46,8 @@ final class CLI: Sendable {
     let outside: TempDirectory
     /// Short retries so fault tests don't wait seconds per attempt.
     let environment: [String: String]
+    /// Every process started: those still running when the test lets its CLI go are killed.
+    private let started = Mutex<[Process]>([])
 
     static var binary: String {
         let testExecutable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
@@ -65,6 +68,16 @@ final class CLI: Sendable {
 
     var databasePath: String { home.path + "/feedsync.sqlite" }
 
+    private func track(_ process: Process) {
+        started.withLock { $0 = $0.filter(\.isRunning) + [process] }
+    }
+
+    /// A test that ends, by an expectation, a thrown error or a time limit, leaves no `serve` or
+    /// pull of its own running.
+    deinit {
+        for process in started.withLock({ $0 }) where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     /// Starts the binary; the returned process can be waited for or killed. `input`: a file for
     /// its standard input. With `terminalColumns`,
     /// its standard output is a terminal that wide (a pseudo-terminal `script` makes; what it
@@ -73,7 +86,6 @@ final class CLI: Sendable {
         _ arguments: [String], terminalColumns: Int? = nil, input: String? = nil, executable: String = CLI.binary
     ) throws -> RunningCLI {
         let process = Process()
-        if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = environment
@@ -94,14 +106,21 @@ final class CLI: Sendable {
                 throw CocoaError(.fileWriteUnknown)
             }
         }
-        process.standardOutput = FileHandle(forWritingAtPath: outPath)
-        process.standardError = FileHandle(forWritingAtPath: errPath)
+        let handles = [FileHandle(forWritingAtPath: outPath), FileHandle(forWritingAtPath: errPath)]
+        let inputHandle = input.flatMap { FileHandle(forReadingAtPath: $0) }
+        (process.standardOutput, process.standardError) = (handles[0], handles[1])
+        if let inputHandle { process.standardInput = inputHandle }
         let exited = AsyncStream<Int32>.makeStream()
         process.terminationHandler = { process in
             exited.continuation.yield(process.terminationStatus)
             exited.continuation.finish()
         }
         try process.run()
+        // The child has its own copies. Foundation keeps these for the Process's life, which
+        // outlasts the test: left open, two descriptors a run added up to thousands over the
+        // suite, and on a machine whose limit is 1 024 the suite's own sockets began to fail.
+        for handle in handles + [inputHandle] { try? handle?.close() }
+        track(process)
         return RunningCLI(process: process, exited: exited.stream, outPath: outPath, errPath: errPath)
     }
 
