@@ -290,7 +290,7 @@ import Testing
             ]
             server.setFaults(faults)
             let pull = try await cli.run(
-                "pull", "--feed", url, "--timeout", "2", "--max-image-bytes", "100000", "--verbose")
+                "pull", "--feed", url, "--timeout", "5", "--max-image-bytes", "100000", "--verbose")
             #expect(pull.status == 0, "a failed picture never fails the pull: \(pull.stderr)")
             #expect(pull.stderr.contains("/pictures/1.png: not an image"), "\(pull.stderr)")
 
