@@ -70,8 +70,10 @@ final class XMLFeed {
         // libxml2's own SAX2 handlers keep the DTD's entity declarations; element, text and error
         // events come here, and nothing else builds a tree.
         _ = xml.saxVersion(&handler, 2)
-        handler.startElementNs = { user, name, _, uri, _, _, attributeCount, _, attributes in
-            XMLFeed.from(user).didStart(name!, uri, Attributes(values: attributes, count: Int(attributeCount)))
+        handler.startElementNs = { user, name, prefix, uri, _, _, attributeCount, _, attributes in
+            XMLFeed.from(user).didStart(
+                name!, uri, Attributes(values: attributes, count: Int(attributeCount)),
+                mediaPrefix: uri == nil && prefix.map { strcmp($0, "media") == 0 } == true)
         }
         handler.endElementNs = { user, _, _, _ in XMLFeed.from(user).didEnd() }
         handler.characters = { user, bytes, count in XMLFeed.from(user).found(bytes, Int(count)) }
@@ -353,9 +355,13 @@ final class XMLFeed {
 
     // MARK: Events
 
-    private func didStart(_ localName: UnsafePointer<UInt8>, _ uri: UnsafePointer<UInt8>?, _ attributes: Attributes) {
+    /// `mediaPrefix`: the element's prefix is `media:` and no namespace was declared for it, which
+    /// feeds that mean Media RSS write often enough.
+    private func didStart(
+        _ localName: UnsafePointer<UInt8>, _ uri: UnsafePointer<UInt8>?, _ attributes: Attributes, mediaPrefix: Bool
+    ) {
         let name = String(cString: localName)
-        let namespace = uri.map(namespace(at:)) ?? ""
+        let namespace = uri.map(namespace(at:)) ?? (mediaPrefix ? Namespace.media : "")
         let parentBase = bases.last!
         let base = DocumentURL.resolve(attributes["base"], against: parentBase) ?? parentBase
         bases.append(base)
@@ -465,7 +471,16 @@ final class XMLFeed {
         case ("", "title"), (Namespace.atom, "title"): begin(.title)
         case (Namespace.dc, "title"): begin(.dcTitle)
         case (Namespace.media, "title"): begin(.mediaTitle)
-        case ("", "link"): begin(.link)
+        case ("", "link"):
+            // An RSS item's link written as Atom writes it, in an `href`.
+            if let href = url("href"), current.alternate == nil,
+                attributes["rel"].map({ $0.lowercased() == "alternate" }) ?? true
+            {
+                current.alternate = href
+            } else {
+                begin(.link)
+            }
+        case ("", "id"): begin(.id)  // an RSS item with an Atom-style id
         case ("", "guid"):
             current.guidIsPermaLink = attributes["isPermaLink"]?.lowercased() != "false"
             begin(.guid)
@@ -725,8 +740,10 @@ final class XMLFeed {
         var link =
             entry.alternate
             ?? DocumentURL.resolve(string(.link).map(Self.ampersandsUnescaped), against: entry[.link]?.base)
-        if link == nil, let guid, entry.guidIsPermaLink, guid.hasPrefix("http://") || guid.hasPrefix("https://") {
-            link = guid
+        if link == nil, let guid, entry.guidIsPermaLink, guid.hasPrefix("http://") || guid.hasPrefix("https://"),
+            URLComponents(string: guid)?.host?.isEmpty == false
+        {
+            link = guid  // a permalink that is a URL (`http://example.c[o.test/` is none)
         }
         var body: (field: Field, summary: String)?
         for field in [Field.summary, .description, .content, .encoded] {

@@ -432,9 +432,10 @@ final class Transfer: @unchecked Sendable {
 
     /// How the server gave no answer, when libcurl's `code` says it gave none: no name, no
     /// connection (refused, unreachable, or none within `connectTimeout` seconds), or a connection
-    /// closed before any byte of a response. A connection made and then silent is a slow server.
+    /// closed before any byte of a response. A connection made and then silent is a slow server,
+    /// and a redirect that was answered shows the network is there, wherever it led.
     private func noAnswer(for code: CURLcode, connectTimeout: Int) -> TransportError.NoAnswer? {
-        guard status == 0 || (300...399).contains(status), let easy else { return nil }
+        guard status == 0, let easy else { return nil }
         var osError = 0
         fs_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osError)
         switch code {

@@ -20,6 +20,17 @@ import Testing
         withExtendedLifetime(silent) {}
     }
 
+    /// The cause of a suite that failed on machines allowing 1 024 descriptors: every run of the
+    /// binary left the test process holding its two output files.
+    @Test func runningTheBinaryLeavesNoDescriptorOfItsOutputOpen() async throws {
+        let cli = try CLI()
+        for _ in 0..<5 { _ = try await cli.run("feeds") }
+        let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)
+        }
+        #expect(!open.contains { $0.hasPrefix(cli.home.path) }, "\(open.filter { $0.hasPrefix(cli.home.path) })")
+    }
+
     enum Victim: String, CaseIterable, Sendable {
         /// The test runner, as when it crashes.
         case runner

@@ -269,4 +269,17 @@ import Testing
         #expect(feeds.first?["outcome"] as? String == "transient", "recorded, not held as offline: \(feeds)")
         withExtendedLifetime(silent) {}
     }
+
+    @Test func aRedirectToADeadHostShowsTheNetworkIsThere() async throws {
+        let cli = try CLI()
+        let port = try Self.closedPort()
+        try await withServer { server, _ in
+            let target = "http://127.0.0.1:\(port)/feed".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let url = await server.baseURL + "/redirect?to=" + target
+            try await Self.subscribe(cli, [url])
+            let pulled = try await cli.run("pull")
+            #expect(pulled.status == 75, "\(pulled.stderr)")
+            #expect(!pulled.stderr.contains("offline"), "the redirecting server answered: \(pulled.stderr)")
+        }
+    }
 }

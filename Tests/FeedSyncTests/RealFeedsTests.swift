@@ -297,4 +297,17 @@ import Testing
         #expect(read[0].formerKey == "https://r.example/s#https://cdn.example/1.jpg")
         #expect(read[2].formerKey == ItemKey.hash(title: "No link", pictureURL: "https://cdn.example/4.jpg"))
     }
+
+    @Test func mediaRSSWithItsPrefixUndeclaredAtomStyleLinksAndIdsInRSSAndAGuidThatIsNoURL() throws {
+        let document = rss(
+            """
+            <item><title>a</title><media:content url="https://cdn.example/a.png" medium="image"/></item>
+            <item><title>b</title><link href="https://r.example/b"/><id>urn:uuid:b</id></item>
+            <item><guid isPermaLink="true">http://example.c[o.test/</guid><title>c</title></item>
+            """)
+        let read = try items(document)
+        #expect(read.map(\.pictureURL) == ["https://cdn.example/a.png", nil, nil])
+        #expect(read.map(\.link) == [nil, "https://r.example/b", nil], "a guid that is no URL is no link")
+        #expect(read[1].key == "urn:uuid:b")
+    }
 }
