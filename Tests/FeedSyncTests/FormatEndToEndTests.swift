@@ -189,7 +189,7 @@ import Testing
         // One page of 20 000 items is 4.4 (JSON Feed) to 5.4 MB (RSS): past the 4 MiB kept in memory.
         try await withServer(items: 20_000, perPage: 20_000) { server, _ async throws -> Void in
             let url = await server.feedURL(format)
-            let pull = try await cli.run("pull", "--feed", url, "--images", "none")
+            let pull = try await cli.run("pull", "--feed", url, "--images", "none", "--timeout", "120")
             #expect(pull.status == 0, "\(pull.stderr)")
             #expect(server.feedRequests.first?.bytes ?? 0 > 4 << 20)
             let stored = try await cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 20_000)
@@ -211,7 +211,7 @@ import Testing
             var faults = Faults()
             faults.next = [.malformed]
             server.setFaults(faults)
-            let pull = try await cli.run("pull", "--feed", url, "--images", "none", "--verbose")
+            let pull = try await cli.run("pull", "--feed", url, "--images", "none", "--verbose", "--timeout", "120")
             #expect(pull.status == 0, "\(pull.stderr)")
             #expect(pull.stderr.contains("not well-formed at line"), "\(pull.stderr)")
             #expect(server.feedRequests.first?.bytes ?? 0 > 4 << 20)
