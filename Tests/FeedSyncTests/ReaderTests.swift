@@ -102,7 +102,9 @@ import Testing
         let script = cli.outside.path + "/browser.sh"
         try "#!/bin/sh\nprintf '%s' \"$1\" > \(record)\n".write(toFile: script, atomically: true, encoding: .utf8)
         chmod(script, 0o755)
-        let browsing = try CLI(environment: ["BROWSER": script, "FEEDSYNC_HOME": cli.home.path])
+        // Run by sh, not executed itself: a child another test starts meanwhile can inherit the
+        // script's descriptor while it is written, and executing it then fails (ETXTBSY).
+        let browsing = try CLI(environment: ["BROWSER": "/bin/sh " + script, "FEEDSYNC_HOME": cli.home.path])
         #expect(try await browsing.run("open", "1").status == 0)
         #expect(try String(contentsOfFile: record, encoding: .utf8) == "https://example.com/read")
         let bare = try CLI(environment: ["BROWSER": "", "PATH": "/nonexistent", "FEEDSYNC_HOME": cli.home.path])
