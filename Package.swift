@@ -30,8 +30,10 @@ let package = Package(
         // libcurl (headers from Debian's libcurl4-openssl-dev), loaded on first use, with typed
         // shims over its variadic calls.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
-        // C calls Swift cannot make: glibc's syncfs, SQLite's variadic sqlite3_config.
-        .target(name: "CFeedSyncSystem", linkerSettings: [.linkedLibrary("sqlite3")]),
+        // C calls Swift cannot make: glibc's O_TMPFILE and linkat, SQLite's variadic
+        // sqlite3_config, xxHash (libxxhash0 by its soname: Debian ships its header only in -dev).
+        .target(
+            name: "CFeedSyncSystem", linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary(":libxxhash.so.0")]),
         // libxml2's SAX2 parser, for RSS and Atom: headers only (libxml2Headers, not pkg-config,
         // whose `-lxml2` would load libxml2 and ICU at every start); the library is loaded on
         // first use (FeedSyncFeed/LibXML2.swift).

@@ -1,19 +1,12 @@
 import FeedSyncStore
 
 /// Keeps the picture cache within its byte budget: the pictures farthest from the reading
-/// position go first, and pictures inside the window never go.
-public struct CacheBudget: Sendable {
+/// position go first, and pictures inside the window never go. `PictureCache.evict` runs it.
+struct CacheBudget: Sendable {
     let store: Store
-    let files: PictureFiles
-    public let bytes: Int64
-    public let pagesAhead: Int
-
-    public init(store: Store, files: PictureFiles, bytes: Int64, pagesAhead: Int) {
-        self.store = store
-        self.files = files
-        self.bytes = bytes
-        self.pagesAhead = pagesAhead
-    }
+    let folder: PictureFolder
+    let bytes: Int64
+    let pagesAhead: Int
 
     /// What an eviction took, and what it left.
     public struct Eviction: Sendable {
@@ -25,14 +18,8 @@ public struct CacheBudget: Sendable {
         public var left: CacheTotals
     }
 
-    /// Evicts until the cache fits, holding the picture folder's lock: each picture's row and
-    /// file go together for every other writer.
-    @discardableResult
-    public func enforce(around position: ReadingPosition) async throws(StoreError) -> Eviction {
-        try await files.exclusively { () async throws(StoreError) in try await evict(around: position) }
-    }
-
-    private func evict(around position: ReadingPosition) async throws(StoreError) -> Eviction {
+    /// Evicts until the cache fits. Call holding the picture folder's lock.
+    func evict(around position: ReadingPosition) async throws(StoreError) -> Eviction {
         // One sum first: a cache within its budget (after most pulls) costs no list of every picture.
         let totals = try await store.cachedTotals()
         guard totals.bytes > bytes else { return Eviction(left: totals) }
@@ -42,7 +29,7 @@ public struct CacheBudget: Sendable {
         where eviction.left.bytes > bytes {
             // The row first: a file without a row is swept by gc; a row without its file would lie.
             try await store.uncachePicture(id: picture.id)
-            files.remove(picture.file)
+            folder.remove(picture.file)
             eviction.left.add(CacheTotals(bytes: -picture.bytes, count: -1))
             eviction.bytes += picture.bytes
             eviction.count += 1
@@ -54,7 +41,7 @@ public struct CacheBudget: Sendable {
     /// With the cache at its budget, how far from the reader a picture outside the window may be
     /// and still be worth fetching: nearer than the farthest cached picture eviction could take
     /// for it (0 when it could take none). One farther would be the first evicted.
-    public func reach(around position: ReadingPosition) async throws(StoreError) -> Int {
+    func reach(around position: ReadingPosition) async throws(StoreError) -> Int {
         evictable(try await cachedPictures(around: position), around: position).map(\.distance).max() ?? 0
     }
 

@@ -3,34 +3,111 @@ import FeedSyncTransport
 import Foundation
 import Synchronization
 
+/// The picture prefetch of a process: one for its life (`FeedSync`'s), whatever pulls it runs
+/// and whatever the reading page asks. It plans and downloads; the bytes go to the `PictureCache`,
+/// which checks, writes and records them.
+///
+/// A pull hands it its client for the pull's length (`begin`): the pictures share the pull's
+/// connections and per-host limit, and a `Run` downloads for the rows the reader will see next
+/// while the pull is paging. A picture the page asks for now (`fetchNow`) goes through the same
+/// client while a pull runs, through one of the prefetcher's own otherwise.
+public final class PicturePrefetcher: Sendable {
+    let store: Store
+    let cache: PictureCache
+    /// The client `fetchNow` uses while no pull runs, made on first use.
+    let idleConfiguration: TransportConfiguration
+    private let shared = Mutex(Shared())
+
+    struct Shared {
+        /// The pull running in this process, if any.
+        var run: PrefetchRun?
+        var idleClient: HTTPClient?
+        /// `fetchNow` calls waiting for the download of a picture another call started, by picture.
+        var fetching: [Int64: [CheckedContinuation<Bool?, Never>]] = [:]
+    }
+
+    public init(cache: PictureCache, idleClient: TransportConfiguration) {
+        store = cache.store
+        self.cache = cache
+        idleConfiguration = idleClient
+    }
+
+    deinit { shared.withLock { $0.idleClient?.shutdown() } }
+
+    /// A pull's run, using `client` until `run` returns; with `--images none` it downloads nothing.
+    public func begin(
+        client: HTTPClient, options: PrefetchOptions, onEvent: @escaping @Sendable (PictureEvent) -> Void = { _ in }
+    ) -> PrefetchRun {
+        let run = PrefetchRun(prefetcher: self, client: client, options: options, onEvent: onEvent)
+        shared.withLock { $0.run = run }
+        return run
+    }
+
+    fileprivate func ended(_ run: PrefetchRun) {
+        shared.withLock { if $0.run === run { $0.run = nil } }
+    }
+
+    /// The client, lane and events of a picture asked for now: the running pull's, else our own.
+    func channel() -> (client: HTTPClient, onEvent: @Sendable (PictureEvent) -> Void) {
+        shared.withLock { shared in
+            if let run = shared.run { return (run.client, run.onEvent) }
+            if shared.idleClient == nil { shared.idleClient = HTTPClient(configuration: idleConfiguration) }
+            return (shared.idleClient!, { _ in })
+        }
+    }
+
+    /// One download per picture however many ask at once: true for the first asker; the others
+    /// wait here for its outcome (`finishFetch`).
+    func joinFetch(_ id: Int64) async -> Bool? {
+        await withCheckedContinuation { continuation in
+            let first = shared.withLock { shared in
+                guard shared.fetching[id] == nil else {
+                    shared.fetching[id]!.append(continuation)
+                    return false
+                }
+                shared.fetching[id] = []
+                return true
+            }
+            if first { continuation.resume(returning: nil) }
+        }
+    }
+
+    func finishFetch(_ id: Int64, cached: Bool) {
+        for waiter in shared.withLock({ $0.fetching.removeValue(forKey: id) ?? [] }) {
+            waiter.resume(returning: cached)
+        }
+    }
+}
+
 /// Downloads pictures for the rows the reader will see next while a pull is paging.
 ///
 /// It plans from the store: the reading position `list` recorded, the rows of the window, the
 /// pictures there that are due (with `--images all`, only the nearest few hundred of them). When to
-/// plan, what to start, take back, record and when to stop is `PrefetchMachine`'s to decide; this
-/// class carries it out: store reads and writes on the task that calls `run`, transfers on the
-/// client, and the file work (checking and writing a picture, flushing a batch) on a serial queue
-/// of its own, off the curl thread and the cooperative pool. A reader who moves is followed within
-/// about a second: queued downloads outside the new window are dropped, and so are those still
-/// waiting in the client's lane; downloads already running finish.
-public final class PicturePrefetcher: Sendable {
-    let store: Store
+/// plan, what to start, take back, record and when to stop is `PrefetchMachine`'s to decide; `run`
+/// carries it out on its task: store reads, the checks and writes of each finished download (the
+/// cache's `accept`), the start of transfers on the client; each batch's record runs as a child
+/// task. A reader who moves is followed within about a second: queued downloads outside the new
+/// window are dropped, and so are those still waiting in the client's lane; downloads already
+/// running finish.
+public final class PrefetchRun: Sendable {
+    let prefetcher: PicturePrefetcher
+    var store: Store { prefetcher.store }
+    var cache: PictureCache { prefetcher.cache }
     let client: HTTPClient
-    let files: PictureFiles
     let options: PrefetchOptions
     let onEvent: @Sendable (PictureEvent) -> Void
     /// Downloads run `concurrency` at a time in the lane; as many more wait there, so a
     /// connection that finishes starts the next one without waiting for `run`.
     let lane: HTTPLane
-    private let events: AsyncStream<PrefetchMachine.Event>
-    private let sink: AsyncStream<PrefetchMachine.Event>.Continuation
-    /// Where pictures are checked and written as their transfers end, and batches flushed and
-    /// recorded. Serial: a batch's flush follows the writes of its pictures.
-    let disk = DispatchQueue(label: "feedsync.pictures")
-    /// Pictures written to temp files and not yet recorded, by picture id.
-    let staging = Mutex<[Int64: PictureFiles.Staged]>([:])
-    /// `fetchNow` calls waiting for the download of a picture another call started, by picture.
-    let fetching = Mutex<[Int64: [CheckedContinuation<Bool?, Never>]]>([:])
+    private let events: AsyncStream<Signal>
+    private let signals: AsyncStream<Signal>.Continuation
+
+    /// What reaches `run`: the machine's events, and downloads as their transfers end (on the
+    /// client's thread), to be checked and written on `run`'s task.
+    enum Signal: Sendable {
+        case machine(PrefetchMachine.Event)
+        case downloaded(PictureJob, Result<HTTPResponse, TransportError>)
+    }
 
     /// With `--images all`, the most jobs one plan holds (at least four per transfer at once).
     static let planLimit = 256
@@ -60,19 +137,16 @@ public final class PicturePrefetcher: Sendable {
         var since: Date
     }
 
-    /// - Parameter directoryMayBeLink: the picture folder is the user's own, which may be a link
-    ///   (see `PictureFiles`).
-    public init(
-        store: Store, client: HTTPClient, directory: String, directoryMayBeLink: Bool = false,
-        options: PrefetchOptions, onEvent: @escaping @Sendable (PictureEvent) -> Void = { _ in }
+    fileprivate init(
+        prefetcher: PicturePrefetcher, client: HTTPClient, options: PrefetchOptions,
+        onEvent: @escaping @Sendable (PictureEvent) -> Void
     ) {
-        self.store = store
+        self.prefetcher = prefetcher
         self.client = client
-        self.files = PictureFiles(directory: directory, folderMayBeLink: directoryMayBeLink)
         self.options = options
         self.onEvent = onEvent
-        self.lane = HTTPLane(limit: options.concurrency)
-        (events, sink) = AsyncStream.makeStream()
+        lane = HTTPLane(limit: options.concurrency)
+        (events, signals) = AsyncStream.makeStream()
     }
 
     /// A page was committed: there may be new pictures in the window. `refreshing`: it rewrote
@@ -88,16 +162,19 @@ public final class PicturePrefetcher: Sendable {
 
     /// Hands `event` to `run`; with `--images none` it does not run, and nothing is kept for it.
     private func signal(_ event: PrefetchMachine.Event) {
-        if options.mode != .none { sink.yield(event) }
+        if options.mode != .none { sink(.machine(event)) }
     }
+
+    /// Hands `signal` to `run` (from any thread).
+    func sink(_ signal: Signal) { signals.yield(signal) }
 
     /// Runs until paging has finished and the window holds nothing due (or the client is shut down:
     /// what was cut off stays due, not failed), then enforces the budget. Call it once.
     public func run() async {
+        defer { prefetcher.ended(self) }
         guard options.mode != .none else { return }
-        files.sweepTemporaryFiles()
         var machine = PrefetchMachine(concurrency: options.concurrency, now: Date())
-        var cache = CacheRoom(
+        var room = CacheRoom(
             budget: options.cacheBudget, pagesAhead: options.pagesAhead, mode: options.mode,
             totals: await storing("sum the cache", { try await store.cachedTotals() }) ?? CacheTotals())
         var handles: [Int64: HTTPTransferHandle] = [:]  // to take back downloads still waiting
@@ -105,10 +182,11 @@ public final class PicturePrefetcher: Sendable {
         var articleStart: PlanStart?
         var firstPages: FirstPages?
         var recording = CacheTotals()
+        var written: [Int64: PictureCache.Written] = [:]  // checked, written, not yet recorded
         await withDiscardingTaskGroup { group in
-            group.addTask { [sink] in
+            group.addTask { [self] in
                 while (try? await Task.sleep(nanoseconds: UInt64(PrefetchMachine.tick * 1e9))) != nil {
-                    sink.yield(.tick)
+                    sink(.machine(.tick))
                 }
             }
             var actions = machine.handle(.tick, now: Date())
@@ -119,16 +197,19 @@ public final class PicturePrefetcher: Sendable {
                     case .plan(let inFlight, let forgetStart):
                         if forgetStart { planStart = nil }
                         let position = await currentPosition()
-                        if position != machine.lastPosition { cache.readerMoved() }
-                        await cache.evictIfOver(around: position) { await evict(around: $0) }
+                        if position != machine.lastPosition { room.readerMoved() }
+                        await room.evictIfOver(around: position) { await evict(around: $0) }
                         let wanted = await plan(
                             position, inFlight: inFlight, start: &planStart, articleStart: &articleStart,
                             firstPages: &firstPages)
-                        let admitted = await cache.admit(
+                        let admitted = await room.admit(
                             wanted.filter { !machine.hasTried($0.id) }, around: position, inFlight: inFlight,
                             planSize: planSize(inFlight: inFlight)
                         ) { position in
-                            await storing("measure the cache", { try await budget.reach(around: position) })
+                            await storing("measure the cache") {
+                                try await cache.reach(
+                                    budget: options.cacheBudget, pagesAhead: options.pagesAhead, around: position)
+                            }
                         }
                         actions += machine.handle(
                             .planned(position: position, wanted: wanted, admitted: admitted),
@@ -139,7 +220,8 @@ public final class PicturePrefetcher: Sendable {
                         for id in ids { handles[id].map(client.withdraw) }
                     case .record(let batch):
                         recording = CacheTotals(bytes: batch.reduce(0) { $0 + $1.picture.bytes }, count: batch.count)
-                        group.addTask { [self] in sink.yield(.recorded(failure: await record(batch))) }
+                        let files = batch.compactMap { written.removeValue(forKey: $0.picture.id) }
+                        group.addTask { [self] in sink(.machine(.recorded(failure: await record(files)))) }
                     case .fail(let job, let reason, let permanent):
                         await fail(job, reason, permanent: permanent)
                     case .report(let event):
@@ -150,10 +232,18 @@ public final class PicturePrefetcher: Sendable {
                         return
                     }
                 }
-                guard let event = await iterator.next() else { return }
+                let event: PrefetchMachine.Event
+                switch await iterator.next() {
+                case nil: return
+                case .machine(let next): event = next
+                case .downloaded(let job, let result):
+                    let (outcome, file) = keep(result, for: job)
+                    written[job.id] = file
+                    event = .ended(id: job.id, outcome)
+                }
                 switch event {
                 case .ended(let id, _): handles[id] = nil
-                case .recorded(nil): cache.totals.add(recording)
+                case .recorded(nil): room.totals.add(recording)
                 case .pagingFinished: firstPages = nil  // the last pages may have brought new feeds'
                 default: break
                 }
@@ -162,20 +252,9 @@ public final class PicturePrefetcher: Sendable {
         }
     }
 
-    /// A download ended: its outcome goes to `run`.
-    func ended(_ job: PictureJob, _ outcome: DownloadOutcome) {
-        sink.yield(.ended(id: job.id, outcome))
-    }
-
     /// Runs a store call for `task`; a failure is reported (the pull exits 74) and gives nil.
     func storing<T>(_ task: String, _ body: () async throws -> T) async -> T? {
-        do {
-            return try await body()
-        } catch {
-            let reason = (error as? StoreError)?.message ?? "\(error)"
-            onEvent(.localFault("cannot \(task) while prefetching pictures: \(reason)"))
-            return nil
-        }
+        await prefetcher.storing(task, onEvent: onEvent, body)
     }
 
     func currentPosition() async -> ReadingPosition {

@@ -10,7 +10,6 @@ import FeedSyncStore
 import FeedSyncSync
 import FeedSyncTransport
 import Foundation
-import Synchronization
 
 /// A data home opened for use: its store, and the pull lock when opened for writing.
 public final class FeedSync: Sendable {
@@ -28,10 +27,11 @@ public final class FeedSync: Sendable {
 
     public let home: DataHome
     let store: Store
-    /// The picture folder with the store's rows of it.
-    var pictures: PictureCache {
-        PictureCache(store: store, directory: home.cacheDirectory, directoryMayBeLink: home.cacheDirectoryMayBeLink)
-    }
+    /// The picture cache's owner: its folder and the store's rows of it. One per process: the
+    /// pulls a long-running reader makes share it (`lockedForWriting`).
+    let pictures: PictureCache
+    /// The process's picture prefetch: its pulls' and the reading page's picture downloads.
+    let prefetcher: PicturePrefetcher
     /// The time a pull's schedule reads: which feeds are due, due times, backoff, `Retry-After`.
     public let clock: TimeSource
     private let lock: PullLock?
@@ -54,12 +54,18 @@ public final class FeedSync: Sendable {
             lock = nil
             store = try Store(path: home.databasePath)
         }
+        pictures = PictureCache(
+            store: store, directory: home.cacheDirectory, directoryMayBeLink: home.cacheDirectoryMayBeLink)
+        // The page's pictures while no pull runs: a few connections, the default settings.
+        prefetcher = PicturePrefetcher(cache: pictures, idleClient: PullSettings().transport(maxConnections: 4))
     }
 
     private init(sharing library: FeedSync, lock: PullLock) {
         home = library.home
         store = library.store
         clock = library.clock
+        pictures = library.pictures
+        prefetcher = library.prefetcher
         self.lock = lock
     }
 
@@ -175,11 +181,6 @@ public final class FeedSync: Sendable {
     /// The item numbered `number`, whole.
     public func item(number: Int64) async throws(StoreError) -> ItemDetail? { try await store.item(number: number) }
 
-    /// The file of item `number`'s cached picture, or of the cached one at `position` inside its article.
-    public func cachedPictureFile(ofItem number: Int64, inside position: Int? = nil) async throws(StoreError)
-        -> String?
-    { try await store.cachedPictureFile(ofItem: number, inside: position) }
-
     /// Marks items read or unread by number; returns the numbers that name no item.
     public func mark(_ numbers: [Int64], read: Bool) async throws(StoreError) -> [Int64] {
         try await store.mark(numbers, read: read)
@@ -197,70 +198,54 @@ public final class FeedSync: Sendable {
         try await store.list(query, page: page, perPage: perPage)
     }
 
-    /// Fetches pictures one at a time on request (the reading page's rows in view whose picture is
-    /// not cached), each checked, written and recorded as a pull's prefetch does.
-    public final class PictureFetcher: Sendable {
-        let store: Store
-        let prefetcher: PicturePrefetcher
-        let client: HTTPClient
-        let home: DataHome
-
-        init(library: FeedSync, budget: Int64) {
-            store = library.store
-            home = library.home
-            client = HTTPClient(configuration: PullSettings().transport(maxConnections: 4))
-            prefetcher = PicturePrefetcher(
-                store: library.store, client: client, directory: library.home.cacheDirectory,
-                directoryMayBeLink: library.home.cacheDirectoryMayBeLink, options: PrefetchOptions(cacheBudget: budget))
+    /// Fetches the picture of the item numbered `number` now (a row of the reading page in view
+    /// whose picture is not cached) unless it is cached or backing off, through the process's one
+    /// prefetcher; returns whether it is cached now.
+    public func fetchPicture(ofItem number: Int64) async -> Bool {
+        guard let job = try? await store.duePicture(ofItem: number) else {
+            return (try? await store.item(number: number))??.item.imageStatus == .cached
         }
-
-        /// Fetches the picture of the item numbered `number` unless it is cached or backing off;
-        /// returns whether it is cached now. While this process pulls the same data home, the
-        /// pull's prefetcher fetches it (its client, its per-host limit, its writes).
-        public func fetch(item number: Int64) async -> Bool {
-            guard let job = try? await store.duePicture(ofItem: number) else {
-                return (try? await store.item(number: number))??.item.imageStatus == .cached
-            }
-            return await (FeedSync.runningPrefetcher(of: home) ?? prefetcher).fetchNow(job)
-        }
-
-        /// Fetches the pictures inside the article of the item numbered `number` that are neither
-        /// cached nor backing off, at once (the client's per-host limit applies); returns how many
-        /// it cached.
-        public func fetchArticle(item number: Int64) async -> Int {
-            let jobs = (try? await store.dueArticlePictures(ofItem: number)) ?? []
-            let fetcher = FeedSync.runningPrefetcher(of: home) ?? prefetcher
-            return await withTaskGroup(of: Bool.self) { group in
-                for job in jobs { group.addTask { await fetcher.fetchNow(job) } }
-                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
-            }
-        }
-
-        deinit { client.shutdown() }
+        return await prefetcher.fetchNow(job, options: await pageFetchOptions())
     }
 
-    /// The prefetcher of the pull running in this process on each data home (by database path).
-    private static let running = Mutex<[String: PicturePrefetcher]>([:])
-
-    static func runningPrefetcher(of home: DataHome) -> PicturePrefetcher? {
-        running.withLock { $0[home.databasePath] }
+    /// Fetches the pictures inside the article of the item numbered `number` that are neither
+    /// cached nor backing off, at once (the client's per-host limit applies); returns how many
+    /// it cached.
+    public func fetchArticlePictures(ofItem number: Int64) async -> Int {
+        let jobs = (try? await store.dueArticlePictures(ofItem: number)) ?? []
+        let options = await pageFetchOptions()
+        return await withTaskGroup(of: Bool.self) { group in
+            for job in jobs { group.addTask { await self.prefetcher.fetchNow(job, options: options) } }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
     }
 
-    public func pictureFetcher() async -> PictureFetcher {
-        PictureFetcher(library: self, budget: (try? await cacheBudget(given: nil)) ?? Self.defaultCacheSize)
+    /// The page's fetches keep the cache within the remembered budget.
+    private func pageFetchOptions() async -> PrefetchOptions {
+        PrefetchOptions(cacheBudget: (try? await cacheBudget(given: nil)) ?? Self.defaultCacheSize)
     }
 
-    /// The cached picture stored as `file`, read without following a link, and its type (the
-    /// kind it was checked to be when cached, which its file's extension names).
-    public func picture(_ file: String) -> (data: Data, type: String)? { pictures.read(file) }
+    /// Item `number`'s own cached picture, or the cached one at `position` inside its article,
+    /// with its type, checked as the cache checks every read: nil when there is none, or it
+    /// failed (it is then due again).
+    public func picture(ofItem number: Int64, inside position: Int? = nil) async throws(StoreError)
+        -> (data: Data, type: String)?
+    {
+        guard let file = try await store.cachedPictureFile(ofItem: number, inside: position) else { return nil }
+        return await pictures.read(file)
+    }
+
+    /// Where a cached picture's file is, checked as every read is: nil (and due again) when it
+    /// failed. What `list` and `show` print.
+    public func picturePath(_ picture: CachedFile?) async -> String? {
+        guard let picture else { return nil }
+        return await pictures.verifiedPath(picture)
+    }
 
     /// The row the item numbered `number` is at now in the all-feeds timeline.
     public func timelineRow(ofItem number: Int64) async throws(StoreError) -> Int? {
         try await store.row(ofItem: number, feedURL: nil)
     }
-
-    /// Where a picture stored as `file` is (stored paths are relative to the cache folder).
-    public func picturePath(_ file: String) -> String { pictures.path(file) }
 
     /// The page the reader was shown last, which steers the picture prefetch of a running pull.
     public func readingPosition() async throws(StoreError) -> ReadingPosition {
@@ -372,23 +357,19 @@ public final class FeedSync: Sendable {
         let client = HTTPClient(
             configuration: settings.transport(maxConnections: settings.pictures.concurrency + settings.feedConcurrency))
         defer { client.shutdown() }
-        let prefetcher = PicturePrefetcher(
-            store: store, client: client, directory: home.cacheDirectory,
-            directoryMayBeLink: home.cacheDirectoryMayBeLink, options: settings.pictures,
-            onEvent: { onUpdate(.picture($0)) })
-        Self.running.withLock { $0[home.databasePath] = prefetcher }
-        defer { _ = Self.running.withLock { $0.removeValue(forKey: home.databasePath) } }
+        // The pictures share the pull's client (its per-host limit) while it runs; so do the page's.
+        let prefetch = prefetcher.begin(client: client, options: settings.pictures, onEvent: { onUpdate(.picture($0)) })
         let network = RunNetwork(
             hosts: Set(asked.map { NetworkVerdict.host(of: feeds[$0].url) }).count, perHost: settings.perHost)
         var feedOptions = settings.feeds
         feedOptions.clock = clock
         feedOptions.onEvent = { onUpdate(.feed($0)) }
-        feedOptions.onCommit = { prefetcher.pagesChanged(refreshing: $0) }
+        feedOptions.onCommit = { prefetch.pagesChanged(refreshing: $0) }
         feedOptions.network = network
         let options = feedOptions
         return await withTaskCancellationHandler {
             // Pictures download while pages keep flowing.
-            async let pictures: Void = prefetcher.run()
+            async let prefetched: Void = prefetch.run()
             await withTaskGroup(of: (index: Int, slot: Int, report: PullReport).self) { group in
                 // Each feed pulled at once has its own engine, with its own download file (slot).
                 var next = asked.makeIterator()
@@ -412,8 +393,8 @@ public final class FeedSync: Sendable {
                     free.append(pulled.slot)
                 }
             }
-            prefetcher.pagingFinished()
-            await pictures
+            prefetch.pagingFinished()
+            await prefetched
             // Offline: nothing is recorded, and every feed not asked stays as due as it was.
             let held = network.takeHeld()
             guard network.offline else {

@@ -32,13 +32,9 @@ public final class ReadingServer: Sendable {
     let library: FeedSync
     let settings: Settings
 
-    /// Fetches the pictures of rows in view that are not cached, at once.
-    let fetcher: FeedSync.PictureFetcher
-
     public init(library: FeedSync, settings: Settings) async {
         self.library = library
         self.settings = settings
-        fetcher = await library.pictureFetcher()
     }
 
     /// Serves until the task is cancelled; `listening` hears the port once it is bound.
@@ -100,7 +96,7 @@ public final class ReadingServer: Sendable {
         router.post("/api/position") { request, _ in try await self.position(request) }
         router.post("/api/items/{number}/picture") { _, context in
             let number = try context.parameters.require("number", as: Int64.self)
-            let cached = await self.fetcher.fetch(item: number)
+            let cached = await self.library.fetchPicture(ofItem: number)
             return Self.json("{\"picture\": \(JSON.string(cached ? "/pictures/\(number)" : nil))}")
         }
         router.get("/api/status") { request, _ in try await self.status(request) }
@@ -119,7 +115,7 @@ public final class ReadingServer: Sendable {
         // The pictures of an article being opened, fetched now: how many came.
         router.post("/api/items/{number}/pictures") { _, context in
             let number = try context.parameters.require("number", as: Int64.self)
-            return Self.json("{\"fetched\": \(await self.fetcher.fetchArticle(item: number))}")
+            return Self.json("{\"fetched\": \(await self.library.fetchArticlePictures(ofItem: number))}")
         }
         return router
     }
@@ -257,10 +253,10 @@ public final class ReadingServer: Sendable {
 
     /// An item's picture from the cache, by the item's number only (and, for a picture inside its
     /// article, its place there): its type is the one checked when it was cached (its file's
-    /// extension).
+    /// extension). One that fails the cache's check is a 404, and due again.
     func picture(_ number: Int64, inside position: Int? = nil) async throws -> Response {
-        let file = try await stored({ try await library.cachedPictureFile(ofItem: number, inside: position) })
-        guard let file, let picture = library.picture(file) else {
+        let picture = try await stored({ try await library.picture(ofItem: number, inside: position) })
+        guard let picture else {
             throw HTTPError(.notFound, message: "no cached picture")
         }
         return Response(

@@ -222,7 +222,8 @@ public struct StoredItem: Sendable, Equatable {
     public var link: String?
     public var pictureURL: String?
     public var imageStatus: PictureStatus
-    public var imagePath: String?
+    /// Its picture's file, when the store says it is cached (`PictureCache` checks it when read).
+    public var image: CachedFile?
     public var published: String?
     /// 1-based rank in the list being shown.
     public var position: Int
@@ -412,11 +413,14 @@ public struct DownloadedPicture: Sendable, Equatable {
     public var file: String
     public var bytes: Int64
     public var mime: String
-    public init(id: Int64, file: String, bytes: Int64, mime: String) {
+    /// XXH3-64 of its bytes.
+    public var hash: UInt64
+    public init(id: Int64, file: String, bytes: Int64, mime: String, hash: UInt64 = 0) {
         self.id = id
         self.file = file
         self.bytes = bytes
         self.mime = mime
+        self.hash = hash
     }
 }
 
@@ -471,8 +475,25 @@ public struct ArticlePicture: Sendable, Equatable {
     public var source: String
     public var url: String
     public var status: PictureStatus
-    /// The cached file's name in the picture folder, when cached.
-    public var file: String?
+    /// The cached file, when the store says it is cached (`PictureCache` checks it when read).
+    public var cached: CachedFile?
+}
+
+/// A picture the store records as cached: its file's name in the picture folder, and the byte
+/// count and hash the file had when it was recorded, against which every read checks it.
+public struct CachedFile: Sendable, Equatable {
+    public var id: Int64
+    public var file: String
+    public var bytes: Int64
+    /// XXH3-64 of the bytes; nil for a picture cached before hashes were kept (its size is checked).
+    public var hash: UInt64?
+
+    public init(id: Int64, file: String, bytes: Int64, hash: UInt64?) {
+        self.id = id
+        self.file = file
+        self.bytes = bytes
+        self.hash = hash
+    }
 }
 
 /// Where a pull's schedule reads the time (which feeds are due, due times, backoff across pulls,

@@ -5,7 +5,8 @@ import GRDB
 
 extension Store {
     static let listColumns = """
-        item.id, key, item.title, link, pic_url, coalesce(picture.status, 'none') AS status, picture.file, published,
+        item.id, key, item.title, link, pic_url, coalesce(picture.status, 'none') AS status, picture.id AS picture_id,
+        picture.file, picture.bytes, picture.hash, published,
         read, coalesce(feed.custom_title, feed.title, feed.url) AS feed_name
         """
     static let listJoin = "LEFT JOIN picture ON picture.id = item.picture_id JOIN feed ON feed.id = item.feed_id"
@@ -15,7 +16,8 @@ extension Store {
             number: row["id"], key: row.text("key") ?? "", title: row.text("title") ?? "",
             link: row.text("link"), pictureURL: row.text("pic_url"),
             imageStatus: row.text("status").flatMap(PictureStatus.init(rawValue:)) ?? .none,
-            imagePath: row.text("file"), published: row.text("published"), position: position,
+            image: row.text("status") == "cached" ? CachedFile.from(row, id: row["picture_id"]) : nil,
+            published: row.text("published"), position: position,
             read: row.integer("read") == 1, feedName: row.text("feed_name") ?? "")
     }
 
@@ -259,14 +261,16 @@ extension Store {
         try Row.fetchAll(
             db,
             sql: """
-                SELECT shown.position, shown.source, picture.url, picture.status, picture.file
+                SELECT shown.position, shown.source, picture.url, picture.status, picture.id, picture.file,
+                    picture.bytes, picture.hash
                 FROM item_content_picture AS shown JOIN picture ON picture.id = shown.picture_id
                 WHERE shown.item_id = ? ORDER BY shown.position
                 """, arguments: [number]
         ).map { row in
             ArticlePicture(
                 position: row["position"], source: row.text("source") ?? "", url: row.text("url") ?? "",
-                status: PictureStatus(rawValue: row.text("status") ?? "") ?? .pending, file: row.text("file"))
+                status: PictureStatus(rawValue: row.text("status") ?? "") ?? .pending,
+                cached: row.text("status") == "cached" ? CachedFile.from(row) : nil)
         }
     }
 

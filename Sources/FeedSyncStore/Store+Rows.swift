@@ -153,3 +153,13 @@ extension Feed: FetchableRecord {
         folder = value(.folder).text
     }
 }
+
+extension CachedFile {
+    /// From a row's `file`, `bytes`, `hash` and (unless given) `id` columns; nil without a file.
+    static func from(_ row: Row, id: Int64? = nil) -> CachedFile? {
+        guard let file = row.text("file"), let id = id ?? row["id"] else { return nil }
+        return CachedFile(
+            id: id, file: file, bytes: Int64(row.integer("bytes", in: 0...(1 << 40)) ?? -1),
+            hash: (row["hash"] as Int64?).map { UInt64(bitPattern: $0) })
+    }
+}

@@ -429,22 +429,24 @@ extension Store {
     /// article, when that picture is cached; nil otherwise. One row, not the whole item: the page
     /// asks for fifty pictures a screen.
     public func cachedPictureFile(ofItem number: Int64, inside position: Int? = nil) async throws(StoreError)
-        -> String?
+        -> CachedFile?
     {
         try await read { db in
             try Row.fetchOne(
                 db,
                 sql: position == nil
                     ? """
-                    SELECT picture.file FROM item JOIN picture ON picture.id = item.picture_id
+                    SELECT picture.id, picture.file, picture.bytes, picture.hash
+                    FROM item JOIN picture ON picture.id = item.picture_id
                     WHERE item.id = ? AND picture.status = 'cached'
                     """
                     : """
-                    SELECT picture.file FROM item_content_picture AS shown JOIN picture ON picture.id = shown.picture_id
+                    SELECT picture.id, picture.file, picture.bytes, picture.hash
+                    FROM item_content_picture AS shown JOIN picture ON picture.id = shown.picture_id
                     WHERE shown.item_id = ? AND shown.position = ? AND picture.status = 'cached'
                     """,
                 arguments: position.map { [number, $0] } ?? [number]
-            )?.text("file")
+            ).flatMap { CachedFile.from($0) }
         }
     }
 
@@ -850,19 +852,21 @@ extension Store {
         }
     }
 
-    /// Records downloaded pictures, all in one transaction. Call only once their files are
-    /// complete, renamed into place and durable.
+    /// Records downloaded pictures, all in one transaction, with their byte counts and hashes.
+    /// Call only once their files are whole and under their names.
     public func markPicturesCached(_ pictures: [DownloadedPicture]) async throws(StoreError) {
         try await write { db in
             let update = try db.cachedStatement(
                 sql: """
-                    UPDATE picture SET status = 'cached', file = ?, bytes = ?, mime = ?, attempts = 0,
+                    UPDATE picture SET status = 'cached', file = ?, bytes = ?, hash = ?, mime = ?, attempts = 0,
                         next_attempt_at = NULL, last_error = NULL, updated_at = ?
                     WHERE id = ?
                     """)
             let now = Date().timeIntervalSince1970
             for picture in pictures {
-                try update.execute(arguments: [picture.file, picture.bytes, picture.mime, now, picture.id])
+                try update.execute(arguments: [
+                    picture.file, picture.bytes, Int64(bitPattern: picture.hash), picture.mime, now, picture.id,
+                ])
             }
         }
     }
@@ -949,12 +953,26 @@ extension Store {
         }
     }
 
-    /// Forgets a cached file (evicted or gone): the picture is pending again.
+    /// Forgets a cached file (evicted, gone or damaged): the picture is pending again, and due
+    /// at once.
     public func uncachePicture(id: Int64) async throws(StoreError) {
         try await write { db in
             try db.execute(
-                sql: "UPDATE picture SET status = 'pending', file = NULL, bytes = NULL, mime = NULL WHERE id = ?",
+                sql: """
+                    UPDATE picture SET status = 'pending', file = NULL, bytes = NULL, hash = NULL, mime = NULL,
+                        next_attempt_at = NULL
+                    WHERE id = ?
+                    """,
                 arguments: [id])
+        }
+    }
+
+    /// Records the hash of a picture cached before hashes were kept, if it is still that file.
+    public func setPictureHash(_ hash: UInt64, of picture: CachedFile) async throws(StoreError) {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE picture SET hash = ? WHERE id = ? AND status = 'cached' AND file = ? AND hash IS NULL",
+                arguments: [Int64(bitPattern: hash), picture.id, picture.file])
         }
     }
 
@@ -963,14 +981,14 @@ extension Store {
         try await write { db in try Self.deleteUnusedPictures(db) }
     }
 
-    /// The file of every cached picture, by the picture's id.
-    public func cachedPictureFiles() async throws(StoreError) -> [Int64: (file: String, bytes: Int64)] {
+    /// Every cached picture's file (of the pictures `ids` only, when given).
+    public func cachedPictureFiles(ids: [Int64]? = nil) async throws(StoreError) -> [CachedFile] {
         try await read { db in
-            var files: [Int64: (String, Int64)] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT id, file, bytes FROM picture WHERE status = 'cached'") {
-                files[row[0]] = (row.text("file") ?? "", row["bytes"] ?? 0)
-            }
-            return files
+            let only = ids.map { "AND id IN (\(Array(repeating: "?", count: $0.count).joined(separator: ",")))" } ?? ""
+            return try Row.fetchAll(
+                db, sql: "SELECT id, file, bytes, hash FROM picture WHERE status = 'cached' \(only)",
+                arguments: StatementArguments(ids ?? [])
+            ).compactMap { CachedFile.from($0) }
         }
     }
 

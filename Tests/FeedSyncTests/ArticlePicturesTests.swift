@@ -1,5 +1,5 @@
 import FeedSyncDemoServer
-import FeedSyncImages
+@testable import FeedSyncImages
 import Foundation
 import Testing
 
@@ -172,7 +172,7 @@ import Testing
             Self.serve(server, count: 5)
             let url = await server.baseURL + "/doc/stories"
             #expect(try await cli.run("pull", "--feed", url, "--max-image-bytes", "100K").status == 0)
-            let folder = PictureFiles(directory: cli.home.path + "/pictures")
+            let folder = PictureFolder(directory: cli.home.path + "/pictures")
             let cachedFiles = Set(folder.allFiles())
             #expect(cachedFiles.count == 11, "two of each story's own and the shared one")
             #expect(try await cli.run("gc").status == 0)
@@ -191,7 +191,7 @@ import Testing
             #expect(try await cli.run("pull", "--feed", url, "--images", "none").status == 0)
             let folder = cli.home.path + "/pictures"
             func cachedBytes() throws -> Int {
-                try PictureFiles(directory: folder).allFiles().reduce(0) { sum, file in
+                try PictureFolder(directory: folder).allFiles().reduce(0) { sum, file in
                     sum + (try FileManager.default.attributesOfItem(atPath: folder + "/" + file)[.size] as! Int)
                 }
             }
@@ -240,7 +240,7 @@ import Testing
             }
             Self.serve(server, count: 30)
             #expect(try await cli.run("pull", "--force", "--max-image-bytes", "100K").status == 0)
-            let files = PictureFiles(directory: cli.home.path + "/pictures").allFiles()
+            let files = PictureFolder(directory: cli.home.path + "/pictures").allFiles()
             #expect(!files.contains { $0.contains(".tmp-") })
             #expect(try await pictures(cli, 20).filter { $0.status == "cached" }.count == 3)
         }

@@ -82,10 +82,10 @@ import Testing
             #expect(cached == requested, "each picture fetched was reported cached")
             let listed = try await library.list(ListQuery(feedURL: nil), page: 30, perPage: 10).items
             #expect(listed.allSatisfy { $0.imageStatus == .cached })
-            #expect(
-                listed.allSatisfy { item in
-                    item.imagePath.map { FileManager.default.fileExists(atPath: library.picturePath($0)) } == true
-                })
+            for item in listed {
+                let path = await library.picturePath(item.image)
+                #expect(path.map { FileManager.default.fileExists(atPath: $0) } == true)
+            }
         }
     }
 

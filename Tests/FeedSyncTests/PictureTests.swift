@@ -1,10 +1,11 @@
 import FeedSyncDemoServer
-import FeedSyncImages
 import FeedSyncStore
 import FeedSyncTransport
 import Foundation
 import Synchronization
 import Testing
+
+@testable import FeedSyncImages
 
 /// Picture prefetch through the built binary against the demo server: real downloads, real files.
 @Suite(.serialized) struct PictureTests {
@@ -219,9 +220,11 @@ import Testing
             try await storeItems(cli, server, url, pictureLatency: 0.5)
             let client = HTTPClient(
                 configuration: TransportConfiguration(userAgent: "feedsync-tests", maxConnections: 4))
+            let configuration = TransportConfiguration(userAgent: "feedsync-tests")
             let prefetcher = PicturePrefetcher(
-                store: try cli.openStore(), client: client, directory: cli.home.path + "/pictures",
-                options: PrefetchOptions(mode: .all, concurrency: 2))
+                cache: PictureCache(store: try cli.openStore(), directory: cli.home.path + "/pictures"),
+                idleClient: configuration
+            ).begin(client: client, options: PrefetchOptions(mode: .all, concurrency: 2))
             prefetcher.pagingFinished()
             let ended = Mutex(false)
             Task {
@@ -299,7 +302,7 @@ import Testing
             let cached = listed.filter { $0.status == "cached" }
             #expect(cached.count == 1)
             #expect(cached.first?.url == "\(base)/pictures/14.png")
-            let files = PictureFiles(directory: cli.home.path + "/pictures").allFiles()
+            let files = PictureFolder(directory: cli.home.path + "/pictures").allFiles()
             #expect(files.count == 1, "nothing but the good picture was written: \(files)")
             #expect(FileManager.default.contents(atPath: cached[0].path!) == DemoServer.png(seed: 14))
             #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
@@ -388,7 +391,7 @@ import Testing
             }
             server.setFaults(Faults())
             #expect(try await cli.run("pull", "--images", "all").status == 0)
-            let files = PictureFiles(directory: cli.home.path + "/pictures").allFiles()
+            let files = PictureFolder(directory: cli.home.path + "/pictures").allFiles()
             #expect(!files.contains { $0.contains(".tmp-") }, "leftover temp files are swept at start")
             #expect(try await pictures(cli).allSatisfy { $0.status == "cached" })
         }
@@ -412,7 +415,7 @@ import Testing
             let farthestKept = cachedRows.map { PrefetchPlan.distance(ofRow: $0, from: position) }.max()!
             let nearestEvicted = evictedRows.map { PrefetchPlan.distance(ofRow: $0, from: position) }.min()!
             #expect(farthestKept <= nearestEvicted)
-            let files = PictureFiles(directory: cli.home.path + "/pictures").allFiles()
+            let files = PictureFolder(directory: cli.home.path + "/pictures").allFiles()
             #expect(files.count == cachedRows.count, "evicted files are deleted")
         }
     }
@@ -495,8 +498,9 @@ import Testing
             #expect(try await cli.run("pull", "--feed", url).status == 0)
         }
         let folder = cli.home.path + "/pictures"
-        let files = PictureFiles(directory: folder)
-        try files.write(Data("stray".utf8), as: "zz/stray.png")
+        let files = PictureFolder(directory: folder)
+        try FileManager.default.createDirectory(atPath: folder + "/zz", withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: folder + "/zz/stray.png", contents: Data("stray".utf8)))
         #expect(FileManager.default.createFile(atPath: folder + "/.tmp-left-behind", contents: Data()))
         let before = try await pictures(cli)
         let missing = try #require(before.first?.path)
@@ -512,28 +516,39 @@ import Testing
         #expect(listed.dropFirst().allSatisfy { $0.status == "cached" })
     }
 
-    @Test func aTempFileIsSweptOnlyWhenTheProcessThatWroteItHasEnded() throws {
+    @Test func aPictureHasNoNameUntilItIsWholeAndNamed() throws {
         let home = try TempDirectory()
-        let files = PictureFiles(directory: home.path + "/pictures")
-        let mine = try files.stage(Data("mine".utf8), as: "01/1.png")
+        let files = PictureFolder(directory: home.path + "/pictures")
+        let mine = try files.write(Data("mine".utf8), for: "01/1.png")
+        #expect(files.allFiles().isEmpty, "a file being written has no name (O_TMPFILE)")
+        try files.name(mine, as: "01/1.png")
+        #expect(files.read("01/1.png") == Data("mine".utf8) && files.allFiles() == ["01/1.png"])
+        // Fetched again: the new copy replaces the old under the same name.
+        let again = try files.write(Data("again".utf8), for: "01/1.png")
+        try files.name(again, as: "01/1.png")
+        #expect(files.read("01/1.png") == Data("again".utf8) && files.allFiles() == ["01/1.png"])
+        // One never named leaves nothing.
+        _ = try files.write(Data("dropped".utf8), for: "01/2.png")
+        #expect(files.allFiles() == ["01/1.png"])
+    }
+
+    @Test func aTempFileIsLeftOverOnlyWhenTheProcessThatWroteItHasEnded() throws {
+        let files = PictureFolder(directory: "/nonexistent")
         let ended = Process()
         ended.executableURL = URL(fileURLWithPath: "/bin/true")
         try ended.run()
         ended.waitUntilExit()
-        try files.write(Data("x".utf8), as: "02/.tmp-\(ended.processIdentifier)-1-2.png")
-        try files.write(Data("x".utf8), as: "03/.tmp-3.png")  // of no process: an older feedsync's
-        #expect(files.sweepTemporaryFiles() == 2)
-        let left = files.allFiles()
-        #expect(left.count == 1 && left[0].hasPrefix("01/.tmp-\(getpid())-"), "this process's is kept: \(left)")
-        try files.place(mine)
-        #expect(files.read("01/1.png") == Data("mine".utf8) && files.allFiles() == ["01/1.png"])
+        #expect(!files.isLeftover("01/.tmp-\(getpid())-1-1.png"), "this process's is its own")
+        #expect(files.isLeftover("02/.tmp-\(ended.processIdentifier)-1-2.png"))
+        #expect(files.isLeftover("03/.tmp-3.png"), "of no process: an older feedsync's")
+        #expect(!files.isLeftover("03/3.png"))
     }
 
     /// The folder's lock is a `flock` another process (here util-linux's `flock`) holds too: a
     /// writer waits for it to be released.
     @Test func theFolderLockWaitsForAnotherProcessHoldingIt() async throws {
         let home = try TempDirectory()
-        let files = PictureFiles(directory: home.path + "/pictures")
+        let files = PictureFolder(directory: home.path + "/pictures")
         await files.exclusively {}  // makes the folder and its lock file
         let marker = home.path + "/released"
         let holder = Process()
@@ -576,6 +591,6 @@ import Testing
                         == DemoServer.png(seed: try #require(picture.url.flatMap(seed))))
             }
         }
-        #expect(!PictureFiles(directory: folder).allFiles().contains { $0.contains(".tmp-") })
+        #expect(!PictureFolder(directory: folder).allFiles().contains { $0.contains(".tmp-") })
     }
 }

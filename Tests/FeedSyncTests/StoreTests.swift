@@ -37,6 +37,7 @@ import Testing
         let migrations = [
             "0001_init", "0002_formats", "0003_band_sizes", "0004_feed_notes", "0005_reader", "0006_timeline",
             "0007_schedule", "0008_no_answer", "0009_search_contentless", "0010_article_pictures", "0011_history",
+            "0012_picture_hash",
         ]
         #expect(try await store.appliedMigrations() == migrations)
         // Opening again applies nothing twice.

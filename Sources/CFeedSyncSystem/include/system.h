@@ -1,11 +1,25 @@
 #ifndef FEEDSYNC_SYSTEM_H
 #define FEEDSYNC_SYSTEM_H
 
-// C calls Swift cannot make: glibc's that its Glibc module leaves out (they need _GNU_SOURCE),
-// and SQLite's variadic sqlite3_config.
+#include <stddef.h>
+#include <stdint.h>
 
-/// syncfs(2): makes everything written to the filesystem holding `fd` durable; 0 or -1 and errno.
-int fs_syncfs(int fd);
+// C calls Swift cannot make: glibc's that its Glibc module leaves out (they need _GNU_SOURCE),
+// SQLite's variadic sqlite3_config, and xxHash (Debian's libxxhash0, which apt itself needs; it
+// ships no header without the -dev package, so its one prototype is declared in system.c).
+
+/// openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode): a file with no name in the folder
+/// `dirfd`, which `fs_link_open_file` names once it is whole. -1 and errno (EOPNOTSUPP, EISDIR or
+/// EINVAL where the file system has no such files).
+int fs_open_tmpfile(int dirfd, unsigned int mode);
+
+/// Gives the open file `fd` (from `fs_open_tmpfile`) the name `name` in the folder `dirfd`:
+/// linkat through /proc/self/fd, which needs no privilege (AT_EMPTY_PATH does). 0, or -1 and
+/// errno (EEXIST when the name is taken).
+int fs_link_open_file(int fd, int dirfd, const char *name);
+
+/// XXH3's 64-bit hash of `length` bytes: a picture's checksum, about 30 GB/s.
+uint64_t fs_hash64(const void *bytes, size_t length);
 
 /// sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0): SQLite stops counting its memory, which takes a
 /// process-wide mutex on every allocation. Works only before SQLite's first use in the process

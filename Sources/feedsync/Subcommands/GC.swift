@@ -40,7 +40,7 @@ struct GC: AsyncParsableCommand {
             try Output.line(
                 """
                 removed \(done.temporaryFiles) temp files, \(done.unknownFiles) unknown files, \
-                \(done.unusedPictures) unused pictures; forgot \(done.forgotten) pictures whose file was gone; \
+                \(done.unusedPictures) unused pictures; forgot \(done.forgotten) pictures whose file was gone or damaged; \
                 evicted \(done.evicted) (\(done.evictedBytes) bytes)
                 """)
         }
@@ -52,9 +52,10 @@ struct GC: AsyncParsableCommand {
         let found = try await fail(on: { try await library.checkCache() })
         try Output.line(
             "\(found.cached) cached pictures; missing files \(found.missing.count), partial \(found.partial.count), "
-                + "unknown \(found.unknown.count), temp files of ended processes \(found.leftovers.count)")
+                + "damaged \(found.damaged.count), unknown \(found.unknown.count), temp files of ended processes \(found.leftovers.count)"
+        )
         guard found.isClean else {
-            let named = (found.missing + found.partial + found.unknown + found.leftovers).prefix(5)
+            let named = (found.missing + found.partial + found.damaged + found.unknown + found.leftovers).prefix(5)
             complain(
                 "the picture cache and the store disagree (\(named.joined(separator: ", "))); feedsync gc mends it")
             throw ExitCode(Exit.ioError)

@@ -79,7 +79,7 @@ struct List: AsyncParsableCommand {
         let query = ListQuery(
             feedURL: chosen?.url, folder: folder, unread: unread, search: search.flatMap(SearchText.query),
             since: since.flatMap { DateArgument.parse($0) })
-        let listed = try await fail(on: { try await library.list(query, page: page, perPage: perPage) })
+        var listed = try await fail(on: { try await library.list(query, page: page, perPage: perPage) })
         // The reader's position steers picture prefetch: a person reading on a terminal moves it, a
         // script paging through everything does not. A filtered list is not one the window follows,
         // and a page past the end is no place. Failing to record it must not hide the list.
@@ -87,8 +87,12 @@ struct List: AsyncParsableCommand {
         if recordPosition || (Terminal.isInteractive && !json), !query.isFiltered, page <= pages {
             try? await library.setReadingPosition(ReadingPosition(feedURL: chosen?.url, page: page, perPage: perPage))
         }
-        let paths = listed.items.map { item in
-            item.imageStatus == .cached ? item.imagePath.map(library.picturePath) : nil
+        // A cached picture whose file fails the cache's check is not offered: it is due again.
+        var paths: [String?] = []
+        for index in listed.items.indices {
+            let path = await library.picturePath(listed.items[index].image)
+            if listed.items[index].image != nil, path == nil { listed.items[index].imageStatus = .pending }
+            paths.append(path)
         }
         if json {
             try Output.line(jsonPage(listed, paths: paths))

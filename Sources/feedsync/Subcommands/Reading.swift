@@ -19,13 +19,20 @@ struct Show: AsyncParsableCommand {
 
     func run() async throws {
         let library = try await homeOptions.open(.reading)
-        let detail = try await library.item(argument: number)
+        var detail = try await library.item(argument: number)
         // The summary is plain text already: a paragraph of its own.
         let rendered =
             detail.content.map { ReadableText.render($0, base: detail.item.link) }
             ?? ReadableText.Rendered(paragraphs: detail.summary.map { [$0] } ?? [], links: [])
-        let path = detail.item.imageStatus == .cached ? detail.item.imagePath.map(library.picturePath) : nil
-        let paths = detail.pictures.map { $0.status == .cached ? $0.file.map(library.picturePath) : nil }
+        // A cached picture whose file fails the cache's check is not offered: it is due again.
+        let path = await library.picturePath(detail.item.image)
+        if detail.item.image != nil, path == nil { detail.item.imageStatus = .pending }
+        var paths: [String?] = []
+        for index in detail.pictures.indices {
+            let path = await library.picturePath(detail.pictures[index].cached)
+            if detail.pictures[index].cached != nil, path == nil { detail.pictures[index].status = .pending }
+            paths.append(path)
+        }
         try Output.line(
             json ? jsonItem(detail, rendered, path: path, picturePaths: paths) : text(detail, rendered, path: path))
         _ = try await fail(on: { try await library.mark([number], read: true) })
