@@ -90,7 +90,6 @@ final class PictureFolder: Sendable {
         /// Where the file system has no nameless files: its temp name in `folder`.
         let temporary: String?
         private let owner: PictureFolder
-        private let named = Mutex(false)
 
         fileprivate init(fd: Int32, folder: String, temporary: String?, owner: PictureFolder) {
             self.fd = fd
@@ -99,11 +98,10 @@ final class PictureFolder: Sendable {
             self.owner = owner
         }
 
-        fileprivate func markNamed() { named.withLock { $0 = true } }
-
         deinit {
             close(fd)
-            if let temporary, !named.withLock({ $0 }) { owner.remove(folder + "/" + temporary) }
+            // Once named, the temp name is gone and this removes nothing (no other writer uses it).
+            if let temporary { owner.remove(folder + "/" + temporary) }
         }
     }
 
@@ -157,7 +155,6 @@ final class PictureFolder: Sendable {
                 else { throw Self.error(errno) }
             }
         }
-        unnamed.markNamed()
     }
 
     /// Runs `body` once more, with the folders opened afresh, when it fails with ENOENT: the

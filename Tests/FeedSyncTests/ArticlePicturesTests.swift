@@ -1,9 +1,9 @@
 import FeedSyncDemoServer
-@testable import FeedSyncImages
 import Foundation
 import Testing
 
 @testable import FeedSyncFeed
+@testable import FeedSyncImages
 
 /// Which pictures an item's content shows: the parser's byte scan and the reading page's tree
 /// must pick the same ones, by the same rules.

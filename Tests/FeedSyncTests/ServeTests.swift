@@ -259,13 +259,56 @@ import Testing
             let check = try await cli.run("gc", "--check")
             #expect(check.status == 0, "\(check)")
             #expect(
-                check.stdout.contains("missing files 0, partial 0, unknown 0, temp files of ended processes 0"),
+                check.stdout.contains(
+                    "missing files 0, partial 0, damaged 0, unknown 0, temp files of ended processes 0"),
                 "\(check.stdout)")
             #expect(try await cli.openStore().integrityCheck() == ["ok"])
             let cached = try await cli.listedItems().filter {
                 ($0["image"] as? [String: Any])?["status"] as? String == "cached"
             }
             #expect(!cached.isEmpty, "pictures were cached")
+        }
+    }
+
+    /// A cached picture cut short, overwritten or removed behind feedsync's back is never served:
+    /// 404, and the page's fetch of a row in view brings it back. Reads take no lock: a picture
+    /// is served while another process holds the folder's lock, as a pull recording a batch does.
+    @Test func aDamagedPictureIs404AndFetchedAgainAndNoReadWaitsForABatch() async throws {
+        let cli = try CLI()
+        try await withServer(items: 10, perPage: 10) { _, url async throws -> Void in
+            #expect(try await cli.run("pull", "--feed", url).status == 0)
+            let items = try await cli.listedItems()
+            let numbers = items.map { $0["number"] as! Int }
+            let paths = items.map { ($0["image"] as! [String: Any])["path"] as! String }
+            let whole = try paths.map { try #require(FileManager.default.contents(atPath: $0)) }
+            let served = try await serve(cli, ["--pull-every", "1h"])
+            defer { served.process.kill9() }
+            // Cut short, the same length of other bytes, removed.
+            try whole[0].prefix(whole[0].count / 2).write(to: URL(fileURLWithPath: paths[0]))
+            try Data(whole[1].map { $0 ^ 0x5A }).write(to: URL(fileURLWithPath: paths[1]))
+            try FileManager.default.removeItem(atPath: paths[2])
+            for index in 0..<3 {
+                #expect(try served.curl("/pictures/\(numbers[index])").status == 404, "damaged \(index)")
+                #expect(try served.curl("/pictures/\(numbers[index])").status == 404, "and still")
+                let fetched = try served.curl("/api/items/\(numbers[index])/picture", post: true)
+                #expect(fetched.body.contains("/pictures/\(numbers[index])"), "\(fetched)")
+                let again = try served.curl("/pictures/\(numbers[index])")
+                #expect(again.status == 200 && Data(again.body.utf8).count > 0)
+                #expect(FileManager.default.contents(atPath: paths[index]) == whole[index], "whole again")
+            }
+            // The folder's lock held by another process for two seconds: a picture is served at once.
+            let holder = Process()
+            holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+            holder.arguments = [cli.home.path + "/pictures/.lock", "-c", "touch \(cli.home.path)/held; sleep 2"]
+            try holder.run()
+            defer { holder.waitUntilExit() }
+            while !FileManager.default.fileExists(atPath: cli.home.path + "/held") {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let start = Date()
+            #expect(try served.curl("/pictures/\(numbers[5])").status == 200)
+            #expect(Date().timeIntervalSince(start) < 1, "the read waited for the lock")
+            #expect(holder.isRunning, "the lock was still held")
         }
     }
 
