@@ -130,6 +130,7 @@
       thumb = document.createElement("img");
       thumb.loading = "lazy";
       thumb.alt = "";
+      thumb.addEventListener("error", () => pictureFailed(item), { once: true });
       thumb.src = item.picture;
     } else {
       thumb = document.createElement("div");
@@ -161,15 +162,33 @@
       const body = await call("/api/items/" + item.number + "/picture", "POST");
       if (!body.picture) return;
       item.picture = body.picture;
-      for (const [i, element] of state.drawn) {
-        if (element.dataset.number === String(item.number)) {
-          const fresh = rowElement(i, item);
-          element.replaceWith(fresh);
-          state.drawn.set(i, fresh);
-        }
-      }
+      redrawRowsOf(item);
     } catch (error) {
       // Offline, or the picture failed: the placeholder stays.
+    }
+  }
+
+  // A thumbnail the server answered 404 for: the cache found its file damaged or gone (changed
+  // behind feedsync's back) and dropped it, so it is due again. Asked for once more at once; the
+  // placeholder shows meanwhile.
+  const failed = new Set();
+  function pictureFailed(item) {
+    if (failed.has(item.number)) return;
+    failed.add(item.number);
+    item.picture = null;
+    item.image.status = "pending";
+    asked.delete(item.number);
+    redrawRowsOf(item);
+    fetchPicture(item);
+  }
+
+  function redrawRowsOf(item) {
+    for (const [i, element] of state.drawn) {
+      if (element.dataset.number === String(item.number)) {
+        const fresh = rowElement(i, item);
+        element.replaceWith(fresh);
+        state.drawn.set(i, fresh);
+      }
     }
   }
 

@@ -510,6 +510,12 @@ private let curlWriteHeader: curl_write_callback = { data, size, count, context 
         transfer.beginResponse(line)
     } else if line.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) {
         transfer.headersComplete = true
+        // Room for the body at once, as long as it says, up to what the request keeps in memory
+        // and 1 MiB, so a body is not copied as it grows (a picture, in one piece).
+        if let length = transfer.headers["content-length"].flatMap(Int.init), length > 0, transfer.body.isEmpty {
+            let keeps = min(transfer.request.spill.map { $0.above + 1 } ?? transfer.request.maxBodyBytes, 1 << 20)
+            transfer.body.reserveCapacity(min(length, keeps))
+        }
     } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
         func text(_ part: Slice<UnsafeBufferPointer<UInt8>>) -> String {
             let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }

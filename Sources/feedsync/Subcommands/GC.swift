@@ -21,8 +21,8 @@ struct GC: AsyncParsableCommand {
     @Flag(
         name: .customLong("check"),
         help: ArgumentHelp(
-            "Change nothing: check that every cached picture's file is there and whole and every file "
-                + "is a picture's; exit 74 naming what disagrees."))
+            "Change nothing: check that every cached picture's file is there, whole and unchanged (its "
+                + "size and hash) and every file is a picture's; exit 74 naming what disagrees."))
     var checkOnly = false
 
     func validate() throws {
