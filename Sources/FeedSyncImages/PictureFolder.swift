@@ -23,8 +23,8 @@ final class PictureFolder: Sendable {
     static let lockName = ".lock"
 
     /// The open folders: the 256 sub-folders by number, then the folder itself (-1: not open).
-    /// Folders a reset let go stay open until this value goes: a descriptor another task may be
-    /// using is never closed under it (resets are rare: the folder was removed behind our back).
+    /// Folders `reopen` let go stay open until this value goes: a descriptor another task may be
+    /// using is never closed under it (only removed folders are let go).
     private let open = Mutex<(folders: [Int32], retired: [Int32])>((Array(repeating: -1, count: 257), []))
     private static let top = 256
 
@@ -168,11 +168,17 @@ final class PictureFolder: Sendable {
         }
     }
 
-    /// Lets go of the open folders: the next use opens them again by path.
+    /// Lets go of the open folders that were removed since they were opened: the next use opens
+    /// them again by path. Only those, so however often it is called, no more descriptors stay
+    /// retired than folders were removed.
     func reopen() {
         open.withLock { open in
-            open.retired += open.folders.filter { $0 >= 0 }
-            open.folders = Array(repeating: -1, count: 257)
+            for index in open.folders.indices where open.folders[index] >= 0 {
+                var status = stat()
+                guard fstat(open.folders[index], &status) != 0 || status.st_nlink == 0 else { continue }
+                open.retired.append(open.folders[index])
+                open.folders[index] = -1
+            }
         }
     }
 

@@ -10,7 +10,7 @@ extension PrefetchRun {
             sink(.machine(.ended(id: job.id, .failed("not an http(s) URL", permanent: true))))
             return nil
         }
-        return client.start(request, lane: lane) { [self] result in downloaded(job, result) }
+        return client.start(request, lane: lane) { [self] result in sink(.downloaded(job, result)) }
     }
 
     /// What a finished transfer leaves: a written picture, or why there is none.

@@ -102,23 +102,11 @@ public final class PrefetchRun: Sendable {
     private let events: AsyncStream<Signal>
     private let signals: AsyncStream<Signal>.Continuation
 
-    /// What reaches `run`: the machine's events, and that downloads ended (on the client's
-    /// thread): they wait in `ended`, to be checked and written on `run`'s task.
+    /// What reaches `run`: the machine's events, and each download as its transfer ends (on the
+    /// client's thread), to be checked and written on `run`'s task.
     enum Signal: Sendable {
         case machine(PrefetchMachine.Event)
-        case downloadsEnded
-    }
-    /// Downloads ended and not yet taken by `run`; the first of them signals it.
-    private let ended = Mutex<[(PictureJob, Result<HTTPResponse, TransportError>)]>([])
-
-    /// A download ended (on the client's thread).
-    func downloaded(_ job: PictureJob, _ result: Result<HTTPResponse, TransportError>) {
-        if ended.withLock({ ended in
-            ended.append((job, result))
-            return ended.count == 1
-        }) {
-            sink(.downloadsEnded)
-        }
+        case downloaded(PictureJob, Result<HTTPResponse, TransportError>)
     }
 
     /// With `--images all`, the most jobs one plan holds (at least four per transfer at once).
@@ -195,7 +183,6 @@ public final class PrefetchRun: Sendable {
         var firstPages: FirstPages?
         var recording = CacheTotals()
         var written: [Int64: PictureCache.Written] = [:]  // checked, written, not yet recorded
-        var pending: [PrefetchMachine.Event] = []  // taken from the stream, not yet handled
         await withDiscardingTaskGroup { group in
             group.addTask { [self] in
                 while (try? await Task.sleep(nanoseconds: UInt64(PrefetchMachine.tick * 1e9))) != nil {
@@ -245,26 +232,15 @@ public final class PrefetchRun: Sendable {
                         return
                     }
                 }
-                // One event at a time, its actions carried out before the next is handled (a
-                // plan counts what is in flight when it runs).
-                if pending.isEmpty {
-                    switch await iterator.next() {
-                    case nil: return
-                    case .machine(let event): pending = [event]
-                    case .downloadsEnded:
-                        // All that ended since the last signal.
-                        pending = ended.withLock { ended in
-                            defer { ended = [] }
-                            return ended
-                        }.map { job, result in
-                            let (outcome, file) = keep(result, for: job)
-                            written[job.id] = file
-                            return .ended(id: job.id, outcome)
-                        }
-                    }
-                    pending.reverse()  // taken from the end
+                let event: PrefetchMachine.Event
+                switch await iterator.next() {
+                case nil: return
+                case .machine(let next): event = next
+                case .downloaded(let job, let result):
+                    let (outcome, file) = keep(result, for: job)
+                    written[job.id] = file
+                    event = .ended(id: job.id, outcome)
                 }
-                guard let event = pending.popLast() else { continue }
                 switch event {
                 case .ended(let id, _): handles[id] = nil
                 case .recorded(nil): room.totals.add(recording)
