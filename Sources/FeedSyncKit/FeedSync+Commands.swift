@@ -22,6 +22,9 @@ extension FeedSync {
     public struct PullRun: Sendable {
         public var feeds: [Feed]
         public var reports: [PullReport?]
+        /// The accounts synced, and how each ended (nil: not reached, the pull was cancelled).
+        public var accounts: [Account] = []
+        public var accountReports: [PullReport?] = []
     }
 
     /// Pulls the feeds `selection` names (`pull(_:settings:forgetting:onUpdate:)` says how).
@@ -34,10 +37,13 @@ extension FeedSync {
     ) async throws(StoreError) -> PullRun {
         let settings = try await withCacheBudget(settings)
         var feeds: [Feed] = []
+        var accounts: [Account] = []
         var new = Set<Int64>()
         switch selection {
         case .subscribed:
-            feeds = try await store.feeds()
+            // An account's feeds come down with its sync, not a pull of their own.
+            feeds = try await store.feeds().filter { $0.accountID == nil }
+            accounts = try await store.accounts()
         case .named(let urls, let format):
             for url in urls {
                 let known = try await feed(url: url) != nil
@@ -46,8 +52,10 @@ extension FeedSync {
                 feeds.append(subscribed)
             }
         }
-        let reports = await pull(feeds, settings: settings, forgetting: new, onUpdate: onUpdate)
-        return PullRun(feeds: feeds, reports: reports)
+        let reports = await pull(feeds, accounts: accounts, settings: settings, forgetting: new, onUpdate: onUpdate)
+        return PullRun(
+            feeds: feeds, reports: Array(reports.prefix(feeds.count)), accounts: accounts,
+            accountReports: Array(reports.dropFirst(feeds.count)))
     }
 
     /// What `add` did.
@@ -142,7 +150,9 @@ extension FeedSync {
             var wait = min(every, 30)
             if let writer = try? lockedForWriting() {
                 let settings = (try? await writer.withCacheBudget(PullSettings())) ?? PullSettings()
-                let reports = await writer.pull((try? await writer.feeds()) ?? [], settings: settings)
+                let reports = await writer.pull(
+                    ((try? await writer.feeds()) ?? []).filter { $0.accountID == nil },
+                    accounts: (try? await writer.accounts()) ?? [], settings: settings)
                 let now = writer.clock.now()
                 if !reports.contains(where: { $0?.unanswered == true && $0?.due.map { $0.at <= now } == true }) {
                     wait = every

@@ -34,7 +34,7 @@ public final class FeedSync: Sendable {
     let prefetcher: PicturePrefetcher
     /// The time a pull's schedule reads: which feeds are due, due times, backoff, `Retry-After`.
     public let clock: TimeSource
-    private let lock: PullLock?
+    let lock: PullLock?
 
     /// Opens `home` (created if needed). Throws `SyncError` (the folder, the lock) or `StoreError`.
     public init(home: DataHome, access: Access, clock: TimeSource = .system) throws {
@@ -184,6 +184,11 @@ public final class FeedSync: Sendable {
     /// Marks items read or unread by number; returns the numbers that name no item.
     public func mark(_ numbers: [Int64], read: Bool) async throws(StoreError) -> [Int64] {
         try await store.mark(numbers, read: read)
+    }
+
+    /// Stars items (or takes their stars off) by number; returns the numbers that name no item.
+    public func star(_ numbers: [Int64], starred: Bool) async throws(StoreError) -> [Int64] {
+        try await store.star(numbers, starred: starred)
     }
 
     /// Marks every item (of `feed`, published before `before`) read or unread; returns how many changed.
@@ -337,8 +342,11 @@ public final class FeedSync: Sendable {
     /// happens, from the tasks doing it: it must return quickly. Cancelling the calling task stops
     /// every feed between two transactions and cuts the downloads off (what was cut off stays due).
     /// A change of the reading position while it runs re-targets the pictures within a second.
+    ///
+    /// `accounts` sync beside the feeds, through the same client (`syncAccounts`); their reports
+    /// follow the feeds' in the result.
     public func pull(
-        _ feeds: [Feed], settings: PullSettings, forgetting new: Set<Int64> = [],
+        _ feeds: [Feed], accounts: [Account] = [], settings: PullSettings, forgetting new: Set<Int64> = [],
         onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
     ) async -> [PullReport?] {
         precondition(lock != nil, "a pull needs the data home's lock: open for .writing")
@@ -370,6 +378,7 @@ public final class FeedSync: Sendable {
         return await withTaskCancellationHandler {
             // Pictures download while pages keep flowing.
             async let prefetched: Void = prefetch.run()
+            async let synced = syncAccounts(accounts, client: client, onCommit: { prefetch.pagesChanged() })
             await withTaskGroup(of: (index: Int, slot: Int, report: PullReport).self) { group in
                 // Each feed pulled at once has its own engine, with its own download file (slot).
                 var next = asked.makeIterator()
@@ -393,13 +402,14 @@ public final class FeedSync: Sendable {
                     free.append(pulled.slot)
                 }
             }
+            let accountReports = await synced
             prefetch.pagingFinished()
             await prefetched
             // Offline: nothing is recorded, and every feed not asked stays as due as it was.
             let held = network.takeHeld()
             guard network.offline else {
                 for (feedID, record) in held { _ = try? await store.recordPull(feedID: feedID, record) }
-                return reports
+                return reports + accountReports
             }
             for index in asked {
                 if reports[index] == nil, !Task.isCancelled {
@@ -410,7 +420,7 @@ public final class FeedSync: Sendable {
                 }
                 if reports[index]?.unanswered == true { reports[index]?.offline = true }
             }
-            return reports
+            return reports + accountReports
         } onCancel: {
             client.shutdown()  // downloads are not tasks: cut them off
         }

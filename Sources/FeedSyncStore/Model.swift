@@ -197,6 +197,9 @@ public struct Feed: Sendable, Equatable {
     public var customTitle: String?
     /// Its folder (from OPML), levels joined by "/".
     public var folder: String?
+    /// The account whose server fetches this feed (a pull does not), and the feed's own address there.
+    public var accountID: Int64?
+    public var sourceURL: String?
 
     /// What the feed is called: the user's title, else its own, else its URL.
     public var name: String { customTitle ?? title ?? url }

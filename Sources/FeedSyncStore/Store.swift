@@ -460,6 +460,21 @@ extension Store {
                 // An UPDATE counts every row its WHERE matched, changed or not.
                 if db.changesCount == 0 { missing.append(number) }
             }
+            try Self.queueMarks(db, ids: numbers, field: "read", value: read)
+            return missing
+        }
+    }
+
+    /// Stars the items numbered `numbers` (or takes their stars off); returns the numbers that name no item.
+    public func star(_ numbers: [Int64], starred: Bool) async throws(StoreError) -> [Int64] {
+        try await write { db in
+            let update = try db.cachedStatement(sql: "UPDATE item SET starred = ? WHERE id = ?")
+            var missing: [Int64] = []
+            for number in numbers {
+                try update.execute(arguments: [starred, number])
+                if db.changesCount == 0 { missing.append(number) }
+            }
+            try Self.queueMarks(db, ids: numbers, field: "starred", value: starred)
             return missing
         }
     }
@@ -469,20 +484,34 @@ extension Store {
     public func markAll(read: Bool, feedID: Int64?, before: Date?) async throws(StoreError) -> Int {
         try await write { db in
             var conditions = ["read != ?"]
-            var arguments: StatementArguments = [read, read]
+            var values: [(any DatabaseValueConvertible)?] = [read]
             if let feedID {
                 conditions.append("feed_id = ?")
-                arguments += [feedID]
+                values.append(feedID)
             }
             if let before {
                 conditions.append("timeline < ?")
-                arguments += [before.timeIntervalSince1970]
+                values.append(before.timeIntervalSince1970)
+            }
+            let filter = conditions.joined(separator: " AND ")
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM account)") == true {
+                // The account items' marks wait for their servers (one statement, before the update
+                // changes what `read != ?` selects).
+                try db.execute(
+                    sql: """
+                        INSERT INTO sync_status (item_id, field, value, queued_at)
+                        SELECT item.id, 'read', ?, ? FROM item JOIN feed ON feed.id = item.feed_id
+                        WHERE feed.account_id IS NOT NULL AND \(filter)
+                        ON CONFLICT (item_id, field) DO UPDATE SET value = excluded.value, queued_at = excluded.queued_at
+                        """,
+                    arguments: StatementArguments([read, Date().timeIntervalSince1970] + values))
             }
             try db.execute(
-                sql: "UPDATE item SET read = ? WHERE \(conditions.joined(separator: " AND "))", arguments: arguments)
+                sql: "UPDATE item SET read = ? WHERE \(filter)", arguments: StatementArguments([read] + values))
             return db.changesCount
         }
     }
+
 }
 
 // MARK: - Pages: what a pull stores
@@ -514,106 +543,113 @@ extension Store {
         }
     }
 
+    /// Writes items to `band` of the feed: those not stored before appended in order, those stored
+    /// before refreshed in place (a `commit`'s, or an account page's, in its transaction).
+    static func writeItems(_ db: Database, feedID: Int64, band: Int, new: [FeedItem], updated: [FeedItem]) throws {
+        let now = Date().timeIntervalSince1970
+        var seq =
+            try Int.fetchOne(
+                db.cachedStatement(sql: "SELECT max(seq) FROM item WHERE feed_id = ? AND band = ?"),
+                arguments: [feedID, band]) ?? -1
+        // New and known items are written alike: an insert that finds the key already stored
+        // refreshes the content in place instead, so a known key keeps its place (band, seq).
+        // seq counts only rows really inserted, keeping each band's seq 0, 1, 2 ... without
+        // holes, and band_size in step (list relies on both). Items sharing a picture URL share
+        // its row.
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT INTO item (feed_id, key, band, seq, title, link, pic_url, picture_id, published, summary,
+                                  content, stored_at, timeline)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (feed_id, key) DO NOTHING
+                """)
+        let refresh = try db.cachedStatement(
+            sql: """
+                UPDATE item SET title = ?, link = ?, published = ?, summary = ?, content = ?, pic_url = ?,
+                    picture_id = ?
+                WHERE feed_id = ? AND key = ? RETURNING id
+                """)
+        let index = try db.cachedStatement(sql: "INSERT INTO item_search (rowid, title, body) VALUES (?, ?, ?)")
+        var timeline = try Timeline(db, feedID: feedID, band: band, above: seq)
+        var inserted = 0
+        var searched: [(id: Int64, item: FeedItem)] = []
+        // An item stored under the key an earlier rule gave it moves to its key (no
+        // duplicate; its place, read state and number kept).
+        let rekey = try db.cachedStatement(sql: "UPDATE OR IGNORE item SET key = ? WHERE feed_id = ? AND key = ?")
+        for item in updated {
+            if let former = item.formerKey { try rekey.execute(arguments: [item.key, feedID, former]) }
+        }
+        for item in [new, updated].joined() {
+            let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
+            let time = timeline.time(published: item.publishedSeconds, now: Int64(now))
+            // The one statement stepped through SQLite's C API (Store+SQLite.swift explains why).
+            try insert.run(db) { values in
+                values.add(feedID)
+                values.add(item.key)
+                values.add(band)
+                values.add(seq + 1)
+                values.add(item.title)
+                values.add(item.link)
+                values.add(item.pictureURL)
+                values.add(pictureID)
+                values.add(item.published)
+                values.add(item.summary)
+                values.add(item.content)
+                values.add(now)
+                values.add(time)
+            }
+            if db.changesCount == 1 {
+                seq += 1
+                inserted += 1
+                timeline.append(time, seq: seq)
+                let id = db.lastInsertedRowID
+                searched.append((id, item))
+                try Self.linkArticlePictures(db, item: id, item.contentPictures ?? [])
+            } else {
+                // A changed text re-indexes itself (Migrations/0009's trigger).
+                refresh.setUncheckedArguments([
+                    item.title, item.link, item.published, item.summary, item.content, item.pictureURL, pictureID,
+                    feedID, item.key,
+                ])
+                guard let id = try Int64.fetchOne(refresh) else { continue }
+                try db.cachedStatement(sql: "DELETE FROM item_content_picture WHERE item_id = ?").execute(
+                    arguments: [id])
+                try Self.linkArticlePictures(db, item: id, item.contentPictures ?? [])
+            }
+        }
+        // The search index is written after the items, not between them: FTS5 rows inserted
+        // between other statements cost four times as much (BENCHMARKS.md, P6).
+        for (id, item) in searched {
+            // The index keeps no copy of the text: a row leaves it only given the same text,
+            // made again from the item's columns (search_body), so the parser's must be that.
+            assert(
+                item.searchBody == nil
+                    || item.searchBody == SearchText.body(content: item.content, summary: item.summary))
+            try index.run(db) { values in
+                values.add(id)
+                values.add(SearchText.title(item.title))
+                values.add(item.searchBody ?? SearchText.body(content: item.content, summary: item.summary))
+            }
+        }
+        try timeline.write(db)
+        // GRDB's observers did not see the inserts stepped above: tell them.
+        try db.notifyChanges(in: Table("item"))
+        if inserted > 0 {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO band_size (feed_id, band, size) VALUES (?, ?, ?)
+                    ON CONFLICT (feed_id, band) DO UPDATE SET size = size + excluded.size
+                    """
+            ).execute(arguments: [feedID, band, inserted])
+        }
+    }
+
     /// Writes a page's items and the cursor that follows them in one transaction: a process killed
     /// at any instant leaves either both or neither.
     public func commit(_ page: PageCommit) async throws(StoreError) {
         try await write { db in
-            let now = Date().timeIntervalSince1970
-            var seq =
-                try Int.fetchOne(
-                    db.cachedStatement(sql: "SELECT max(seq) FROM item WHERE feed_id = ? AND band = ?"),
-                    arguments: [page.feedID, page.band]) ?? -1
-            // New and known items are written alike: an insert that finds the key already stored
-            // refreshes the content in place instead, so a known key keeps its place (band, seq).
-            // seq counts only rows really inserted, keeping each band's seq 0, 1, 2 ... without
-            // holes, and band_size in step (list relies on both). Items sharing a picture URL share
-            // its row.
-            let insert = try db.cachedStatement(
-                sql: """
-                    INSERT INTO item (feed_id, key, band, seq, title, link, pic_url, picture_id, published, summary,
-                                      content, stored_at, timeline)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (feed_id, key) DO NOTHING
-                    """)
-            let refresh = try db.cachedStatement(
-                sql: """
-                    UPDATE item SET title = ?, link = ?, published = ?, summary = ?, content = ?, pic_url = ?,
-                        picture_id = ?
-                    WHERE feed_id = ? AND key = ? RETURNING id
-                    """)
-            let index = try db.cachedStatement(sql: "INSERT INTO item_search (rowid, title, body) VALUES (?, ?, ?)")
-            var timeline = try Timeline(db, feedID: page.feedID, band: page.band, above: seq)
-            var inserted = 0
-            var searched: [(id: Int64, item: FeedItem)] = []
-            // An item stored under the key an earlier rule gave it moves to its key (no
-            // duplicate; its place, read state and number kept).
-            let rekey = try db.cachedStatement(sql: "UPDATE OR IGNORE item SET key = ? WHERE feed_id = ? AND key = ?")
-            for item in page.updatedItems {
-                if let former = item.formerKey { try rekey.execute(arguments: [item.key, page.feedID, former]) }
-            }
-            for item in [page.newItems, page.updatedItems].joined() {
-                let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
-                let time = timeline.time(published: item.publishedSeconds, now: Int64(now))
-                // The one statement stepped through SQLite's C API (Store+SQLite.swift explains why).
-                try insert.run(db) { values in
-                    values.add(page.feedID)
-                    values.add(item.key)
-                    values.add(page.band)
-                    values.add(seq + 1)
-                    values.add(item.title)
-                    values.add(item.link)
-                    values.add(item.pictureURL)
-                    values.add(pictureID)
-                    values.add(item.published)
-                    values.add(item.summary)
-                    values.add(item.content)
-                    values.add(now)
-                    values.add(time)
-                }
-                if db.changesCount == 1 {
-                    seq += 1
-                    inserted += 1
-                    timeline.append(time, seq: seq)
-                    let id = db.lastInsertedRowID
-                    searched.append((id, item))
-                    try Self.linkArticlePictures(db, item: id, item.contentPictures ?? [])
-                } else {
-                    // A changed text re-indexes itself (Migrations/0009's trigger).
-                    refresh.setUncheckedArguments([
-                        item.title, item.link, item.published, item.summary, item.content, item.pictureURL, pictureID,
-                        page.feedID, item.key,
-                    ])
-                    guard let id = try Int64.fetchOne(refresh) else { continue }
-                    try db.cachedStatement(sql: "DELETE FROM item_content_picture WHERE item_id = ?").execute(
-                        arguments: [id])
-                    try Self.linkArticlePictures(db, item: id, item.contentPictures ?? [])
-                }
-            }
-            // The search index is written after the items, not between them: FTS5 rows inserted
-            // between other statements cost four times as much (BENCHMARKS.md, P6).
-            for (id, item) in searched {
-                // The index keeps no copy of the text: a row leaves it only given the same text,
-                // made again from the item's columns (search_body), so the parser's must be that.
-                assert(
-                    item.searchBody == nil
-                        || item.searchBody == SearchText.body(content: item.content, summary: item.summary))
-                try index.run(db) { values in
-                    values.add(id)
-                    values.add(SearchText.title(item.title))
-                    values.add(item.searchBody ?? SearchText.body(content: item.content, summary: item.summary))
-                }
-            }
-            try timeline.write(db)
-            // GRDB's observers did not see the inserts stepped above: tell them.
-            try db.notifyChanges(in: Table("item"))
-            if inserted > 0 {
-                try db.cachedStatement(
-                    sql: """
-                        INSERT INTO band_size (feed_id, band, size) VALUES (?, ?, ?)
-                        ON CONFLICT (feed_id, band) DO UPDATE SET size = size + excluded.size
-                        """
-                ).execute(arguments: [page.feedID, page.band, inserted])
-            }
+            try Self.writeItems(
+                db, feedID: page.feedID, band: page.band, new: page.newItems, updated: page.updatedItems)
             let cursor = page.cursor
             try db.cachedStatement(
                 sql: """

@@ -24,6 +24,8 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         case local
         /// The command was used wrongly (exit 64).
         case usage
+        /// A server refused the account's user name, password or API access (exit 77).
+        case denied
     }
 
     public var kind: Kind
@@ -44,7 +46,7 @@ extension SyncError.Kind {
         switch self {
         case .transient: .transient
         case .data: .data
-        case .local, .usage: .local
+        case .local, .usage, .denied: .local
         }
     }
 }

@@ -217,6 +217,14 @@ final class CurlLoop: @unchecked Sendable {
         fs_easy_setopt_long(easy, CURLOPT_TIMEOUT, config.totalTimeout)
         // libcurl 7.88 ignores this for chunked bodies; the write callback enforces the cap too.
         fs_easy_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBodyBytes))
+        if let body = request.body {
+            // libcurl copies the bytes at once (COPYPOSTFIELDS): the request need not outlive this.
+            fs_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            body.withUnsafeBytes { bytes in
+                fs_easy_setopt_pointer(
+                    easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+            }
+        }
 
         var list: UnsafeMutablePointer<curl_slist>? = nil
         for header in request.headers {

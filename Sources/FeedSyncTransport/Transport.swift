@@ -3,9 +3,11 @@
 
 import Foundation
 
-/// One GET request.
+/// One GET request, or a POST of `body`.
 public struct HTTPRequest: Sendable {
     public var url: String
+    /// Sent as a POST (with a `Content-Type` among `headers`); nil for a GET.
+    public var body: Data?
     /// Extra request headers, e.g. `If-None-Match`.
     public var headers: [(name: String, value: String)]
     /// The body is cut off, and the transfer fails with `.tooLarge`, past this many bytes.
@@ -23,9 +25,10 @@ public struct HTTPRequest: Sendable {
 
     public init(
         url: String, headers: [(name: String, value: String)] = [], maxBodyBytes: Int = 64 << 20,
-        spill: (path: String, above: Int)? = nil, hashesBody: Bool = false
+        spill: (path: String, above: Int)? = nil, hashesBody: Bool = false, body: Data? = nil
     ) {
         self.url = url
+        self.body = body
         self.headers = headers
         self.maxBodyBytes = maxBodyBytes
         self.spill = spill

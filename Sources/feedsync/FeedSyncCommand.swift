@@ -10,12 +10,13 @@ struct FeedSyncCommand: AsyncParsableCommand {
         discussion: """
             Exit codes: 0 done; 64 usage; 65 the server sent unusable data; 74 local I/O or \
             database failure; 75 temporary failure (offline, server trouble, another pull running), \
-            the place is saved and a later pull continues from it (status says when).
+            the place is saved and a later pull continues from it (status says when); 77 an account's \
+            server refused its password or API access.
             """,
         version: FeedSyncVersion.string,
         subcommands: [
             Add.self, Pull.self, List.self, Import.self, Export.self, Show.self, Open.self, Mark.self, Feeds.self,
-            Remove.self, Rename.self,
+            Remove.self, Rename.self, AccountCommand.self,
             Status.self, GC.self, Serve.self,
         ])
 

@@ -38,6 +38,7 @@ import Testing
             "0001_init", "0002_formats", "0003_band_sizes", "0004_feed_notes", "0005_reader", "0006_timeline",
             "0007_schedule", "0008_no_answer", "0009_search_contentless", "0010_article_pictures", "0011_history",
             "0012_picture_hash",
+            "0013_accounts",
         ]
         #expect(try await store.appliedMigrations() == migrations)
         // Opening again applies nothing twice.
@@ -190,6 +191,7 @@ import Testing
         let values: [String: DatabaseValue] = [
             "format": "atom".databaseValue, "format_chosen": 1.databaseValue, "backfill_done": 1.databaseValue,
             "last_outcome": "transient".databaseValue, "gap_band": (-2).databaseValue,
+            "account_id": 7.databaseValue,
         ]
         let set = FeedColumn.allCases.filter { $0 != .id && $0 != .url }
         let arguments = set.map { column in
@@ -202,12 +204,18 @@ import Testing
         }
         try await queue.write { db in
             try db.execute(
+                sql: """
+                    INSERT INTO account (id, name, kind, url, user_name, added_at)
+                    VALUES (7, 'a', 'ttrss', 'http://h/api/', 'u', 0)
+                    """)
+            try db.execute(
                 sql: "UPDATE feed SET \(set.map { "\($0.name) = ?" }.joined(separator: ", ")) WHERE id = ?",
                 arguments: StatementArguments(arguments + [feed.id.databaseValue]))
         }
         let named = try #require(try await store.feed(url: feed.url))
         #expect(
-            named.folder == "http://h/folder" && named.format == .atom && named.dueAt != nil && named.cursor.gap != nil)
+            named.folder == "http://h/folder" && named.format == .atom && named.dueAt != nil && named.cursor.gap != nil
+                && named.accountID == 7)
         #expect(named.schedule.skipDays == FeedColumn.skipDays.rawValue)
         #expect(try await store.feeds() == [named])
         #expect(try await store.feedSummaries().map(\.feed) == [named])

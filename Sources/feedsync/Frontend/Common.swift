@@ -29,6 +29,7 @@ enum Exit {
     static let dataError: Int32 = 65
     static let ioError: Int32 = 74
     static let tempFail: Int32 = 75
+    static let noPermission: Int32 = 77
 
     static func code(for kind: SyncError.Kind) -> Int32 {
         switch kind {
@@ -36,6 +37,7 @@ enum Exit {
         case .data: dataError
         case .local: ioError
         case .usage: usage
+        case .denied: noPermission
         }
     }
 }

@@ -36,8 +36,8 @@ enum Output {
     /// Writes one line to standard error. When even that fails there is nowhere left to say
     /// anything: the process ends at once with exit 74 (`_exit`, which a killed pull also
     /// survives: every transaction is whole or absent).
-    static func error(_ text: String) {
-        if write(text + "\n", to: STDERR_FILENO) != nil { _exit(Exit.ioError) }
+    static func error(_ text: String, newline: Bool = true) {
+        if write(newline ? text + "\n" : text, to: STDERR_FILENO) != nil { _exit(Exit.ioError) }
     }
 
     /// The `errno` of a failed write, or nil when every byte was written.

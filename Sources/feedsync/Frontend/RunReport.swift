@@ -10,6 +10,8 @@ struct RunReport {
     /// Each feed's report, nil when the run was interrupted before it.
     var reports: [PullReport?]
     var pictures: [Int64: PictureTally]
+    var accounts: [Account] = []
+    var accountReports: [PullReport?] = []
 
     var json: String {
         let ended = Date()
@@ -24,13 +26,26 @@ struct RunReport {
                 asked.append(start + fields(report, feedID: feed.id, ended: ended) + "}")
             }
         }
+        let synced = zip(accounts, accountReports).compactMap { account, report -> String? in
+            guard let report else { return nil }
+            let requests = report.requests.map { request in
+                "{\"operation\": \(JSON.string(request.url)), \"status\": \(JSON.number(request.status))}"
+            }
+            return """
+                {"account": \(JSON.string(account.name)), \
+                "outcome": \(JSON.string(report.error?.kind.outcome.rawValue ?? "ok")), \
+                "error": \(JSON.string(report.error?.message)), "new_items": \(report.newItems), \
+                "requests": [\(requests.joined(separator: ", "))]}
+                """
+        }
         let silent = Self.silent(reports).map {
             "{\"host\": \(JSON.string($0.host)), \"reason\": \(JSON.string($0.how.description))}"
         }
         return """
             {"started_at": \(JSON.string(iso(started))), "ended_at": \(JSON.string(iso(ended))), \
-            "requests": \(reports.reduce(0) { $0 + ($1?.requests.count ?? 0) }), \
+            "requests": \((reports + accountReports).reduce(0) { $0 + ($1?.requests.count ?? 0) }), \
             "feeds": [\(asked.joined(separator: ", "))], "skipped": [\(skipped.joined(separator: ", "))], \
+            "accounts": [\(synced.joined(separator: ", "))], \
             "unanswered_hosts": [\(silent.joined(separator: ", "))]}
             """
     }

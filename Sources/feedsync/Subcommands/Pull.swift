@@ -135,7 +135,7 @@ struct Pull: AsyncParsableCommand {
         interruption.stop()
         report.progress?.clear()
         let (feeds, outcomes) = (run.feeds, run.reports)
-        guard !feeds.isEmpty else {
+        guard !feeds.isEmpty || !run.accounts.isEmpty else {
             complain("no feeds to pull yet; subscribe to one with: feedsync add URL")
             throw ExitCode(Exit.usage)
         }
@@ -148,7 +148,11 @@ struct Pull: AsyncParsableCommand {
         if offline > 0 {
             if json {
                 try Output.line(
-                    RunReport(started: started, feeds: feeds, reports: outcomes, pictures: report.tally).json)
+                    RunReport(
+                        started: started, feeds: feeds, reports: outcomes, pictures: report.tally,
+                        accounts: run.accounts,
+                        accountReports: run.accountReports
+                    ).json)
             }
             throw ExitCode(Exit.tempFail)
         }
@@ -165,12 +169,25 @@ struct Pull: AsyncParsableCommand {
                     Self.summary(pulled, name: names[feed.id] ?? feed.name, pictures: report.pictures(of: feed.id)))
             }
         }
-        if talk, self.feed.isEmpty, outcomes.allSatisfy({ $0?.skipped != nil }) {
+        for (account, synced) in zip(run.accounts, run.accountReports) {
+            guard let synced else { continue }
+            if let error = synced.error {
+                complain("account \(account.name): \(error.message)")
+                worst = max(worst ?? error.kind, error.kind)
+            } else if talk {
+                try Output.fitted(
+                    "account \(Terminal.safe(account.name)): \(synced.newItems) new, \(synced.requests.count) requests")
+            }
+        }
+        if talk, self.feed.isEmpty, !feeds.isEmpty, run.accounts.isEmpty, outcomes.allSatisfy({ $0?.skipped != nil }) {
             try Output.fitted(Self.nothingDue(feeds))
         }
         if json {
             try Output.line(
-                RunReport(started: started, feeds: feeds, reports: outcomes, pictures: report.tally).json)
+                RunReport(
+                    started: started, feeds: feeds, reports: outcomes, pictures: report.tally, accounts: run.accounts,
+                    accountReports: run.accountReports
+                ).json)
         }
         if let worst { throw ExitCode(Exit.code(for: worst)) }
     }

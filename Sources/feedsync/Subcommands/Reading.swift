@@ -107,15 +107,15 @@ struct Open: AsyncParsableCommand {
 struct Mark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mark",
-        abstract: "Mark items read or unread, by number, or all of them (of a feed, before a date).")
+        abstract: "Mark items read or unread, by number, or all of them (of a feed, before a date); star them, or not.")
 
     enum State: String, ExpressibleByArgument, CaseIterable {
-        case read, unread
+        case read, unread, starred, unstarred
     }
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Argument(help: "read or unread.")
+    @Argument(help: "read, unread, starred or unstarred.")
     var state: State
 
     @Argument(help: ArgumentHelp("Items' numbers, as list shows them.", valueName: "number"))
@@ -135,6 +135,7 @@ struct Mark: AsyncParsableCommand {
 
     func validate() throws {
         if all == !numbers.isEmpty { throw ValidationError("give item numbers, or --all") }
+        if all, state == .starred || state == .unstarred { throw ValidationError("stars go on items by number") }
         if !all, feed != nil || before != nil { throw ValidationError("--feed and --before go with --all") }
         if let before, DateArgument.parse(before) == nil {
             throw ValidationError(
@@ -153,7 +154,12 @@ struct Mark: AsyncParsableCommand {
             })
             try Output.line("\(changed) item\(changed == 1 ? "" : "s") marked \(state.rawValue)")
         } else {
-            let missing = try await fail(on: { try await library.mark(numbers, read: read) })
+            let missing = try await fail(on: {
+                switch state {
+                case .read, .unread: try await library.mark(numbers, read: read)
+                case .starred, .unstarred: try await library.star(numbers, starred: state == .starred)
+                }
+            })
             if !missing.isEmpty {
                 complain("no item numbered \(missing.map(String.init).joined(separator: ", ")); the others are marked")
                 throw ExitCode(Exit.usage)

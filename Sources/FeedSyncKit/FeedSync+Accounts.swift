@@ -1,0 +1,117 @@
+import FeedSyncFeed
+import FeedSyncStore
+import FeedSyncSync
+import FeedSyncTransport
+import Foundation
+
+// The use cases of `account`: an account on an aggregator, synced by every pull beside the local
+// feeds (`pull` in FeedSync.swift runs `syncAccounts`).
+
+extension FeedSync {
+    /// The account kinds feedsync speaks, as `account add` takes them.
+    public static let accountKinds = ["ttrss"]
+
+    /// The API URL of a Tiny Tiny RSS at `url`: its `api/` folder (given or not), or why it is no
+    /// URL a request can be made for.
+    public static func apiURL(_ url: String) -> Result<String, SyncError> {
+        if let problem = HTTPRequest.problem(with: url) {
+            return .failure(SyncError(.usage, "\(String(reflecting: url)) cannot be used: \(problem)"))
+        }
+        guard var components = URLComponents(string: url), components.query == nil, components.fragment == nil else {
+            return .failure(SyncError(.usage, "give the server's address without a query or fragment"))
+        }
+        var path = components.path
+        if !path.hasSuffix("/") { path += "/" }
+        if !path.hasSuffix("/api/") { path += "api/" }
+        components.path = path
+        return components.string.map { .success($0) } ?? .failure(SyncError(.usage, "\(url) is not a usable URL"))
+    }
+
+    /// Logs in to the server at `url` (its API URL) as `user`; the session it gives. Wrong
+    /// password or API access off: `.denied`. Made before the data home is opened, so a refused
+    /// log-in leaves nothing behind.
+    public static func logIn(kind: String, url: String, user: String, password: String) async throws(SyncError)
+        -> String?
+    {
+        let client = HTTPClient(configuration: PullSettings().transport(maxConnections: 1))
+        defer { client.shutdown() }
+        let service = TinyTinyRSS(
+            client: client, url: url, user: user, secrets: AccountSecrets(password: password), keep: { _ in })
+        try await service.logIn()
+        return service.session
+    }
+
+    /// The name an account gets when none is given: user@host.
+    public static func accountName(user: String, url: String) -> String {
+        "\(user)@\(URLComponents(string: url)?.host ?? "server")"
+    }
+
+    /// Keeps an account whose log-in (`logIn`) succeeded: its row, and its password and session
+    /// in the data home (mode 0600).
+    public func addAccount(
+        kind: String, url: String, user: String, name: String, password: String, session: String?
+    ) async throws(SyncError) -> Account {
+        precondition(lock != nil, "a running pull writes the accounts: open for .writing")
+        guard (1...64).contains(name.count), !name.contains("/"), !name.hasPrefix("."),
+            name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
+        else { throw SyncError(.usage, "an account's name is 1 to 64 characters, with no / and no leading dot") }
+        let path = AccountSecrets.path(in: home, account: name)
+        let taken = SyncError(
+            .usage, "an account named \(String(reflecting: name)) exists; remove it first or give --name")
+        do {
+            guard try await store.accounts().first(where: { $0.name == name }) == nil else { throw taken }
+            try AccountSecrets(password: password, session: session).write(to: path)
+            guard let account = try await store.addAccount(name: name, kind: kind, url: url, user: user) else {
+                throw taken
+            }
+            return account
+        } catch let error as StoreError {
+            AccountSecrets.remove(at: path)
+            throw SyncError(.local, error.message)
+        } catch {
+            throw error as! SyncError
+        }
+    }
+
+    public func accounts() async throws(StoreError) -> [Account] { try await store.accounts() }
+
+    /// Removes the account: its feeds, their items, the pictures only they use, its password file.
+    /// The server is not told: its subscriptions stay there.
+    public func removeAccount(_ account: Account) async throws(StoreError) {
+        precondition(lock != nil, "a running pull writes the accounts: open for .writing")
+        try await pictures.removing { () async throws(StoreError) in try await store.removeAccount(id: account.id) }
+        AccountSecrets.remove(at: AccountSecrets.path(in: home, account: account.name))
+    }
+
+    /// Syncs each account through `client`, one after the other; a report for each.
+    func syncAccounts(
+        _ accounts: [Account], client: HTTPClient, onCommit: @escaping @Sendable () -> Void
+    ) async -> [PullReport] {
+        var reports: [PullReport] = []
+        for account in accounts {
+            var report = PullReport(url: account.url)
+            let path = AccountSecrets.path(in: home, account: account.name)
+            do {
+                let secrets = try AccountSecrets.read(from: path)
+                let service = TinyTinyRSS(
+                    client: client, url: account.url, user: account.user, secrets: secrets,
+                    keep: { session in try? AccountSecrets(password: secrets.password, session: session).write(to: path)
+                    })
+                let synced = await AccountSync(store: store, service: service).run(
+                    account, now: clock.now(), onCommit: onCommit)
+                report.requests = service.requests
+                report.newItems = synced.newItems
+                report.error = synced.error
+            } catch {
+                report.error = error
+            }
+            if let error = report.error, error.kind == .transient,
+                !report.requests.contains(where: { $0.status != nil })
+            {
+                report.unanswered = true
+            }
+            reports.append(report)
+        }
+        return reports
+    }
+}

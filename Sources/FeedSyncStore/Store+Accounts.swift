@@ -1,0 +1,323 @@
+import FeedSyncFeed
+import Foundation
+import GRDB
+
+/// An account on an aggregator (Migrations/0013_accounts.sql): where it is, who logs in, and where
+/// the last sync stopped.
+public struct Account: Sendable, Equatable {
+    public var id: Int64
+    public var name: String
+    public var kind: String
+    public var url: String
+    public var user: String
+    public var cursor: AccountCursor
+    /// The server's counters at the last sync, and when the last full pass over states ran.
+    public var counters: String?
+    public var stateAt: Date?
+    public var lastSyncAt: Date?
+    public var lastOutcome: PullOutcome?
+    public var lastError: String?
+}
+
+/// Where an account's sync stands, committed with each page.
+public struct AccountCursor: Sendable, Equatable {
+    /// Articles the first walk (all of them, newest first) has behind it, and whether it is over.
+    public var backfillSkip = 0
+    public var backfillDone = false
+    /// The highest article id stored.
+    public var lastID: Int64 = 0
+    /// A walk through the articles above `since`, newest first, interrupted after `skip` of them;
+    /// its items go to `band`.
+    public var head: (since: Int64, skip: Int, band: Int)?
+
+    public init() {}
+
+    public static func == (a: AccountCursor, b: AccountCursor) -> Bool {
+        (a.backfillSkip, a.backfillDone, a.lastID) == (b.backfillSkip, b.backfillDone, b.lastID)
+            && a.head?.since == b.head?.since && a.head?.skip == b.head?.skip && a.head?.band == b.head?.band
+    }
+}
+
+/// A mark made on an account's item and not yet accepted by its server.
+public struct QueuedMark: Sendable, Equatable, Hashable {
+    public var itemID: Int64
+    /// The server's id for the item.
+    public var remoteID: Int64
+    /// `read` or `starred`.
+    public var field: String
+    public var value: Bool
+}
+
+extension Store {
+    static let accountColumns = """
+        id, name, kind, url, user_name, backfill_skip, backfill_done, last_id, head_since, head_skip, head_band,
+        counters, state_at, last_sync_at, last_outcome, last_error
+        """
+
+    static func account(_ row: Row) -> Account {
+        var cursor = AccountCursor()
+        cursor.backfillSkip = row.integer("backfill_skip", in: 0...Int(Int32.max)) ?? 0
+        cursor.backfillDone = row.integer("backfill_done", in: 0...1) == 1
+        cursor.lastID = row["last_id"] ?? 0
+        if let since: Int64 = row["head_since"], let skip = row.integer("head_skip", in: 0...Int(Int32.max)),
+            let band = row.integer("head_band", in: FeedCursor.bands)
+        {
+            cursor.head = (since, skip, band)
+        }
+        return Account(
+            id: row["id"], name: row["name"], kind: row["kind"], url: row["url"], user: row["user_name"],
+            cursor: cursor, counters: row["counters"],
+            stateAt: (row["state_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            lastSyncAt: (row["last_sync_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            lastOutcome: (row["last_outcome"] as String?).flatMap(PullOutcome.init(rawValue:)),
+            lastError: row["last_error"])
+    }
+
+    /// Every account, in the order they were added.
+    public func accounts() async throws(StoreError) -> [Account] {
+        try await read { db in
+            try Row.fetchAll(db, sql: "SELECT \(Self.accountColumns) FROM account ORDER BY id").map(Self.account)
+        }
+    }
+
+    /// Adds an account; nil when one of that name exists.
+    public func addAccount(name: String, kind: String, url: String, user: String) async throws(StoreError) -> Account? {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO account (name, kind, url, user_name, added_at) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (name) DO NOTHING
+                    """,
+                arguments: [name, kind, url, user, Date().timeIntervalSince1970])
+            guard db.changesCount == 1 else { return nil }
+            return try Row.fetchOne(
+                db, sql: "SELECT \(Self.accountColumns) FROM account WHERE id = ?", arguments: [db.lastInsertedRowID]
+            ).map(Self.account)
+        }
+    }
+
+    /// Removes an account with its feeds, their items and the pictures no other item uses; returns
+    /// the files of the pictures that went.
+    public func removeAccount(id: Int64) async throws(StoreError) -> [String] {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM feed WHERE account_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM account WHERE id = ?", arguments: [id])
+            return try Self.deleteUnusedPictures(db)
+        }
+    }
+
+    /// Makes the account's feeds those of its server: titles, folders and addresses as there. A
+    /// feed gone from the server stays while it holds items (they are the reader's); an empty one goes.
+    public func setAccountFeeds(_ accountID: Int64, url: String, _ feeds: [(feed: RemoteFeed, folder: String?)])
+        async throws(StoreError)
+    {
+        try await write { db in
+            let upsert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO feed (url, added_at, format, title, folder, source_url, account_id, remote_id)
+                    VALUES (?, ?, 'auto', ?, ?, ?, ?, ?)
+                    ON CONFLICT (url) DO UPDATE SET title = excluded.title, folder = excluded.folder,
+                        source_url = excluded.source_url
+                    """)
+            let now = Date().timeIntervalSince1970
+            for (feed, folder) in feeds {
+                try upsert.execute(arguments: [
+                    Self.accountFeedURL(url, feed.id), now, feed.title, folder, feed.url, accountID, feed.id,
+                ])
+            }
+            let kept = feeds.map { String($0.feed.id) }.joined(separator: ",")
+            try db.execute(
+                sql: """
+                    DELETE FROM feed WHERE account_id = ? AND remote_id NOT IN (\(kept.isEmpty ? "0" : kept))
+                        AND NOT EXISTS (SELECT 1 FROM item WHERE item.feed_id = feed.id)
+                    """,
+                arguments: [accountID])
+        }
+    }
+
+    /// The feed URL an account's feed is stored under: the account's own, and the server's id.
+    static func accountFeedURL(_ accountURL: String, _ remoteID: Int64) -> String {
+        accountURL + "#feed=\(remoteID)"
+    }
+
+    /// Stores a page of an account's articles, in the server's order, into `band` of their feeds,
+    /// with their read and starred state except where a mark is queued, and the cursor after them,
+    /// in one transaction. A feed the server has not listed yet is made from the article's name for it.
+    /// Returns how many were new.
+    @discardableResult
+    public func commitAccountPage(
+        _ account: Account, _ articles: [RemoteArticle], band: Int, cursor: AccountCursor
+    ) async throws(StoreError) -> Int {
+        try await write { db in
+            var feeds = Dictionary(
+                uniqueKeysWithValues: try Row.fetchAll(
+                    db, sql: "SELECT remote_id, id FROM feed WHERE account_id = ?", arguments: [account.id]
+                ).map { ($0["remote_id"] as Int64, $0["id"] as Int64) })
+            var groups: [Int64: [RemoteArticle]] = [:]
+            var order: [Int64] = []
+            for article in articles {
+                if groups[article.feedID] == nil { order.append(article.feedID) }
+                groups[article.feedID, default: []].append(article)
+            }
+            var added = 0
+            let state = try db.cachedStatement(
+                sql: """
+                    UPDATE item SET
+                        read = CASE WHEN EXISTS (SELECT 1 FROM sync_status WHERE item_id = item.id AND field = 'read')
+                            THEN read ELSE ? END,
+                        starred = CASE WHEN EXISTS (SELECT 1 FROM sync_status WHERE item_id = item.id AND field = 'starred')
+                            THEN starred ELSE ? END
+                    WHERE feed_id = ? AND key = ?
+                    """)
+            for remoteFeed in order {
+                let group = groups[remoteFeed]!
+                let feedID: Int64
+                if let known = feeds[remoteFeed] {
+                    feedID = known
+                } else {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO feed (url, added_at, format, title, account_id, remote_id)
+                            VALUES (?, ?, 'auto', ?, ?, ?)
+                            """,
+                        arguments: [
+                            Self.accountFeedURL(account.url, remoteFeed), Date().timeIntervalSince1970,
+                            group[0].feedTitle, account.id, remoteFeed,
+                        ])
+                    feedID = db.lastInsertedRowID
+                    feeds[remoteFeed] = feedID
+                }
+                let before =
+                    try Int.fetchOne(
+                        db, sql: "SELECT coalesce(sum(size), 0) FROM band_size WHERE feed_id = ?", arguments: [feedID])
+                    ?? 0
+                try Self.writeItems(db, feedID: feedID, band: band, new: group.map(\.item), updated: [])
+                added +=
+                    (try Int.fetchOne(
+                        db, sql: "SELECT coalesce(sum(size), 0) FROM band_size WHERE feed_id = ?", arguments: [feedID])
+                        ?? 0) - before
+                for article in group {
+                    try state.execute(arguments: [!article.unread, article.starred, feedID, article.item.key])
+                }
+            }
+            try Self.writeAccountCursor(db, account.id, cursor)
+            return added
+        }
+    }
+
+    static func writeAccountCursor(_ db: Database, _ accountID: Int64, _ cursor: AccountCursor) throws {
+        try db.execute(
+            sql: """
+                UPDATE account SET backfill_skip = ?, backfill_done = ?, last_id = ?, head_since = ?, head_skip = ?,
+                    head_band = ?
+                WHERE id = ?
+                """,
+            arguments: [
+                cursor.backfillSkip, cursor.backfillDone, cursor.lastID, cursor.head?.since, cursor.head?.skip,
+                cursor.head?.band, accountID,
+            ])
+    }
+
+    /// The band a new walk through an account's newest articles writes to: above every feed's.
+    public func newHeadBand(accountID: Int64) async throws(StoreError) -> Int {
+        try await read { db in
+            let top = try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT min(band) FROM band_size WHERE feed_id IN (SELECT id FROM feed WHERE account_id = ?)
+                    """,
+                arguments: [accountID])
+            return (top ?? 0) - 1
+        }
+    }
+
+    /// The marks on the account's items waiting for its server, oldest first.
+    public func queuedMarks(accountID: Int64) async throws(StoreError) -> [QueuedMark] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT sync_status.item_id, item.key, sync_status.field, sync_status.value FROM sync_status
+                    JOIN item ON item.id = sync_status.item_id JOIN feed ON feed.id = item.feed_id
+                    WHERE feed.account_id = ? ORDER BY sync_status.queued_at
+                    """,
+                arguments: [accountID]
+            ).compactMap { row in
+                guard let remote = (row["key"] as String?).flatMap({ Int64($0) }) else { return nil }
+                return QueuedMark(itemID: row["item_id"], remoteID: remote, field: row["field"], value: row["value"])
+            }
+        }
+    }
+
+    /// Forgets the marks the server accepted, each only while it still holds the value sent (one
+    /// made again meanwhile waits for the next sync).
+    public func dropQueuedMarks(_ marks: [QueuedMark]) async throws(StoreError) {
+        try await write { db in
+            let delete = try db.cachedStatement(
+                sql: "DELETE FROM sync_status WHERE item_id = ? AND field = ? AND value = ?")
+            for mark in marks { try delete.execute(arguments: [mark.itemID, mark.field, mark.value]) }
+        }
+    }
+
+    /// Sets every item of the account read unless its id is in `unread`, starred if in `starred`,
+    /// except where a mark is queued.
+    public func applyAccountState(accountID: Int64, unread: Set<Int64>, starred: Set<Int64>) async throws(StoreError) {
+        try await write { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT item.id, item.key, item.read, item.starred,
+                        EXISTS (SELECT 1 FROM sync_status WHERE item_id = item.id AND field = 'read') AS read_queued,
+                        EXISTS (SELECT 1 FROM sync_status WHERE item_id = item.id AND field = 'starred') AS star_queued
+                    FROM item JOIN feed ON feed.id = item.feed_id WHERE feed.account_id = ?
+                    """,
+                arguments: [accountID])
+            let setRead = try db.cachedStatement(sql: "UPDATE item SET read = ? WHERE id = ?")
+            let setStar = try db.cachedStatement(sql: "UPDATE item SET starred = ? WHERE id = ?")
+            for row in rows {
+                guard let remote = (row["key"] as String?).flatMap({ Int64($0) }) else { continue }
+                let id: Int64 = row["id"]
+                let read = !unread.contains(remote)
+                let star = starred.contains(remote)
+                if !(row["read_queued"] as Bool), (row["read"] as Bool) != read {
+                    try setRead.execute(arguments: [read, id])
+                }
+                if !(row["star_queued"] as Bool), (row["starred"] as Bool) != star {
+                    try setStar.execute(arguments: [star, id])
+                }
+            }
+        }
+    }
+
+    /// Records how an account's sync ended; `counters` and `stateAt` when a pass over states ran.
+    public func recordAccountSync(
+        accountID: Int64, at: Date, outcome: PullOutcome, error: String?, counters: String?, stateAt: Date?
+    ) async throws(StoreError) {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    UPDATE account SET last_sync_at = ?, last_outcome = ?, last_error = ?,
+                        counters = coalesce(?, counters), state_at = coalesce(?, state_at)
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    at.timeIntervalSince1970, outcome.rawValue, error, counters, stateAt?.timeIntervalSince1970,
+                    accountID,
+                ])
+        }
+    }
+
+    /// Queues `field`'s new value for the server of each account item among `ids` (one row an
+    /// item and field: a second change replaces the first).
+    static func queueMarks(_ db: Database, ids: [Int64], field: String, value: Bool) throws {
+        let queue = try db.cachedStatement(
+            sql: """
+                INSERT INTO sync_status (item_id, field, value, queued_at)
+                SELECT item.id, ?, ?, ? FROM item JOIN feed ON feed.id = item.feed_id
+                WHERE item.id = ? AND feed.account_id IS NOT NULL
+                ON CONFLICT (item_id, field) DO UPDATE SET value = excluded.value, queued_at = excluded.queued_at
+                """)
+        let now = Date().timeIntervalSince1970
+        for id in ids { try queue.execute(arguments: [field, value, now, id]) }
+    }
+}

@@ -1,0 +1,78 @@
+import FeedSyncFeed
+import FeedSyncStore
+import Foundation
+
+/// One sync of one account: carries out what `AccountMachine` decides, against the account's
+/// `AccountService` and the store, and records how it ended.
+public struct AccountSync: Sendable {
+    let store: Store
+    let service: any AccountService
+
+    public init(store: Store, service: any AccountService) {
+        self.store = store
+        self.service = service
+    }
+
+    /// What a sync did: articles new to the store, marks handed back, whether states came down.
+    public struct Report: Sendable {
+        public var newItems = 0
+        public var sent = 0
+        public var statePassed = false
+        public var error: SyncError?
+    }
+
+    /// Syncs `account`; `onCommit` hears each committed page (the prefetcher plans again).
+    public func run(_ account: Account, now: Date, onCommit: @Sendable () -> Void = {}) async -> Report {
+        var report = Report()
+        do {
+            var machine = AccountMachine(
+                account: account, queued: try await store.queuedMarks(accountID: account.id),
+                pageSize: service.pageSize, newBand: try await store.newHeadBand(accountID: account.id), now: now)
+            var action = machine.next(.start)
+            while true {
+                try Task.checkCancellation()
+                switch action {
+                case .send(let field, let value, let marks):
+                    try await service.send(field, value, ids: marks.map(\.remoteID))
+                    try await store.dropQueuedMarks(marks)
+                    report.sent += marks.count
+                    action = machine.next(.sent)
+                case .listSubscriptions:
+                    try await store.setAccountFeeds(account.id, url: account.url, try await service.subscriptions())
+                    action = machine.next(.subscriptionsListed)
+                case .fetchArticles(let since, let skip):
+                    action = machine.next(.articles(try await service.articles(above: since, skip: skip)))
+                case .commit(let articles, let band, let cursor):
+                    report.newItems += try await store.commitAccountPage(account, articles, band: band, cursor: cursor)
+                    onCommit()
+                    action = machine.next(.committed)
+                case .fetchCounters:
+                    action = machine.next(.counters(try await service.counters()))
+                case .fetchIDs(let state):
+                    action = machine.next(.ids(state, try await service.ids(state)))
+                case .applyState(let unread, let starred):
+                    try await store.applyAccountState(accountID: account.id, unread: unread, starred: starred)
+                    action = machine.next(.stateApplied)
+                case .finish(let counters, let statePassed):
+                    report.statePassed = statePassed
+                    try await store.recordAccountSync(
+                        accountID: account.id, at: now, outcome: .ok, error: nil, counters: counters,
+                        stateAt: statePassed ? now : nil)
+                    return report
+                }
+            }
+        } catch {
+            let failure: SyncError =
+                switch error {
+                case let error as SyncError: error
+                case let error as StoreError: SyncError(.local, error.message)
+                default: SyncError(.transient, "the sync was interrupted; the next pull continues it")
+                }
+            report.error = failure
+            try? await store.recordAccountSync(
+                accountID: account.id, at: now, outcome: failure.kind.outcome, error: failure.message, counters: nil,
+                stateAt: nil)
+            return report
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import FeedSyncFeed
+import FeedSyncTransport
+import Foundation
+import Synchronization
+
+/// Tiny Tiny RSS's JSON API (level 14 and later): POSTs of a JSON body to `.../api/`, a session id
+/// from `login` in each, bound by the server to the User-Agent (feedsync's, the same in every
+/// request). One session is kept (in the account's secret file, through `keep`) and reused; a call
+/// answered `NOT_LOGGED_IN` logs in once more and is asked again, once.
+public final class TinyTinyRSS: AccountService {
+    let client: HTTPClient
+    let url: String
+    let user: String
+    let password: String
+    /// Told each new session id, to keep it for the next run.
+    let keep: @Sendable (String) -> Void
+    private let state: Mutex<State>
+
+    struct State {
+        var session: String?
+        /// Every request made, for the pull's report (`pull --json`).
+        var requests: [PullReport.Request] = []
+    }
+
+    /// The session the last log-in gave (or the one it started with).
+    public var session: String? { state.withLock { $0.session } }
+
+    /// The requests made so far, each named by its operation.
+    public var requests: [PullReport.Request] { state.withLock { $0.requests } }
+
+    public let pageSize = 200
+    /// Ids in one `updateArticle` call.
+    static let idsPerCall = 200
+    /// The most pages one listing of ids reads (200 000 articles).
+    static let maxPages = 1000
+    /// The most bytes of one answer (200 articles with their content).
+    static let maxAnswerBytes = 64 << 20
+
+    public init(
+        client: HTTPClient, url: String, user: String, secrets: AccountSecrets,
+        keep: @escaping @Sendable (String) -> Void
+    ) {
+        self.client = client
+        self.url = url
+        self.user = user
+        password = secrets.password
+        state = Mutex(State(session: secrets.session))
+        self.keep = keep
+    }
+
+    public func logIn() async throws(SyncError) {
+        let answer = try await post(["op": "login", "user": user, "password": password])
+        do {
+            let id = try TinyTinyRSSAnswer.session(answer)
+            state.withLock { $0.session = id }
+            keep(id)
+        } catch {
+            throw Self.failure(error, of: "log in", account: url)
+        }
+    }
+
+    public func subscriptions() async throws(SyncError) -> [(feed: RemoteFeed, folder: String?)] {
+        let names = try await call("getCategories", [:], TinyTinyRSSAnswer.categories)
+        let feeds = try await call("getFeeds", ["cat_id": -3], TinyTinyRSSAnswer.feeds)
+        return feeds.map { feed in (feed, feed.categoryID.flatMap { names[$0] }) }
+    }
+
+    public func articles(above since: Int64, skip: Int) async throws(SyncError) -> [RemoteArticle] {
+        try await call(
+            "getHeadlines",
+            [
+                "feed_id": -4, "view_mode": "all_articles", "since_id": since, "skip": skip, "limit": pageSize,
+                "show_content": true, "include_attachments": true,
+            ], { data throws(RemoteRefusal) in try TinyTinyRSSAnswer.articles(data).articles })
+    }
+
+    public func counters() async throws(SyncError) -> String {
+        try await call("getCounters", ["output_mode": "fl"], TinyTinyRSSAnswer.counters)
+    }
+
+    public func ids(_ state: RemoteState) async throws(SyncError) -> Set<Int64> {
+        var ids = Set<Int64>()
+        for page in 0..<Self.maxPages {
+            let articles = try await call(
+                "getHeadlines",
+                [
+                    "feed_id": state == .starred ? -1 : -4, "view_mode": state == .unread ? "unread" : "all_articles",
+                    "skip": page * pageSize, "limit": pageSize, "show_content": false, "excerpt_length": 0,
+                ], { data throws(RemoteRefusal) in try TinyTinyRSSAnswer.articles(data).articles })
+            ids.formUnion(articles.map(\.id))
+            if articles.count < pageSize { break }
+        }
+        return ids
+    }
+
+    public func send(_ field: RemoteState, _ value: Bool, ids: [Int64]) async throws(SyncError) {
+        for start in stride(from: 0, to: ids.count, by: Self.idsPerCall) {
+            let batch = ids[start..<min(ids.count, start + Self.idsPerCall)]
+            try await call(
+                "updateArticle",
+                [
+                    "article_ids": batch.map(String.init).joined(separator: ","),
+                    // field 2 is unread, 0 starred; mode 1 sets, 0 clears.
+                    "field": field == .unread ? 2 : 0, "mode": value ? 1 : 0,
+                ], TinyTinyRSSAnswer.accepted)
+        }
+    }
+
+    /// Calls `op` with the session, logging in first when there is none or the server forgot it.
+    func call<T>(
+        _ op: String, _ parameters: [String: any Sendable], _ read: (Data) throws(RemoteRefusal) -> T
+    ) async throws(SyncError) -> T {
+        var loggedIn = false
+        if state.withLock({ $0.session }) == nil {
+            try await logIn()
+            loggedIn = true
+        }
+        while true {
+            var body = parameters
+            body["op"] = op
+            body["sid"] = state.withLock { $0.session }
+            let answer = try await post(body)
+            do {
+                return try read(answer)
+            } catch {
+                guard error.code == "NOT_LOGGED_IN", !loggedIn else { throw Self.failure(error, of: op, account: url) }
+                try await logIn()
+                loggedIn = true
+            }
+        }
+    }
+
+    func post(_ body: [String: any Sendable]) async throws(SyncError) -> Data {
+        guard let data = try? JSONSerialization.data(withJSONObject: body) else {
+            throw SyncError(.usage, "cannot make a request for \(url)")
+        }
+        let response: HTTPResponse
+        // Named by its operation and where it pages, never by its credentials.
+        let place = ["view_mode", "feed_id", "since_id", "skip"].compactMap { key in body[key].map { "\(key)=\($0)" } }
+        let named = ([body["op"] as? String ?? ""] + place).joined(separator: " ")
+        do {
+            response = try await client.get(
+                HTTPRequest(
+                    url: url, headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
+                    maxBodyBytes: Self.maxAnswerBytes, body: data))
+        } catch {
+            state.withLock {
+                $0.requests.append(PullReport.Request(url: named, status: nil, bytes: 0, failure: error.detail))
+            }
+            throw SyncError(
+                .transient,
+                "\(Self.host(url)) did not answer (\(error.detail)); the account syncs at the next pull")
+        }
+        state.withLock {
+            $0.requests.append(
+                PullReport.Request(url: named, status: response.status, bytes: response.bodyBytes, failure: nil))
+        }
+        guard response.status == 200 else {
+            throw SyncError(
+                (500...599).contains(response.status) ? .transient : .data,
+                "\(Self.host(url)) answered \(response.status) to the API; check the account's URL (feedsync account list)"
+            )
+        }
+        return response.body
+    }
+
+    static func host(_ url: String) -> String {
+        URLComponents(string: url)?.host ?? "the server"
+    }
+
+    /// The sentence for a refusal: the password, API access, or an answer that is not the API's.
+    static func failure(_ refusal: RemoteRefusal, of op: String, account url: String) -> SyncError {
+        switch refusal.code {
+        case "LOGIN_ERROR":
+            SyncError(
+                .denied, "\(host(url)) refused the user name or password; add the account again with the right one")
+        case "API_DISABLED":
+            SyncError(
+                .denied,
+                "\(host(url)) has API access turned off for this user: turn on \"Enable API\" "
+                    + "(ENABLE_API_ACCESS) in Tiny Tiny RSS's Preferences, then try again")
+        case "NOT_LOGGED_IN":
+            SyncError(.denied, "\(host(url)) did not keep the session it had just given; try again later")
+        default:
+            SyncError(.data, "\(host(url)) gave an unusable answer to \(op): \(refusal.description)")
+        }
+    }
+}

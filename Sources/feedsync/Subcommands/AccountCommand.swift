@@ -1,0 +1,155 @@
+import ArgumentParser
+import FeedSyncKit
+import FeedSyncStore
+import FeedSyncSync
+import Foundation
+
+struct AccountCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "account",
+        abstract: "Sync with an account on a Tiny Tiny RSS server: add, list, remove.",
+        discussion: """
+            Every pull syncs each account beside the local feeds: its articles come down as items of \
+            its feeds (folders from its categories), marks made here go back, marks made elsewhere \
+            come down. The password is read from FEEDSYNC_PASSWORD, from --password-file, or asked \
+            for on a terminal; it is kept in the data home (accounts/, mode 0600), never printed.
+            """,
+        subcommands: [AddAccount.self, ListAccounts.self, RemoveAccount.self])
+}
+
+struct AddAccount: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add", abstract: "Log in to a server and keep the account; the next pull syncs it.")
+
+    @OptionGroup var homeOptions: HomeOptions
+
+    @Argument(help: ArgumentHelp("The kind of server: ttrss (Tiny Tiny RSS).", valueName: "kind"))
+    var kind: String
+
+    @Argument(help: ArgumentHelp("The server's address (its API folder, api/, is found from it).", valueName: "url"))
+    var url: String
+
+    @Option(help: ArgumentHelp("The user name on the server.", valueName: "name"))
+    var user: String
+
+    @Option(help: ArgumentHelp("Read the password from this file (its first line).", valueName: "file"))
+    var passwordFile: String?
+
+    @Option(help: ArgumentHelp("What to call the account here (default: user@host).", valueName: "name"))
+    var name: String?
+
+    func validate() throws {
+        guard FeedSync.accountKinds.contains(kind) else {
+            throw ValidationError("the kind of server must be one of: \(FeedSync.accountKinds.joined(separator: ", "))")
+        }
+        if case .failure(let error) = FeedSync.apiURL(url) { throw ValidationError(error.message) }
+        guard (1...256).contains(user.count), !user.unicodeScalars.contains(where: SafeText.isUnsafe) else {
+            throw ValidationError("the user name must be one line of at most 256 characters")
+        }
+    }
+
+    func run() async throws {
+        let password = try Self.password(file: passwordFile)
+        let api = try FeedSync.apiURL(url).get()
+        // Logged in before the data home is opened: a refused password leaves nothing behind.
+        let session = try await fail { try await FeedSync.logIn(kind: kind, url: api, user: user, password: password) }
+        let library = try await homeOptions.open(.writing)
+        let account = try await fail {
+            try await library.addAccount(
+                kind: kind, url: api, user: user, name: name ?? FeedSync.accountName(user: user, url: api),
+                password: password, session: session)
+        }
+        try Output.line("added account \(Terminal.safe(account.name)); feedsync pull syncs it")
+    }
+
+    /// The password: FEEDSYNC_PASSWORD, else the file's first line, else asked for on the
+    /// terminal without echo. Never an argument.
+    static func password(file: String?) throws -> String {
+        if let file {
+            let fd = open(file, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                complain("cannot read the password file \(file): \(String(cString: strerror(errno)))")
+                throw ExitCode(Exit.ioError)
+            }
+            defer { close(fd) }
+            var bytes = [UInt8](repeating: 0, count: 4096)
+            let count = read(fd, &bytes, bytes.count)
+            let line =
+                String(decoding: bytes.prefix(max(0, count)), as: UTF8.self)
+                .split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            guard !line.isEmpty else {
+                complain("the password file \(file) is empty")
+                throw ExitCode(Exit.usage)
+            }
+            return line
+        }
+        if let password = ProcessInfo.processInfo.environment["FEEDSYNC_PASSWORD"], !password.isEmpty {
+            return password
+        }
+        guard isatty(0) == 1 else {
+            complain("no password: set FEEDSYNC_PASSWORD or give --password-file (no terminal to ask on)")
+            throw ExitCode(Exit.usage)
+        }
+        Output.error("password: ", newline: false)
+        var settings = termios()
+        tcgetattr(0, &settings)
+        var quiet = settings
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(0, TCSANOW, &quiet)
+        defer {
+            tcsetattr(0, TCSANOW, &settings)
+            Output.error("")
+        }
+        guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+            complain("no password given")
+            throw ExitCode(Exit.usage)
+        }
+        return line
+    }
+}
+
+struct ListAccounts: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "The accounts and their last sync.")
+
+    @OptionGroup var homeOptions: HomeOptions
+
+    func run() async throws {
+        let library = try await homeOptions.open(.reading)
+        let accounts = try await fail { try await library.accounts() }
+        if accounts.isEmpty {
+            try Output.line("no accounts; add one with: feedsync account add ttrss URL --user NAME")
+        }
+        for account in accounts {
+            let last =
+                account.lastSyncAt.map { at in
+                    "last sync \(LocalTime.short(at)): \(account.lastOutcome?.rawValue ?? "?")"
+                        + (account.lastError.map { " (\($0))" } ?? "")
+                } ?? "not synced yet"
+            try Output.fitted(
+                Terminal.safe("\(account.name)  \(account.kind)  \(account.user) at \(account.url)  \(last)"))
+        }
+    }
+}
+
+struct RemoveAccount: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove",
+        abstract: "Forget an account: its feeds, items, the pictures only they use, and its password go here; "
+            + "nothing changes on the server.")
+
+    @OptionGroup var homeOptions: HomeOptions
+
+    @Argument(help: ArgumentHelp("The account's name, as account list shows it.", valueName: "name"))
+    var name: String
+
+    func run() async throws {
+        let library = try await homeOptions.open(.writing)
+        guard let account = try await fail(on: { try await library.accounts() }).first(where: { $0.name == name })
+        else {
+            complain("no account is named \(String(reflecting: name)); feedsync account list lists them")
+            throw ExitCode(Exit.usage)
+        }
+        try await fail { try await library.removeAccount(account) }
+        try Output.line("removed account \(Terminal.safe(account.name))")
+    }
+}

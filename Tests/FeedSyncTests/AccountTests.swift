@@ -1,0 +1,185 @@
+import Foundation
+import Testing
+
+@testable import FeedSyncStore
+
+/// An account on a real Tiny Tiny RSS (Debian's, `scripts/ttrss`): paged into the store like a
+/// feed, marks queued offline and handed back, marks made elsewhere brought down, the password
+/// kept to the data home. One test at a time: they pause the one server.
+@Suite(.serialized) struct AccountTests {
+    /// Adds the account; the output.
+    static func add(_ user: TinyTinyRSSUser) async throws {
+        let added = try await user.cli.run("account", "add", "ttrss", user.url, "--user", user.name)
+        try #require(added.status == 0, "\(added.stderr)")
+    }
+
+    /// `pull --json`'s report of the one account.
+    static func pulled(_ user: TinyTinyRSSUser, expect status: Int32 = 0) async throws -> [String: Any] {
+        let pull = try await user.cli.run("pull", "--json")
+        try #require(pull.status == status, "\(pull.stderr)")
+        let accounts = try #require(try json(pull)["accounts"] as? [[String: Any]])
+        return try #require(accounts.first)
+    }
+
+    static func operations(_ report: [String: Any]) -> [String] {
+        (report["requests"] as? [[String: Any]] ?? []).compactMap { $0["operation"] as? String }
+    }
+
+    /// The item numbers of the account's articles by their server ids.
+    static func numbers(_ user: TinyTinyRSSUser) async throws -> [Int64: Int64] {
+        var numbers: [Int64: Int64] = [:]
+        for item in try await user.cli.listedItems() {
+            numbers[Int64(item["id"] as! String)!] = Int64(item["number"] as! Int)
+        }
+        return numbers
+    }
+
+    @Test func aThousandArticlesArePagedIntoTheStoreOnceWithTheServersFeedsAndFolders() async throws {
+        let user = try await TinyTinyRSSUser()
+        try await user.seed(
+            feeds: [("Alpha", "News"), ("Beta", "News"), ("Gamma", "Tech"), ("Delta", nil)], articles: 1000)
+        try await Self.add(user)
+        let first = try await Self.pulled(user)
+        #expect(first["new_items"] as? Int == 1000)
+        let pages = Self.operations(first).filter { $0.contains("view_mode=all_articles feed_id=-4 since_id=0") }
+        #expect(pages.count == 6, "1000 articles, 200 a page, and the empty page after: \(pages)")
+        let keys = try await user.cli.listedKeys()
+        #expect(keys.count == 1000 && Set(keys).count == 1000, "each article once")
+        let listed = try await feeds(user.cli)
+        let folders = Dictionary(uniqueKeysWithValues: listed.map { ($0["title"] as! String, $0["folder"] as? String) })
+        #expect(folders == ["Alpha": "News", "Beta": "News", "Gamma": "Tech", "Delta": nil])
+        #expect(listed.allSatisfy { $0["items"] as? Int == 250 })
+        // Nothing changed on the server: the articles above the last id, the counters.
+        let again = try await Self.pulled(user)
+        #expect(Self.operations(again).count <= 3, "\(Self.operations(again))")
+        #expect(again["new_items"] as? Int == 0)
+        // New articles come down above the others, once.
+        try await user.sql(
+            """
+            INSERT INTO ttrss_entries (title, guid, link, updated, content, content_hash, date_entered, date_updated)
+                VALUES ('Late news', '\(user.name)-late', 'http://example.com/late', now(), '<p>Late.</p>', '', now(), now());
+            INSERT INTO ttrss_user_entries (ref_id, uuid, feed_id, owner_uid, tag_cache, label_cache)
+                SELECT e.id, '', f.id, f.owner_uid, '', '' FROM ttrss_entries e, ttrss_feeds f
+                WHERE e.guid = '\(user.name)-late' AND f.title = 'Gamma'
+                    AND f.owner_uid = (SELECT id FROM ttrss_users WHERE login = '\(user.name)');
+            """)
+        #expect(try await Self.pulled(user)["new_items"] as? Int == 1)
+        let items = try await user.cli.listedItems()
+        #expect(items.first?["title"] as? String == "Late news" && items.count == 1001)
+    }
+
+    @Test func killedMidSyncTheNextPullGoesOnFromTheLastCommittedPage() async throws {
+        let user = try await TinyTinyRSSUser()
+        try await user.seed(feeds: [("One", nil), ("Two", "Folder")], articles: 3000)
+        try await Self.add(user)
+        let running = try user.cli.start(["pull"])
+        let store = try user.cli.openStore()
+        var committed = 0
+        for _ in 0..<600 {
+            committed = try await store.accounts().first?.cursor.backfillSkip ?? 0
+            if committed >= 400 { break }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        running.kill9()
+        _ = try await running.wait()
+        let account = try #require(try await store.accounts().first)
+        try #require(!account.cursor.backfillDone, "killed before the walk ended")
+        let skip = account.cursor.backfillSkip
+        #expect(skip >= 400 && skip % 200 == 0)
+        let resumed = try await Self.pulled(user)
+        let walked = Self.operations(resumed).filter { $0.contains("since_id=0 ") }
+        #expect(walked.first?.hasSuffix("skip=\(skip)") == true, "goes on at \(skip): \(walked)")
+        #expect(walked.allSatisfy { Int($0.split(separator: "=").last!)! >= skip }, "no committed page again")
+        let keys = try await user.cli.listedKeys()
+        #expect(keys.count == 3000 && Set(keys).count == 3000)
+    }
+
+    @Test func marksMadeOfflineReachTheServerAndMarksMadeElsewhereComeDown() async throws {
+        let user = try await TinyTinyRSSUser()
+        try await user.seed(feeds: [("Daily", "News")], articles: 40)
+        try await Self.add(user)
+        _ = try await Self.pulled(user)
+        let numbers = try await Self.numbers(user)
+        let ids = numbers.keys.sorted()
+        let (readHere, starHere) = (Array(ids[0..<10]), Array(ids[10..<12]))
+
+        // Offline: the marks are made at once and wait.
+        try await user.pauseServer()
+        #expect(try await user.cli.run(["mark", "read"] + readHere.map { String(numbers[$0]!) }).status == 0)
+        #expect(try await user.cli.run(["mark", "starred"] + starHere.map { String(numbers[$0]!) }).status == 0)
+        let offline = try await user.cli.run("pull")
+        #expect(offline.status == 75, "\(offline.stderr)")
+        let store = try user.cli.openStore()
+        let accountID = try #require(try await store.accounts().first?.id)
+        #expect(try await store.queuedMarks(accountID: accountID).count == 12, "the queue is kept")
+        try await user.resumeServer()
+
+        _ = try await Self.pulled(user)
+        #expect(try await store.queuedMarks(accountID: accountID).isEmpty)
+        let unread = try await user.articles(where: "unread")
+        #expect(unread.isDisjoint(with: readHere) && unread.count == 30)
+        #expect(try await user.articles(where: "marked") == Set(starHere))
+
+        // Another device reads five, and one more that is marked unread here before the next sync.
+        let elsewhere = Array(ids[20..<25])
+        try await user.api([
+            "op": "updateArticle", "article_ids": (elsewhere + [ids[30]]).map(String.init).joined(separator: ","),
+            "field": 2, "mode": 0,
+        ])
+        #expect(try await user.cli.run("mark", "unread", String(numbers[ids[30]]!)).status == 0)
+        _ = try await Self.pulled(user)
+        let items = Dictionary(
+            uniqueKeysWithValues: try await user.cli.listedItems().map {
+                (Int64($0["id"] as! String)!, $0["unread"] as! Bool)
+            })
+        #expect(elsewhere.allSatisfy { items[$0] == false }, "read elsewhere, read here")
+        #expect(items[ids[30]] == true, "marked unread here after the server's read: it stays unread")
+        #expect(try await user.articles(where: "unread").contains(ids[30]), "and the server hears it")
+    }
+
+    @Test func aWrongPasswordExits77AndKeepsNothing() async throws {
+        let user = try await TinyTinyRSSUser()
+        let cli = try CLI(environment: ["FEEDSYNC_PASSWORD": "not the password"])
+        let refused = try await cli.run("account", "add", "ttrss", user.url, "--user", user.name)
+        #expect(refused.status == 77)
+        #expect(refused.stderr.contains("refused the user name or password"), "\(refused.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: cli.home.path).filter { !$0.hasPrefix(".") }
+        #expect(left.isEmpty, "nothing kept: \(left)")
+        // API access off for the user: the sentence names the preference.
+        try await user.sql(
+            """
+            UPDATE ttrss_user_prefs SET value = 'false' WHERE pref_name = 'ENABLE_API_ACCESS'
+                AND owner_uid = (SELECT id FROM ttrss_users WHERE login = '\(user.name)');
+            """)
+        let disabled = try await user.cli.run("account", "add", "ttrss", user.url, "--user", user.name)
+        #expect(disabled.status == 77)
+        #expect(disabled.stderr.contains("ENABLE_API_ACCESS"), "\(disabled.stderr)")
+    }
+
+    @Test func thePasswordIsInNoArgumentOutputOrFileButItsOwn() async throws {
+        let user = try await TinyTinyRSSUser()
+        try await user.seed(feeds: [("Daily", nil)], articles: 5)
+        try await Self.add(user)
+        var said = ""
+        for arguments in [["pull", "--verbose"], ["pull", "--json"], ["status"], ["account", "list"], ["feeds"]] {
+            let run = try await user.cli.run(arguments)
+            said += run.stdout + run.stderr
+        }
+        #expect(!said.contains(user.passwordMark))
+        let secret = try FileManager.default.subpathsOfDirectory(atPath: user.cli.home.path)
+        let holding = try secret.filter { path in
+            var isFolder: ObjCBool = false
+            FileManager.default.fileExists(atPath: user.cli.home.path + "/" + path, isDirectory: &isFolder)
+            guard !isFolder.boolValue else { return false }
+            let data = try Data(contentsOf: URL(fileURLWithPath: user.cli.home.path + "/" + path))
+            return data.range(of: Data(user.passwordMark.utf8)) != nil
+        }
+        try #require(holding.count == 1 && holding[0].hasPrefix("accounts/"), "\(holding)")
+        var info = stat()
+        #expect(stat(user.cli.home.path + "/" + holding[0], &info) == 0 && info.st_mode & 0o777 == 0o600)
+        // Removing the account takes its items, feeds and password.
+        #expect(try await user.cli.run("account", "remove", "\(user.name)@127.0.0.1").status == 0)
+        #expect(try await user.cli.listedKeys().isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: user.cli.home.path + "/" + holding[0]))
+    }
+}
