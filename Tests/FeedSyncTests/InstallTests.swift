@@ -38,7 +38,8 @@ import Testing
         #expect(commands.count >= 13)
         // Each exit code, not mdoc's generic sentence.
         #expect(
-            !page.contains(".Ex -std") && ["0", "64", "65", "74", "75", "77"].allSatisfy { page.contains("\n.It \($0)\n") })
+            !page.contains(".Ex -std")
+                && ["0", "64", "65", "74", "75", "77"].allSatisfy { page.contains("\n.It \($0)\n") })
         for (name, options) in commands {
             // The first is the command's: `account`'s subcommands (add, list, remove) follow it.
             let sections = page.components(separatedBy: "\n.It Em \(name)\n")
