@@ -40,6 +40,9 @@ ALTER TABLE feed ADD COLUMN remote_id INTEGER;
 ALTER TABLE feed ADD COLUMN source_url TEXT;
 CREATE UNIQUE INDEX feed_remote ON feed (account_id, remote_id) WHERE account_id IS NOT NULL;
 
+-- Who wrote the item, as its source names them (an aggregator's article says; plain text).
+ALTER TABLE item ADD COLUMN author TEXT;
+
 -- A star, kept for every item; an account's item also has the server's article id as its key.
 ALTER TABLE item ADD COLUMN starred INTEGER NOT NULL DEFAULT 0 CHECK (starred IN (0, 1));
 CREATE INDEX item_starred ON item (timeline DESC, feed_id, band, seq) WHERE starred = 1;

@@ -29,6 +29,9 @@ public struct FeedItem: Sendable, Equatable {
     /// no id keyed by link and picture), so the store finds it under that key and keeps it one
     /// item. Not part of the item's equality.
     public var formerKey: String?
+    /// Who wrote it, plain text, when the source says (an aggregator's article); not part of the
+    /// item's equality.
+    public var author: String?
 
     public init(
         key: String, title: String, link: String?, pictureURL: String?, published: String?, summary: String?,

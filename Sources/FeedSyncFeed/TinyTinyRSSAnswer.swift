@@ -77,6 +77,16 @@ public enum TinyTinyRSSAnswer {
         _ = try content(data)
     }
 
+    /// `subscribeToFeed`'s result: its code (0 subscribed before, 1 now, others why not) and the
+    /// feed's id when there is one.
+    public static func subscription(_ data: Data) throws(RemoteRefusal) -> (code: Int, feedID: Int64?) {
+        let status = try content(data)["status"]
+        guard let code = status?["code"]?.integer, (0...100).contains(code) else {
+            throw RemoteRefusal(code: nil, description: "the subscription's answer holds no code")
+        }
+        return (code, id(status?["feed_id"]))
+    }
+
     /// `getHeadlines`' articles, in the server's order; those with an id out of range or nothing
     /// usable are left out and counted.
     public static func articles(_ data: Data) throws(RemoteRefusal) -> (articles: [RemoteArticle], skipped: Int) {
@@ -114,6 +124,7 @@ public enum TinyTinyRSSAnswer {
             item.searchBody = SearchText.body(plainContent: plain, summary: item.summary)
             item.contentPictures = ArticlePictures.find(in: Array(html.utf8), base: link ?? "")
         }
+        item.author = entry["author"]?.text.map { FeedLimits.boundedTitle(HTMLText.collapsingWhitespace($0)) }
         guard let bounded = FeedLimits.bounded(item) else { return nil }
         return RemoteArticle(
             id: id, feedID: feedID, unread: entry["unread"]?.bool ?? true, starred: entry["marked"]?.bool ?? false,

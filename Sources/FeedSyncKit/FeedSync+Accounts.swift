@@ -75,12 +75,73 @@ extension FeedSync {
 
     public func accounts() async throws(StoreError) -> [Account] { try await store.accounts() }
 
+    /// The marks made on the account's items that its server has not accepted yet.
+    public func queuedMarks(_ account: Account) async throws(StoreError) -> [QueuedMark] {
+        try await store.queuedMarks(accountID: account.id)
+    }
+
     /// Removes the account: its feeds, their items, the pictures only they use, its password file.
     /// The server is not told: its subscriptions stay there.
     public func removeAccount(_ account: Account) async throws(StoreError) {
         precondition(lock != nil, "a running pull writes the accounts: open for .writing")
         try await pictures.removing { () async throws(StoreError) in try await store.removeAccount(id: account.id) }
         AccountSecrets.remove(at: AccountSecrets.path(in: home, account: account.name))
+    }
+
+    /// The account named `name`, else a usage error that says how to list them.
+    public func account(named name: String) async throws(SyncError) -> Account {
+        let accounts: [Account]
+        do { accounts = try await store.accounts() } catch { throw SyncError(.local, error.message) }
+        guard let account = accounts.first(where: { $0.name == name }) else {
+            throw SyncError(.usage, "no account is named \(String(reflecting: name)); feedsync account list lists them")
+        }
+        return account
+    }
+
+    /// The account's service through a client of its own, for a call outside a pull.
+    func withService<T>(
+        _ account: Account, _ body: (any AccountService) async throws(SyncError) -> T
+    ) async throws(SyncError) -> T {
+        let path = AccountSecrets.path(in: home, account: account.name)
+        let secrets = try AccountSecrets.read(from: path)
+        let client = HTTPClient(configuration: PullSettings().transport(maxConnections: 1))
+        defer { client.shutdown() }
+        let service = TinyTinyRSS(
+            client: client, url: account.url, user: account.user, secrets: secrets,
+            keep: { session in try? AccountSecrets(password: secrets.password, session: session).write(to: path) })
+        return try await body(service)
+    }
+
+    /// Subscribes the account to the feed at `url` on its server, has the server fetch it, then
+    /// syncs the account, so its items are here as `add`'s are. The feed's number here.
+    public func subscribe(_ url: String, account: Account) async throws(SyncError) -> Feed {
+        precondition(lock != nil, "a running pull writes the accounts: open for .writing")
+        if let problem = HTTPRequest.problem(with: url) {
+            throw SyncError(.usage, "\(String(reflecting: url)) cannot be used: \(problem)")
+        }
+        let id = try await withService(account) { service throws(SyncError) in try await service.subscribe(url) }
+        let synced = try await withService(account) { service throws(SyncError) in
+            await AccountSync(store: store, service: service).run(account, now: clock.now())
+        }
+        if let error = synced.error { throw error }
+        do {
+            if let feed = try await store.feeds().first(where: { $0.accountID == account.id && $0.remoteID == id }) {
+                return feed
+            }
+        } catch { throw SyncError(.local, error.message) }
+        throw SyncError(.data, "the server subscribed to \(url) but does not list it")
+    }
+
+    /// Unsubscribes an account's feed on its server, then removes it here as `remove` does.
+    public func unsubscribe(_ feed: Feed) async throws(SyncError) {
+        guard let accountID = feed.accountID, let remoteID = feed.remoteID else { return }
+        let account: Account
+        do {
+            guard let found = try await store.accounts().first(where: { $0.id == accountID }) else { return }
+            account = found
+        } catch { throw SyncError(.local, error.message) }
+        try await withService(account) { service throws(SyncError) in try await service.unsubscribe(remoteID) }
+        do { try await remove(feed) } catch { throw SyncError(.local, error.message) }
     }
 
     /// Syncs each account through `client`, one after the other; a report for each.

@@ -104,7 +104,7 @@ public enum ItemJSON {
         "link": \(JSON.string(item.link)), "pic_url": \(JSON.string(item.pictureURL)), \
         "image": {"status": \(JSON.string(item.imageStatus.rawValue)), "path": \(JSON.string(path))}, \
         "published": \(JSON.string(item.published)), "position": \(JSON.number(position)), \
-        "number": \(item.number), "unread": \(!item.read), "feed": \(JSON.string(item.feedName))
+        "number": \(item.number), "unread": \(!item.read), "starred": \(item.starred), "feed": \(JSON.string(item.feedName))
         """
     }
 }

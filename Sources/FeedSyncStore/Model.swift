@@ -199,6 +199,7 @@ public struct Feed: Sendable, Equatable {
     public var folder: String?
     /// The account whose server fetches this feed (a pull does not), and the feed's own address there.
     public var accountID: Int64?
+    public var remoteID: Int64?
     public var sourceURL: String?
 
     /// What the feed is called: the user's title, else its own, else its URL.
@@ -231,6 +232,7 @@ public struct StoredItem: Sendable, Equatable {
     /// 1-based rank in the list being shown.
     public var position: Int
     public var read: Bool
+    public var starred = false
     /// The name of the item's feed (`Feed.name`).
     public var feedName: String
 }
@@ -327,6 +329,7 @@ public struct ListQuery: Sendable, Equatable {
     /// Only feeds in this folder or a folder inside it.
     public var folder: String?
     public var unread = false
+    public var starred = false
     /// An FTS5 query (`SearchText.query`).
     public var search: String?
     /// Only items whose timeline time is at or after this.
@@ -334,8 +337,9 @@ public struct ListQuery: Sendable, Equatable {
 
     public init(
         feedURL: String? = nil, folder: String? = nil, unread: Bool = false, search: String? = nil,
-        since: Date? = nil
+        since: Date? = nil, starred: Bool = false
     ) {
+        self.starred = starred
         self.feedURL = feedURL
         self.folder = folder
         self.unread = unread
@@ -344,7 +348,7 @@ public struct ListQuery: Sendable, Equatable {
     }
 
     /// Whether a filter leaves out items: such a list is not one the picture window follows.
-    public var isFiltered: Bool { folder != nil || unread || search != nil || since != nil }
+    public var isFiltered: Bool { folder != nil || unread || starred || search != nil || since != nil }
 }
 
 /// Where an item sits for good: its feed, band and seq. Its row number in a list grows as pages
@@ -463,6 +467,7 @@ public struct FeedSummary: Sendable {
 /// One item whole, as `show` shows it.
 public struct ItemDetail: Sendable {
     public var item: StoredItem
+    public var author: String?
     public var summary: String?
     /// The item's full content as stored (HTML), if the feed gave one.
     public var content: String?

@@ -7,7 +7,7 @@ extension Store {
     static let listColumns = """
         item.id, key, item.title, link, pic_url, coalesce(picture.status, 'none') AS status, picture.id AS picture_id,
         picture.file, picture.bytes, picture.hash, published,
-        read, coalesce(feed.custom_title, feed.title, feed.url) AS feed_name
+        read, starred, coalesce(feed.custom_title, feed.title, feed.url) AS feed_name
         """
     static let listJoin = "LEFT JOIN picture ON picture.id = item.picture_id JOIN feed ON feed.id = item.feed_id"
 
@@ -18,7 +18,7 @@ extension Store {
             imageStatus: row.text("status").flatMap(PictureStatus.init(rawValue:)) ?? .none,
             image: row.text("status") == "cached" ? CachedFile.from(row, id: row["picture_id"]) : nil,
             published: row.text("published"), position: position,
-            read: row.integer("read") == 1, feedName: row.text("feed_name") ?? "")
+            read: row.integer("read") == 1, starred: row.integer("starred") == 1, feedName: row.text("feed_name") ?? "")
     }
 
     /// A filtered list: one statement for the page, walking the order's index and skipping
@@ -42,6 +42,7 @@ extension Store {
             conditions.append("item.feed_id IN (SELECT id FROM feed WHERE \(feeds.joined(separator: " AND ")))")
         }
         if query.unread { conditions.append("item.read = 0") }
+        if query.starred { conditions.append("item.starred = 1") }
         if let since = query.since {
             conditions.append("item.timeline >= ?")
             arguments += [Int64(since.timeIntervalSince1970.rounded(.up))]
@@ -57,7 +58,7 @@ extension Store {
             sql: "SELECT \(listColumns) FROM item \(listJoin) \(filter) ORDER BY \(order) LIMIT ? OFFSET ?",
             arguments: arguments + [limit, offset])
         let total: Int
-        if query.search == nil, query.since == nil {
+        if query.search == nil, query.since == nil, !query.starred {
             // Unread counts from the feeds' counts: no item is read.
             let scope = feeds.isEmpty ? "" : "WHERE " + feeds.joined(separator: " AND ")
             total =

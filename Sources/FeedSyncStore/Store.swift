@@ -414,11 +414,13 @@ extension Store {
         try await read { db in
             try Row.fetchOne(
                 db,
-                sql: "SELECT \(Self.listColumns), summary, content FROM item \(Self.listJoin) WHERE item.id = ?",
+                sql: """
+                    SELECT \(Self.listColumns), item.author, summary, content FROM item \(Self.listJoin) WHERE item.id = ?
+                    """,
                 arguments: [number]
             ).map { row in
                 ItemDetail(
-                    item: Self.storedItem(row, position: 0),
+                    item: Self.storedItem(row, position: 0), author: row.text("author"),
                     summary: row.text("summary"), content: row.text("content"),
                     pictures: try Self.articlePictures(db, ofItem: number))
             }
@@ -559,14 +561,14 @@ extension Store {
         let insert = try db.cachedStatement(
             sql: """
                 INSERT INTO item (feed_id, key, band, seq, title, link, pic_url, picture_id, published, summary,
-                                  content, stored_at, timeline)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  content, stored_at, timeline, author)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (feed_id, key) DO NOTHING
                 """)
         let refresh = try db.cachedStatement(
             sql: """
                 UPDATE item SET title = ?, link = ?, published = ?, summary = ?, content = ?, pic_url = ?,
-                    picture_id = ?
+                    picture_id = ?, author = ?
                 WHERE feed_id = ? AND key = ? RETURNING id
                 """)
         let index = try db.cachedStatement(sql: "INSERT INTO item_search (rowid, title, body) VALUES (?, ?, ?)")
@@ -597,6 +599,7 @@ extension Store {
                 values.add(item.content)
                 values.add(now)
                 values.add(time)
+                values.add(item.author)
             }
             if db.changesCount == 1 {
                 seq += 1
@@ -609,7 +612,7 @@ extension Store {
                 // A changed text re-indexes itself (Migrations/0009's trigger).
                 refresh.setUncheckedArguments([
                     item.title, item.link, item.published, item.summary, item.content, item.pictureURL, pictureID,
-                    feedID, item.key,
+                    item.author, feedID, item.key,
                 ])
                 guard let id = try Int64.fetchOne(refresh) else { continue }
                 try db.cachedStatement(sql: "DELETE FROM item_content_picture WHERE item_id = ?").execute(

@@ -20,6 +20,11 @@ public protocol AccountService: Sendable {
     func ids(_ state: RemoteState) async throws(SyncError) -> Set<Int64>
     /// Sets `field` to `value` on the articles `ids` (the service splits long lists).
     func send(_ field: RemoteState, _ value: Bool, ids: [Int64]) async throws(SyncError)
+    /// Subscribes to the feed at `url` on the server and has the server fetch it now; the
+    /// server's id for it.
+    func subscribe(_ url: String) async throws(SyncError) -> Int64
+    /// Unsubscribes from the server's feed `id`.
+    func unsubscribe(_ id: Int64) async throws(SyncError)
 }
 
 public enum RemoteState: String, Sendable {

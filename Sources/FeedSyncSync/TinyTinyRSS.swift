@@ -106,6 +106,29 @@ public final class TinyTinyRSS: AccountService {
         }
     }
 
+    public func subscribe(_ feedURL: String) async throws(SyncError) -> Int64 {
+        let (code, id) = try await call(
+            "subscribeToFeed", ["feed_url": feedURL, "category_id": 0], TinyTinyRSSAnswer.subscription)
+        guard let id, code == 0 || code == 1 else {
+            let reason =
+                switch code {
+                case 2: "it is not a URL the server accepts"
+                case 3: "the page there names no feed"
+                case 4: "the page there names several feeds; give one of them"
+                case 5: "the server could not fetch it"
+                default: "the server could not read a feed there"
+                }
+            throw SyncError(.data, "\(Self.host(url)) did not subscribe to \(feedURL): \(reason)")
+        }
+        // Fetched now, so the next sync brings its articles.
+        try await call("updateFeed", ["feed_id": id], TinyTinyRSSAnswer.accepted)
+        return id
+    }
+
+    public func unsubscribe(_ id: Int64) async throws(SyncError) {
+        try await call("unsubscribeFeed", ["feed_id": id], TinyTinyRSSAnswer.accepted)
+    }
+
     /// Calls `op` with the session, logging in first when there is none or the server forgot it.
     func call<T>(
         _ op: String, _ parameters: [String: any Sendable], _ read: (Data) throws(RemoteRefusal) -> T

@@ -182,4 +182,76 @@ import Testing
         #expect(try await user.cli.listedKeys().isEmpty)
         #expect(!FileManager.default.fileExists(atPath: user.cli.home.path + "/" + holding[0]))
     }
+
+    @Test func feedsAreSubscribedAndUnsubscribedOnTheServer() async throws {
+        let user = try await TinyTinyRSSUser()
+        try await Self.add(user)
+        // tt-rss fetches feeds through this server as a proxy (it fetches no loopback URL itself).
+        let rss = """
+            <?xml version="1.0"?><rss version="2.0"><channel><title>Proxied</title><link>http://example.com/</link>
+            <item><title>First</title><link>http://example.com/1</link><guid>p-1</guid></item>
+            <item><title>Second</title><link>http://example.com/2</link><guid>p-2</guid></item>
+            </channel></rss>
+            """
+        let server = try RawServer(
+            answer: Data(
+                ("HTTP/1.1 200 OK\r\nContent-Type: application/rss+xml\r\nContent-Length: \(rss.utf8.count)\r\n"
+                    + "Connection: close\r\n\r\n" + rss).utf8))
+        defer { server.stop() }
+        try await TinyTinyRSSUser.script(user.cli, ["proxy", String(server.port)])
+        let url = "http://[::1]/\(user.name).xml"
+        let added = try await user.cli.run("add", url, "--account", "\(user.name)@127.0.0.1")
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(
+            try await user.sql(
+                "SELECT count(*) FROM ttrss_feeds f JOIN ttrss_users u ON u.id = f.owner_uid WHERE u.login = '\(user.name)';"
+            ).hasPrefix("1"))
+        let titles = try await user.cli.listedItems().map { $0["title"] as? String }
+        #expect(Set(titles) == ["First", "Second"], "the server fetched it, the sync brought its items")
+        let listed = try await feeds(user.cli)
+        #expect(listed.count == 1 && listed[0]["source_url"] as? String == url)
+        let number = String(listed[0]["number"] as! Int)
+        #expect(try await user.cli.run("remove", number).status == 0)
+        #expect(
+            try await user.sql(
+                "SELECT count(*) FROM ttrss_feeds f JOIN ttrss_users u ON u.id = f.owner_uid WHERE u.login = '\(user.name)';"
+            ).hasPrefix("0"))
+        #expect(try await feeds(user.cli).isEmpty)
+    }
+
+    @Test func aSessionTheServerForgotIsReplacedByOneMoreLogIn() async throws {
+        let user = try await TinyTinyRSSUser()
+        try await user.seed(feeds: [("Daily", nil)], articles: 3)
+        try await Self.add(user)
+        _ = try await Self.pulled(user)
+        try await user.sql("DELETE FROM ttrss_sessions;")
+        let again = try await Self.pulled(user)
+        #expect(Self.operations(again).filter { $0 == "login" }.count == 1, "\(Self.operations(again))")
+        #expect(again["outcome"] as? String == "ok")
+        // The new session is kept for the next run: no log-in then.
+        #expect(!Self.operations(try await Self.pulled(user)).contains("login"))
+    }
+
+    @Test func aServerThatIsNotTheAPIGetsOneSentenceAndNothingIsKept() async throws {
+        let html = "<html><body>Welcome</body></html>"
+        let server = try RawServer(
+            answer: Data(
+                ("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: \(html.utf8.count)\r\n"
+                    + "Connection: close\r\n\r\n" + html).utf8))
+        defer { server.stop() }
+        let cli = try CLI(environment: ["FEEDSYNC_PASSWORD": "x"])
+        let refused = try await cli.run("account", "add", "ttrss", "http://127.0.0.1:\(server.port)/", "--user", "me")
+        #expect(refused.status == 65)
+        #expect(
+            refused.stderr
+                == "feedsync: 127.0.0.1 gave an unusable answer to log in: the answer is not the API's JSON (the "
+                + "document is not valid JSON (unexpected character at byte 0; it starts with "
+                + "\"<html><body>Welcome</body></html>\"))\n")
+        #expect(refused.stderr.split(separator: "\n").count == 1)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: cli.home.path).filter { !$0.hasPrefix(".") }.isEmpty)
+        // Nobody listening: the offline rule's exit, at once.
+        let closed = try await cli.run("account", "add", "ttrss", "http://127.0.0.1:9/", "--user", "me")
+        #expect(closed.status == 75, "\(closed.stderr)")
+    }
 }

@@ -31,12 +31,25 @@ struct Add: AsyncParsableCommand {
 
     @OptionGroup var pictureOptions: PictureOptions
 
+    @Option(
+        help: ArgumentHelp(
+            "Subscribe on this account's server instead (account list names them); its next sync brings the items.",
+            valueName: "name"))
+    var account: String?
+
     func validate() throws {
         try validateFeedURL(url, option: "the URL")
     }
 
     func run() async throws {
         let library = try await homeOptions.open(.writing)
+        if let account {
+            let feed = try await fail {
+                try await library.subscribe(url, account: try await library.account(named: account))
+            }
+            try Output.line("added \(feed.id) \(Terminal.safe(feed.name)) on account \(Terminal.safe(account))")
+            return
+        }
         var settings = FeedSync.PullSettings()
         settings.feeds.retry = Pull.retryPolicy()
         settings.pictures = PrefetchOptions(mode: .window)

@@ -17,14 +17,22 @@ struct Feeds: AsyncParsableCommand {
     func run() async throws {
         let library = try await homeOptions.open(.reading)
         let summaries = try await fail(on: { try await library.feedSummaries() })
-        if json { try Output.line(jsonList(summaries)) } else { try Output.fitted(text(summaries)) }
+        let accounts = Dictionary(
+            uniqueKeysWithValues: try await fail(on: { try await library.accounts() }).map { ($0.id, $0) })
+        if json {
+            try Output.line(jsonList(summaries, accounts: accounts))
+        } else {
+            try Output.fitted(text(summaries, accounts: accounts))
+        }
     }
 
-    func jsonList(_ summaries: [FeedSummary]) -> String {
+    func jsonList(_ summaries: [FeedSummary], accounts: [Int64: Account]) -> String {
         let feeds = summaries.map { summary in
             let feed = summary.feed
+            let account = feed.accountID.flatMap { accounts[$0] }
             return """
                 {"number": \(feed.id), "title": \(JSON.string(feed.name)), "url": \(JSON.string(feed.url)), \
+                "account": \(JSON.string(account?.name)), "source_url": \(JSON.string(feed.sourceURL)), \
                 "folder": \(JSON.string(feed.folder)), "items": \(summary.items), "unread": \(summary.unread), \
                 "last_pull": \(JSON.string(feed.lastPullAt.map(iso))), \
                 "outcome": \(JSON.string(feed.lastOutcome?.rawValue)), \
@@ -37,7 +45,7 @@ struct Feeds: AsyncParsableCommand {
 
     /// One line a feed, in aligned columns: number, name, items, unread, the last pull, and the
     /// URL last (where a terminal too narrow cuts it), when it is not the name.
-    func text(_ summaries: [FeedSummary]) -> String {
+    func text(_ summaries: [FeedSummary], accounts: [Int64: Account]) -> String {
         guard !summaries.isEmpty else { return "no feeds subscribed; add one with: feedsync add URL" }
         func column(_ texts: [String], right: Bool = false) -> [String] {
             let widths = texts.map(Terminal.displayWidth)
@@ -54,6 +62,12 @@ struct Feeds: AsyncParsableCommand {
         let pulled = column(
             summaries.map { summary in
                 let feed = summary.feed
+                if let account = feed.accountID.flatMap({ accounts[$0] }) {
+                    let synced =
+                        account.lastSyncAt.map { "synced \(relative($0)), \(Feeds.words(account.lastOutcome))" }
+                        ?? "not synced yet"
+                    return "account \(Terminal.safe(account.name)), \(synced)"
+                }
                 var pulled =
                     feed.lastPullAt.map { "\(relative($0)), \(Feeds.words(feed.lastOutcome))" } ?? "never pulled"
                 if feed.goneAt != nil { pulled += ", gone (410), not asked again" }
@@ -63,7 +77,9 @@ struct Feeds: AsyncParsableCommand {
         return summaries.indices.map { index in
             let feed = summaries[index].feed
             let line = "\(numbers[index])  \(names[index])  \(items[index])  \(unread[index])  \(pulled[index])"
-            return feed.name == feed.url ? line : line + "  " + Terminal.safe(feed.url)
+            // An account's feed by its own address, not the account's URL it is stored under.
+            let url = feed.accountID == nil ? feed.url : feed.sourceURL ?? ""
+            return feed.name == url ? line : line + "  " + Terminal.safe(url)
         }.joined(separator: "\n")
     }
 
@@ -95,7 +111,10 @@ struct Remove: AsyncParsableCommand {
         var chosen: [Feed] = []
         for name in feeds { chosen.append(try await library.feed(argument: name)) }
         for feed in chosen {
-            try await fail(on: { try await library.remove(feed) })
+            // An account's feed is unsubscribed on its server first.
+            try await fail(on: {
+                if feed.accountID != nil { try await library.unsubscribe(feed) } else { try await library.remove(feed) }
+            })
             try Output.line("removed \(feed.id) \(Terminal.safe(feed.name))")
         }
     }

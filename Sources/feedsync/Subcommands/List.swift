@@ -37,6 +37,9 @@ struct List: AsyncParsableCommand {
     @Flag(help: "Show only unread items.")
     var unread = false
 
+    @Flag(help: "Show only starred items.")
+    var starred = false
+
     @Option(
         help: ArgumentHelp(
             "Show only items whose title or text has these words (or words starting so).",
@@ -78,7 +81,7 @@ struct List: AsyncParsableCommand {
         if let name = self.folder { folder = try await library.folder(argument: name) }
         let query = ListQuery(
             feedURL: chosen?.url, folder: folder, unread: unread, search: search.flatMap(SearchText.query),
-            since: since.flatMap { DateArgument.parse($0) })
+            since: since.flatMap { DateArgument.parse($0) }, starred: starred)
         var listed = try await fail(on: { try await library.list(query, page: page, perPage: perPage) })
         // The reader's position steers picture prefetch: a person reading on a terminal moves it, a
         // script paging through everything does not. A filtered list is not one the window follows,
@@ -113,7 +116,7 @@ struct List: AsyncParsableCommand {
             """
     }
 
-    /// Lines for a person: the number, an unread mark, the date, in the all-feeds view the feed,
+    /// Lines for a person: the number, a star and an unread mark, the date, in the all-feeds view the feed,
     /// the title cut or padded so the picture's state lines up; a footer with the page.
     func text(_ listed: ListedPage, allFeeds: Bool, pages: Int) -> String {
         var footer = "page \(page) of \(pages) · \(listed.total) item\(listed.total == 1 ? "" : "s")"
@@ -141,7 +144,7 @@ struct List: AsyncParsableCommand {
         var lines: [String] = []
         for item in listed.items {
             var line = String(repeating: " ", count: numberWidth - String(item.number).count) + String(item.number)
-            line += item.read ? "  " : " •"
+            line += (item.starred ? "*" : " ") + (item.read ? " " : "•")
             line +=
                 " "
                 + (item.published.flatMap { LocalTime.string($0, time: false) } ?? String(repeating: " ", count: 10))

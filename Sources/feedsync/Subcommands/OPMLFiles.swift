@@ -1,6 +1,8 @@
 import ArgumentParser
 import FeedSyncFeed
 import FeedSyncKit
+import FeedSyncStore
+import FeedSyncSync
 import Foundation
 
 struct Import: AsyncParsableCommand {
@@ -18,6 +20,11 @@ struct Import: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The OPML file; - reads standard input.", valueName: "file"))
     var file: String
 
+    @Option(
+        help: ArgumentHelp(
+            "Subscribe on this account's server instead (each feed fetched there now).", valueName: "name"))
+    var account: String?
+
     /// The largest file read: a subscription list of 100 000 feeds is a few megabytes.
     static let maxBytes = 64 << 20
 
@@ -31,6 +38,10 @@ struct Import: AsyncParsableCommand {
             complain("\(file): \(error.reason); nothing was subscribed")
             throw ExitCode(Exit.dataError)
         }
+        if let account {
+            try await importOnServer(entries, missing: missing, account: account)
+            return
+        }
         let library = try await homeOptions.open(.reading)
         let report = try await fail(on: { try await library.importFeeds(entries) })
         for (entry, reason) in report.invalid { complain("\(file), line \(entry.line): \(reason)") }
@@ -40,6 +51,38 @@ struct Import: AsyncParsableCommand {
             "\(report.added.count) added, \(report.already.count) already subscribed, \(invalid) invalid"
                 + (report.added.isEmpty ? "" : "; the next pull fetches them"))
         if invalid > 0 { throw ExitCode(Exit.dataError) }
+    }
+
+    /// Subscribes the account to each feed on its server, one at a time, saying which failed.
+    func importOnServer(_ entries: [OPML.Entry], missing: [Int], account name: String) async throws {
+        let library = try await homeOptions.open(.writing)
+        let account = try await fail { try await library.account(named: name) }
+        var failed = missing.count
+        for line in missing { complain("\(file), line \(line): a feed outline without xmlUrl") }
+        var added = 0
+        for entry in entries {
+            let outcome = await Self.subscribe(entry.url, account, in: library)
+            guard let error = outcome else {
+                added += 1
+                continue
+            }
+            complain("\(file), line \(entry.line): \(error.message)")
+            // The server gone or refusing: the other feeds would fare no better.
+            if error.kind == .transient || error.kind == .denied { throw ExitCode(Exit.code(for: error.kind)) }
+            failed += 1
+        }
+        try Output.line("\(added) subscribed on account \(Terminal.safe(name)), \(failed) not")
+        if failed > 0 { throw ExitCode(Exit.dataError) }
+    }
+
+    /// Why the account did not subscribe to `url`, or nil when it did.
+    static func subscribe(_ url: String, _ account: Account, in library: FeedSync) async -> SyncError? {
+        do {
+            _ = try await library.subscribe(url, account: account)
+            return nil
+        } catch {
+            return error
+        }
     }
 
     func read() throws -> Data {

@@ -47,7 +47,9 @@ struct Show: AsyncParsableCommand {
             "{\"url\": \(JSON.string(picture.url)), \"status\": \(JSON.string(picture.status.rawValue)), "
                 + "\"path\": \(JSON.string(path))}"
         }
-        return "{" + ItemJSON.fields(detail.item, path: path, position: nil) + ", \"text\": \(JSON.string(text)), "
+        return "{" + ItemJSON.fields(detail.item, path: path, position: nil)
+            + ", \"author\": \(JSON.string(detail.author)), "
+            + "\"text\": \(JSON.string(text)), "
             + "\"content_html\": \(JSON.string(detail.content)), \"pictures\": [\(pictures.joined(separator: ", "))]}"
     }
 
@@ -56,6 +58,8 @@ struct Show: AsyncParsableCommand {
         let width = max(20, min(Terminal.width, 100))
         var lines = Terminal.wrap(Terminal.safe(item.title.isEmpty ? "(no title)" : item.title), width: width)
         var about = Terminal.safe(item.feedName)
+        if let author = detail.author { about += " · " + Terminal.safe(author) }
+        if item.starred { about += " · starred" }
         if let date = item.published.flatMap({ LocalTime.string($0, time: true) }) { about += " · " + date }
         lines.append(about)
         if let link = item.link { lines.append(Terminal.safe(link)) }

@@ -7,7 +7,7 @@ import Foundation
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",  // named here, not derived from the type's name at every start
-        abstract: "Show each feed's items, backfill progress, last pull and pictures.")
+        abstract: "Show each feed's items, backfill progress, last pull and pictures; each account's sync.")
 
     @OptionGroup var homeOptions: HomeOptions
 
@@ -16,14 +16,52 @@ struct Status: AsyncParsableCommand {
 
     func run() async throws {
         let library = try await homeOptions.open(.reading)
-        let feeds = try await fail(on: { try await library.status() })
+        // An account's feeds are synced with it: they are shown under it, not one by one.
+        let feeds = try await fail(on: { try await library.status() }).filter { $0.feed.accountID == nil }
+        var accounts: [(account: Account, queued: Int)] = []
+        for account in try await fail(on: { try await library.accounts() }) {
+            accounts.append((account, try await fail(on: { try await library.queuedMarks(account).count })))
+        }
         if json {
-            try Output.line("{\"feeds\": [\(feeds.map(jsonFeed).joined(separator: ", "))]}")
-        } else if feeds.isEmpty {
+            try Output.line(
+                "{\"feeds\": [\(feeds.map(jsonFeed).joined(separator: ", "))], "
+                    + "\"accounts\": [\(accounts.map(jsonAccount).joined(separator: ", "))]}")
+        } else if feeds.isEmpty, accounts.isEmpty {
             try Output.line("no feeds yet; subscribe with: feedsync add URL")
         } else {
-            try Output.fitted(feeds.map(text).joined(separator: "\n\n"))
+            try Output.fitted((accounts.map(text) + feeds.map(text)).joined(separator: "\n\n"))
         }
+    }
+
+    func text(_ account: (account: Account, queued: Int)) -> String {
+        let (account, queued) = account
+        var lines = [Terminal.safe("account \(account.name) (\(account.user) at \(account.url))")]
+        let cursor = account.cursor
+        lines.append(
+            "  articles:      "
+                + (cursor.backfillDone
+                    ? "all stored" : "\(cursor.backfillSkip) stored so far; the next sync goes on from there"))
+        if let at = account.lastSyncAt {
+            var line = "  last sync:     \(relative(at)), \(Feeds.words(account.lastOutcome))"
+            if let error = account.lastError { line += ": \(Terminal.safe(error))" }
+            lines.append(line)
+        } else {
+            lines.append("  last sync:     never; the next pull syncs it")
+        }
+        lines.append("  marks waiting: \(queued == 0 ? "none" : "\(queued), sent at the next sync")")
+        return lines.joined(separator: "\n")
+    }
+
+    func jsonAccount(_ account: (account: Account, queued: Int)) -> String {
+        let (account, queued) = account
+        return """
+            {"name": \(JSON.string(account.name)), "kind": \(JSON.string(account.kind)), \
+            "url": \(JSON.string(account.url)), "user": \(JSON.string(account.user)), \
+            "all_stored": \(account.cursor.backfillDone), \
+            "last_sync": \(JSON.string(account.lastSyncAt.map(iso))), \
+            "outcome": \(JSON.string(account.lastOutcome?.rawValue)), "error": \(JSON.string(account.lastError)), \
+            "marks_waiting": \(queued)}
+            """
     }
 
     /// When a plain pull asks for the feed next, and why: "at the next pull" only when it will.
