@@ -111,11 +111,11 @@ public enum TinyTinyRSSAnswer {
         let html = entry["content"]?.text
         let plain = html.map { SearchText.plainContent(Array($0.utf8)) }
         let title = entry["title"]?.text.map(JSONFeed.titleText) ?? plain.map { HTMLText.cut($0, to: 80) } ?? ""
-        // The picture: an image attachment, else the one the server picked (flavor_image), else
-        // the content's first.
+        // The picture: an image attachment, else the content's first, else the one the server
+        // picked (flavor_image: a video's, say; the server's URL rewriting drops ports from it).
         let picture = FeedLimits.webURL(
-            imageAttachment(entry["attachments"]) ?? entry["flavor_image"]?.text
-                ?? html.flatMap(HTMLText.firstImageSource))
+            imageAttachment(entry["attachments"]) ?? html.flatMap(HTMLText.firstImageSource)
+                ?? entry["flavor_image"]?.text)
         var item = FeedItem(
             key: String(id), title: title, link: link, pictureURL: picture,
             published: entry["updated"].flatMap(FeedDate.normalise),

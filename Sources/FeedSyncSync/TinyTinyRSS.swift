@@ -71,6 +71,9 @@ public final class TinyTinyRSS: AccountService {
             [
                 "feed_id": -4, "view_mode": "all_articles", "since_id": since, "skip": skip, "limit": pageSize,
                 "show_content": true, "include_attachments": true,
+                // As the feed wrote it (the server's sanitiser drops ports from URLs): stored as any
+                // feed's content is, and made safe where it is shown (SafeHTML).
+                "sanitize": false,
             ], { data throws(RemoteRefusal) in try TinyTinyRSSAnswer.articles(data).articles })
     }
 

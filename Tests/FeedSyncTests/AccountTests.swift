@@ -254,4 +254,35 @@ import Testing
         let closed = try await cli.run("account", "add", "ttrss", "http://127.0.0.1:9/", "--user", "me")
         #expect(closed.status == 75, "\(closed.stderr)")
     }
+
+    @Test func theAccountsPicturesAreFetchedAsAFeedsAreAndShownOffline() async throws {
+        let user = try await TinyTinyRSSUser()
+        try await user.seed(feeds: [("Daily", nil)], articles: 6)
+        try await withServer(items: 1) { server, _ in
+            let base = await server.baseURL
+            // Each article shows a picture of the test's server in its content.
+            try await user.sql(
+                """
+                UPDATE ttrss_entries SET content = '<p>Look <img src="\(base)/pictures/'
+                    || split_part(guid, '-', 2) || '.png"></p>' WHERE guid LIKE '\(user.name)-%';
+                """)
+            try await Self.add(user)
+            let pull = try await user.cli.run("pull", "--images", "all")
+            #expect(pull.status == 0, "\(pull.stderr)")
+            let items = try await user.cli.listedItems()
+            #expect(items.count == 6)
+            for item in items {
+                let image = try #require(item["image"] as? [String: Any])
+                #expect(image["status"] as? String == "cached", "\(item)")
+                #expect((image["path"] as? String).map { FileManager.default.fileExists(atPath: $0) } == true)
+            }
+            #expect(server.pictureRequests.count == 6, "each picture once")
+        }
+        // Offline, it reads whole: the text and the picture's copy.
+        let number = try #require(try await user.cli.listedItems().first?["number"] as? Int)
+        let shown = try await user.cli.run("show", String(number), "--json")
+        let detail = try json(shown)
+        #expect((detail["text"] as? String)?.contains("Look") == true)
+        #expect((detail["image"] as? [String: Any])?["status"] as? String == "cached")
+    }
 }
