@@ -7,7 +7,9 @@ import Foundation
 ///
 /// 1. Queued marks go to the server first, one batch per field and value; each is forgotten only
 ///    once the server accepted it.
-/// 2. On the first sync, the subscriptions (feeds and folders) come down before any article.
+/// 2. On the first sync, the subscriptions (feeds and folders) and the counters come down before
+///    any article: the pages bring each article's state with it, so no pass over states follows,
+///    and counters that moved during the walk make the next sync's pass.
 /// 3. Articles: the first sync walks all of them, newest first, a page at a time, each page
 ///    committed with the cursor after it; later syncs walk what is above the highest id stored.
 ///    A walk killed or cut off goes on from its last committed page.
@@ -52,6 +54,8 @@ public struct AccountMachine: Sendable {
     let storedCounters: String?
     let statePassDue: Bool
     var listed = false
+    /// The first sync of the account: nothing stored yet.
+    let first: Bool
     var counters: String?
     var unread: Set<Int64>?
     var starred: Set<Int64>?
@@ -60,6 +64,7 @@ public struct AccountMachine: Sendable {
         account: Account, queued: [QueuedMark], pageSize: Int, newBand: Int, now: Date
     ) {
         cursor = account.cursor
+        first = !account.cursor.backfillDone && account.cursor.backfillSkip == 0
         self.pageSize = pageSize
         self.newBand = newBand
         storedCounters = account.counters
@@ -85,19 +90,21 @@ public struct AccountMachine: Sendable {
                 let batch = batches.removeFirst()
                 return .send(field: batch.field, value: batch.value, marks: batch.marks)
             }
-            if !cursor.backfillDone, cursor.backfillSkip == 0 {
+            if first {
                 listed = true
                 return .listSubscriptions
             }
             return fetch()
         case .subscriptionsListed:
-            return counters == nil ? fetch() : .fetchIDs(.unread)
+            if counters == nil { return first ? .fetchCounters : fetch() }
+            return .fetchIDs(.unread)
         case .articles(let articles):
             return commit(articles)
         case .committed:
             return fetch()
         case .counters(let counters):
             self.counters = counters
+            if first { return fetch() }
             guard counters != storedCounters || statePassDue else {
                 return .finish(counters: counters, statePassed: false)
             }
@@ -119,8 +126,13 @@ public struct AccountMachine: Sendable {
     mutating func fetch() -> Action {
         if !cursor.backfillDone { return .fetchArticles(since: 0, skip: cursor.backfillSkip) }
         if let head = cursor.head { return .fetchArticles(since: head.since, skip: head.skip) }
-        if walkedAbove == cursor.lastID { return .fetchCounters }
+        if walkedAbove == cursor.lastID { return walked() }
         return .fetchArticles(since: cursor.lastID, skip: 0)
+    }
+
+    /// What follows the walks: the counters, or on the first sync (which has them) the end.
+    func walked() -> Action {
+        first ? .finish(counters: counters, statePassed: true) : .fetchCounters
     }
 
     /// The last id a finished walk above the stored articles started from in this sync: one walk
@@ -130,7 +142,7 @@ public struct AccountMachine: Sendable {
     mutating func commit(_ articles: [RemoteArticle]) -> Action {
         if articles.isEmpty, cursor.backfillDone, cursor.head == nil {
             walkedAbove = cursor.lastID  // nothing new: no write
-            return .fetchCounters
+            return walked()
         }
         let last = articles.count < pageSize
         let top = articles.map(\.id).max() ?? 0

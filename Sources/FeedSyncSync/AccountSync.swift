@@ -21,58 +21,95 @@ public struct AccountSync: Sendable {
         public var error: SyncError?
     }
 
+    /// Pages of a walk asked for ahead of the one being committed, once the walk has had a full
+    /// page: the server answers several at once (PHP's workers), and each commit overlaps the
+    /// next pages' answers. A walk that finds one page or none asks nothing ahead.
+    static let readAhead = 2
+
+    /// A page's answer, by where it is ("since/skip").
+    struct PageAnswer: Sendable {
+        let key: String
+        let result: Result<[RemoteArticle], SyncError>
+    }
+
     /// Syncs `account`; `onCommit` hears each committed page (the prefetcher plans again).
     public func run(_ account: Account, now: Date, onCommit: @Sendable () -> Void = {}) async -> Report {
-        var report = Report()
-        do {
-            var machine = AccountMachine(
-                account: account, queued: try await store.queuedMarks(accountID: account.id),
-                pageSize: service.pageSize, newBand: try await store.newHeadBand(accountID: account.id), now: now)
-            var action = machine.next(.start)
-            while true {
-                try Task.checkCancellation()
-                switch action {
-                case .send(let field, let value, let marks):
-                    try await service.send(field, value, ids: marks.map(\.remoteID))
-                    try await store.dropQueuedMarks(marks)
-                    report.sent += marks.count
-                    action = machine.next(.sent)
-                case .listSubscriptions:
-                    try await store.setAccountFeeds(account.id, url: account.url, try await service.subscriptions())
-                    action = machine.next(.subscriptionsListed)
-                case .fetchArticles(let since, let skip):
-                    action = machine.next(.articles(try await service.articles(above: since, skip: skip)))
-                case .commit(let articles, let band, let cursor):
-                    report.newItems += try await store.commitAccountPage(account, articles, band: band, cursor: cursor)
-                    onCommit()
-                    action = machine.next(.committed)
-                case .fetchCounters:
-                    action = machine.next(.counters(try await service.counters()))
-                case .fetchIDs(let state):
-                    action = machine.next(.ids(state, try await service.ids(state)))
-                case .applyState(let unread, let starred):
-                    try await store.applyAccountState(accountID: account.id, unread: unread, starred: starred)
-                    action = machine.next(.stateApplied)
-                case .finish(let counters, let statePassed):
-                    report.statePassed = statePassed
-                    try await store.recordAccountSync(
-                        accountID: account.id, at: now, outcome: .ok, error: nil, counters: counters,
-                        stateAt: statePassed ? now : nil)
-                    return report
+        // The pages asked ahead run in this group; its end waits for any the walk did not need.
+        await withTaskGroup(of: PageAnswer.self) { pages in
+            var report = Report()
+            var asked: Set<String> = []  // pages started, "since/skip"
+            var answered: [String: Result<[RemoteArticle], SyncError>] = [:]
+            do {
+                var machine = AccountMachine(
+                    account: account, queued: try await store.queuedMarks(accountID: account.id),
+                    pageSize: service.pageSize, newBand: try await store.newHeadBand(accountID: account.id), now: now)
+                var action = machine.next(.start)
+                while true {
+                    try Task.checkCancellation()
+                    switch action {
+                    case .send(let field, let value, let marks):
+                        try await service.send(field, value, ids: marks.map(\.remoteID))
+                        try await store.dropQueuedMarks(marks)
+                        report.sent += marks.count
+                        action = machine.next(.sent)
+                    case .listSubscriptions:
+                        try await store.setAccountFeeds(account.id, url: account.url, try await service.subscriptions())
+                        action = machine.next(.subscriptionsListed)
+                    case .fetchArticles(let since, let skip):
+                        let ahead = skip > 0 || since == 0 ? Self.readAhead : 0
+                        for page in 0...ahead {
+                            let nextSkip = skip + page * service.pageSize
+                            let nextKey = "\(since)/\(nextSkip)"
+                            guard asked.insert(nextKey).inserted else { continue }
+                            pages.addTask { [service] in
+                                do throws(SyncError) {
+                                    let articles = try await service.articles(above: since, skip: nextSkip)
+                                    return PageAnswer(key: nextKey, result: .success(articles))
+                                } catch {
+                                    return PageAnswer(key: nextKey, result: .failure(error))
+                                }
+                            }
+                        }
+                        let key = "\(since)/\(skip)"
+                        while answered[key] == nil, let answer = await pages.next() {
+                            answered[answer.key] = answer.result
+                        }
+                        guard let result = answered.removeValue(forKey: key) else { throw CancellationError() }
+                        action = machine.next(.articles(try result.get()))
+                    case .commit(let articles, let band, let cursor):
+                        report.newItems += try await store.commitAccountPage(
+                            account, articles, band: band, cursor: cursor)
+                        onCommit()
+                        action = machine.next(.committed)
+                    case .fetchCounters:
+                        action = machine.next(.counters(try await service.counters()))
+                    case .fetchIDs(let state):
+                        action = machine.next(.ids(state, try await service.ids(state)))
+                    case .applyState(let unread, let starred):
+                        try await store.applyAccountState(accountID: account.id, unread: unread, starred: starred)
+                        action = machine.next(.stateApplied)
+                    case .finish(let counters, let statePassed):
+                        report.statePassed = statePassed
+                        try await store.recordAccountSync(
+                            accountID: account.id, at: now, outcome: .ok, error: nil, counters: counters,
+                            stateAt: statePassed ? now : nil)
+                        return report
+                    }
                 }
+            } catch {
+                let failure: SyncError =
+                    switch error {
+                    case let error as SyncError: error
+                    case let error as StoreError: SyncError(.local, error.message)
+                    default: SyncError(.transient, "the sync was interrupted; the next pull continues it")
+                    }
+                report.error = failure
+                try? await store.recordAccountSync(
+                    accountID: account.id, at: now, outcome: failure.kind.outcome, error: failure.message,
+                    counters: nil,
+                    stateAt: nil)
+                return report
             }
-        } catch {
-            let failure: SyncError =
-                switch error {
-                case let error as SyncError: error
-                case let error as StoreError: SyncError(.local, error.message)
-                default: SyncError(.transient, "the sync was interrupted; the next pull continues it")
-                }
-            report.error = failure
-            try? await store.recordAccountSync(
-                accountID: account.id, at: now, outcome: failure.kind.outcome, error: failure.message, counters: nil,
-                stateAt: nil)
-            return report
         }
     }
 }

@@ -83,17 +83,39 @@ public final class TinyTinyRSS: AccountService {
 
     public func ids(_ state: RemoteState) async throws(SyncError) -> Set<Int64> {
         var ids = Set<Int64>()
-        for page in 0..<Self.maxPages {
-            let articles = try await call(
-                "getHeadlines",
-                [
-                    "feed_id": state == .starred ? -1 : -4, "view_mode": state == .unread ? "unread" : "all_articles",
-                    "skip": page * pageSize, "limit": pageSize, "show_content": false, "excerpt_length": 0,
-                ], { data throws(RemoteRefusal) in try TinyTinyRSSAnswer.articles(data).articles })
-            ids.formUnion(articles.map(\.id))
-            if articles.count < pageSize { break }
+        // Two pages at a time: the server answers them at once.
+        for first in stride(from: 0, to: Self.maxPages, by: 2) {
+            let pages = await withTaskGroup(of: (Int, Result<[RemoteArticle], SyncError>).self) { group in
+                for page in first..<first + 2 {
+                    group.addTask {
+                        do throws(SyncError) {
+                            return (page, .success(try await self.idsPage(state, page)))
+                        } catch {
+                            return (page, .failure(error))
+                        }
+                    }
+                }
+                var pages: [(Int, Result<[RemoteArticle], SyncError>)] = []
+                for await page in group { pages.append(page) }
+                return pages.sorted { $0.0 < $1.0 }.map(\.1)
+            }
+            for page in pages {
+                let articles = try page.get()
+                ids.formUnion(articles.map(\.id))
+                if articles.count < pageSize { return ids }
+            }
         }
         return ids
+    }
+
+    /// One page of the ids of the articles in `state` (their headlines, without content).
+    func idsPage(_ state: RemoteState, _ page: Int) async throws(SyncError) -> [RemoteArticle] {
+        try await call(
+            "getHeadlines",
+            [
+                "feed_id": state == .starred ? -1 : -4, "view_mode": state == .unread ? "unread" : "all_articles",
+                "skip": page * pageSize, "limit": pageSize, "show_content": false, "excerpt_length": 0,
+            ], { data throws(RemoteRefusal) in try TinyTinyRSSAnswer.articles(data).articles })
     }
 
     public func send(_ field: RemoteState, _ value: Bool, ids: [Int64]) async throws(SyncError) {

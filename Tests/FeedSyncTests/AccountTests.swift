@@ -5,7 +5,7 @@ import Testing
 
 /// An account on a real Tiny Tiny RSS (Debian's, `scripts/ttrss`): paged into the store like a
 /// feed, marks queued offline and handed back, marks made elsewhere brought down, the password
-/// kept to the data home. One test at a time: they pause the one server.
+/// kept to the data home. One test at a time: the server's feed proxy is one for all.
 @Suite(.serialized) struct AccountTests {
     /// Adds the account; the output.
     static func add(_ user: TinyTinyRSSUser) async throws {
@@ -42,7 +42,8 @@ import Testing
         let first = try await Self.pulled(user)
         #expect(first["new_items"] as? Int == 1000)
         let pages = Self.operations(first).filter { $0.contains("view_mode=all_articles feed_id=-4 since_id=0") }
-        #expect(pages.count == 6, "1000 articles, 200 a page, and the empty page after: \(pages)")
+        // 1000 articles, 200 a page, and the empty page after; two more asked ahead at most, each once.
+        #expect((6...8).contains(pages.count) && Set(pages).count == pages.count, "\(pages)")
         let keys = try await user.cli.listedKeys()
         #expect(keys.count == 1000 && Set(keys).count == 1000, "each article once")
         let listed = try await feeds(user.cli)
@@ -97,14 +98,17 @@ import Testing
     @Test func marksMadeOfflineReachTheServerAndMarksMadeElsewhereComeDown() async throws {
         let user = try await TinyTinyRSSUser()
         try await user.seed(feeds: [("Daily", "News")], articles: 40)
-        try await Self.add(user)
+        // The account's server is a door of its own, which the test closes as the network goes.
+        let door = try await user.openDoor()
+        let added = try await user.cli.run("account", "add", "ttrss", door.url, "--user", user.name)
+        try #require(added.status == 0, "\(added.stderr)")
         _ = try await Self.pulled(user)
         let numbers = try await Self.numbers(user)
         let ids = numbers.keys.sorted()
         let (readHere, starHere) = (Array(ids[0..<10]), Array(ids[10..<12]))
 
         // Offline: the marks are made at once and wait.
-        try await user.pauseServer()
+        try await user.closeDoor(port: door.port)
         #expect(try await user.cli.run(["mark", "read"] + readHere.map { String(numbers[$0]!) }).status == 0)
         #expect(try await user.cli.run(["mark", "starred"] + starHere.map { String(numbers[$0]!) }).status == 0)
         let offline = try await user.cli.run("pull")
@@ -112,7 +116,7 @@ import Testing
         let store = try user.cli.openStore()
         let accountID = try #require(try await store.accounts().first?.id)
         #expect(try await store.queuedMarks(accountID: accountID).count == 12, "the queue is kept")
-        try await user.resumeServer()
+        _ = try await user.openDoor(port: door.port)
 
         _ = try await Self.pulled(user)
         #expect(try await store.queuedMarks(accountID: accountID).isEmpty)
@@ -135,6 +139,7 @@ import Testing
         #expect(elsewhere.allSatisfy { items[$0] == false }, "read elsewhere, read here")
         #expect(items[ids[30]] == true, "marked unread here after the server's read: it stays unread")
         #expect(try await user.articles(where: "unread").contains(ids[30]), "and the server hears it")
+        try await user.closeDoor(port: door.port)
     }
 
     @Test func aWrongPasswordExits77AndKeepsNothing() async throws {

@@ -57,8 +57,16 @@ struct TinyTinyRSSUser {
         return object
     }
 
-    func pauseServer() async throws { try await Self.script(cli, ["pause"]) }
-    func resumeServer() async throws { try await Self.script(cli, ["resume"]) }
+    /// A web server of the test's own on the same tt-rss, to stop and start again as if the
+    /// server went away (`closeDoor`, `openDoor(port:)`) while the others go on answering.
+    func openDoor(port: Int? = nil) async throws -> (url: String, port: Int) {
+        let api = try await Self.script(cli, ["door"] + (port.map { [String($0)] } ?? []))
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let port = try #require(URLComponents(string: api)?.port)
+        return (String(api.dropLast("api/".count)), port)
+    }
+
+    func closeDoor(port: Int) async throws { try await Self.script(cli, ["close", String(port)]) }
 
     /// Feeds `titles` (each in the category its entry names, or none) and `count` articles spread
     /// over them in turn, article n published n minutes after 2026-01-01, all unread.
