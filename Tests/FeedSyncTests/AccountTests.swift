@@ -166,11 +166,25 @@ import Testing
         try await user.seed(feeds: [("Daily", nil)], articles: 5)
         try await Self.add(user)
         var said = ""
-        for arguments in [["pull", "--verbose"], ["pull", "--json"], ["status"], ["account", "list"], ["feeds"]] {
+        // While a pull runs, no process on the machine has the password among its arguments.
+        let running = try user.cli.start(["pull", "--verbose"])
+        var arguments: [String] = []
+        while running.process.isRunning {
+            for pid in try FileManager.default.contentsOfDirectory(atPath: "/proc") where Int(pid) != nil {
+                if let line = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") {
+                    arguments.append(String(decoding: line, as: UTF8.self))
+                }
+            }
+        }
+        let pulled = try await running.wait()
+        said += pulled.stdout + pulled.stderr
+        #expect(!arguments.isEmpty && !arguments.contains { $0.contains(user.passwordMark) })
+        for arguments in [["pull", "--json"], ["status"], ["account", "list"], ["feeds"]] {
             let run = try await user.cli.run(arguments)
             said += run.stdout + run.stderr
         }
         #expect(!said.contains(user.passwordMark))
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: user.cli.outside.path).isEmpty, "nothing outside")
         let secret = try FileManager.default.subpathsOfDirectory(atPath: user.cli.home.path)
         let holding = try secret.filter { path in
             var isFolder: ObjCBool = false
