@@ -121,6 +121,33 @@ extension FeedSync {
         }
     }
 
+    /// A web page, fetched once: at most `maxBytes`, HTML only (`Content-Type` text/html or
+    /// application/xhtml+xml, or none), no cookie kept. Its bytes and its address after redirects.
+    public static func fetchPage(_ url: String, maxBytes: Int) async throws(SyncError) -> (bytes: [UInt8], url: String)
+    {
+        if let problem = HTTPRequest.problem(with: url) {
+            throw SyncError(.usage, "\(String(reflecting: url)) cannot be fetched: \(problem)")
+        }
+        let client = HTTPClient(configuration: PullSettings().transport(maxConnections: 1))
+        defer { client.shutdown() }
+        let response: HTTPResponse
+        do {
+            response = try await client.get(
+                HTTPRequest(url: url, headers: [("Accept", "text/html,application/xhtml+xml")], maxBodyBytes: maxBytes))
+        } catch {
+            throw SyncError(error.kind == .tooLarge || error.kind == .refusedRedirect ? .data : .transient, "\(error)")
+        }
+        guard (200..<300).contains(response.status) else {
+            throw SyncError(
+                response.isTransientFailure ? .transient : .data, "\(url): the server answered \(response.status)")
+        }
+        let type = (response.headers["content-type"] ?? "").lowercased()
+        guard type.isEmpty || type.contains("text/html") || type.contains("application/xhtml") else {
+            throw SyncError(.data, "\(url) is not a web page (\(type.prefix(60)))")
+        }
+        return (Array(response.body), response.effectiveURL)
+    }
+
     /// `settings` with the pictures' budget its `cacheSize` gives (`cacheBudget(given:)`, which
     /// remembers a given size).
     func withCacheBudget(_ settings: PullSettings) async throws(StoreError) -> PullSettings {

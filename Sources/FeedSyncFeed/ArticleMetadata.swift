@@ -1,0 +1,173 @@
+import Foundation
+
+extension ArticleExtractor {
+    /// What a page says of its article: JSON-LD first, then `<meta>` (Dublin Core, Open Graph,
+    /// Twitter, plain names), each value made plain text and bounded.
+    struct Metadata {
+        var title: String?
+        var byline: String?
+        var published: String?
+        var lang: String?
+        var excerpt: String?
+        var siteName: String?
+
+        static let articleTypes: Set<String> = [
+            "Article", "AdvertiserContentArticle", "NewsArticle", "AnalysisNewsArticle", "AskPublicNewsArticle",
+            "BackgroundNewsArticle", "OpinionNewsArticle", "ReportageNewsArticle", "ReviewNewsArticle", "Report",
+            "SatiricalArticle", "ScholarlyArticle", "MedicalScholarlyArticle", "SocialMediaPosting", "BlogPosting",
+            "LiveBlogPosting", "DiscussionForumPosting", "TechArticle", "APIReference",
+        ]
+
+        static func read(_ document: DOMNode, url: String) -> Metadata {
+            var metadata = Metadata()
+            var values: [String: String] = [:]
+            for meta in document.descendants(["meta"]) {
+                guard let content = meta["content"].map(clean), !content.isEmpty else { continue }
+                if let property = meta["property"]?.lowercased() {
+                    for name in property.split(separator: " ") {
+                        let name = String(name)
+                        if name.range(
+                            of:
+                                #"^\s*(article|dc|dcterm|og|twitter)\s*:\s*(author|creator|description|published_time|title|site_name)\s*$"#,
+                            options: .regularExpression) != nil
+                        {
+                            values[name.replacingOccurrences(of: " ", with: "")] = content
+                        }
+                    }
+                }
+                if let name = meta["name"]?.lowercased().replacingOccurrences(of: ".", with: ":"),
+                    name.range(
+                        of:
+                            #"^\s*((?:(dc|dcterm|og|twitter|weibo:(article|webpage))\s*[-\.:]\s*)?(author|creator|description|title|site_name))\s*$"#,
+                        options: .regularExpression) != nil
+                {
+                    values[name.replacingOccurrences(of: " ", with: "")] = content
+                }
+            }
+            let jsonLD = Self.jsonLD(document)
+            metadata.title =
+                jsonLD.title ?? values["dc:title"] ?? values["dcterm:title"] ?? values["og:title"]
+                ?? values["weibo:article:title"] ?? values["weibo:webpage:title"] ?? values["title"]
+                ?? values["twitter:title"]
+            let articleAuthor = values["article:author"].flatMap { $0.contains("://") ? nil : $0 }
+            metadata.byline =
+                jsonLD.byline ?? values["dc:creator"] ?? values["dcterm:creator"] ?? values["author"] ?? articleAuthor
+            metadata.excerpt =
+                jsonLD.excerpt ?? values["dc:description"] ?? values["dcterm:description"] ?? values["og:description"]
+                ?? values["weibo:article:description"] ?? values["weibo:webpage:description"]
+                ?? values["description"] ?? values["twitter:description"]
+            metadata.siteName = jsonLD.siteName ?? values["og:site_name"]
+            let published = jsonLD.published ?? values["article:published_time"]
+            metadata.published = published.flatMap(FeedDate.normalise)
+            metadata.lang = document.descendants(["html"]).first?["lang"].map(clean).flatMap { $0.isEmpty ? nil : $0 }
+            metadata.title = metadata.title.map(bounded)
+            metadata.byline = metadata.byline.map(bounded)
+            metadata.siteName = metadata.siteName.map(bounded)
+            metadata.excerpt = metadata.excerpt.map { HTMLText.cut($0, to: HTMLText.summaryLength * 4) }
+            return metadata
+        }
+
+        static func clean(_ text: String) -> String {
+            DOMNode.collapse(HTMLText.decodeEntities(text))
+        }
+
+        static func bounded(_ text: String) -> String { FeedLimits.boundedTitle(text) }
+
+        /// What the page's JSON-LD says of an article, when it describes one.
+        static func jsonLD(_ document: DOMNode) -> Metadata {
+            var found = Metadata()
+            for script in document.descendants(["script"]) where script["type"]?.lowercased() == "application/ld+json" {
+                let text = script.textContent.trimmingCharacters(in: .whitespacesAndNewlines)
+                    .replacingOccurrences(of: #"^\s*<!\[CDATA\[|\]\]>\s*$"#, with: "", options: .regularExpression)
+                guard text.utf8.count < 1 << 20, let value = try? JSONValue.parse(Data(text.utf8)) else { continue }
+                var objects: [JSONValue] = []
+                switch value {
+                case .array(let list): objects = list
+                case .object(let object):
+                    if case .array(let graph)? = object["@graph"] { objects = graph } else { objects = [value] }
+                default: continue
+                }
+                guard
+                    let article = objects.first(where: { object in
+                        switch object["@type"] {
+                        case .string(let type)?: articleTypes.contains(type)
+                        case .array(let types)?: types.contains { $0.text.map(articleTypes.contains) == true }
+                        default: false
+                        }
+                    })
+                else { continue }
+                let name = article["name"]?.text.map(clean)
+                let headline = article["headline"]?.text.map(clean)
+                found.title = headline ?? name
+                if let name, let headline, name != headline {
+                    // Both given: the one nearer the page's own title.
+                    let pageTitle = ArticleExtractor.Metadata.title(of: document) ?? ""
+                    found.title = similarity(name, pageTitle) > similarity(headline, pageTitle) ? name : headline
+                }
+                switch article["author"] {
+                case .object?: found.byline = article["author"]?["name"]?.text.map(clean)
+                case .array(let authors)?:
+                    let names = authors.compactMap { $0["name"]?.text.map(clean) }
+                    if !names.isEmpty { found.byline = names.joined(separator: ", ") }
+                case .string(let text)?: found.byline = clean(text)
+                default: break
+                }
+                found.excerpt = article["description"]?.text.map(clean)
+                found.siteName = article["publisher"]?["name"]?.text.map(clean)
+                found.published = article["datePublished"]?.text
+                return found
+            }
+            return found
+        }
+
+        static func similarity(_ a: String, _ b: String) -> Double {
+            let first = Set(a.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }))
+            let second = b.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber })
+            guard !second.isEmpty else { return 0 }
+            let unmatched = second.filter { !first.contains($0) }
+            return 1 - Double(unmatched.joined(separator: " ").count) / Double(second.joined(separator: " ").count)
+        }
+
+        /// The page's `<title>`, less the site's name where a separator sets it apart.
+        static func title(of document: DOMNode) -> String? {
+            let original = DOMNode.collapse(document.descendants(["title"]).first?.textContent ?? "")
+            var title = original
+            var hierarchical = false
+            func words(_ text: String) -> Int { text.split(whereSeparator: \.isWhitespace).count }
+            let separators = #" [\|\-–—\\\/>»] "#
+            if title.range(of: separators, options: .regularExpression) != nil {
+                hierarchical = title.range(of: #" [\\\/>»] "#, options: .regularExpression) != nil
+                // Everything before the last separator; when that leaves too few words, after the first.
+                if let last = title.range(of: separators, options: [.regularExpression, .backwards]) {
+                    title = String(original[..<last.lowerBound])
+                }
+                if words(title) < 3, let first = original.range(of: separators, options: .regularExpression) {
+                    title = String(original[first.upperBound...])
+                }
+            } else if title.contains(": ") {
+                let headings = document.descendants(["h1", "h2"]).map { DOMNode.collapse($0.textContent) }
+                if !headings.contains(title.trimmingCharacters(in: .whitespaces)) {
+                    if let last = original.range(of: ":", options: .backwards) {
+                        title = String(original[last.upperBound...])
+                    }
+                    if words(title) < 3, let first = original.range(of: ":") {
+                        title = String(original[first.upperBound...])
+                    } else if let first = original.range(of: ":"), words(String(original[..<first.lowerBound])) > 5 {
+                        title = original
+                    }
+                }
+            } else if title.count > 150 || title.count < 15 {
+                let headings = document.descendants(["h1"])
+                if headings.count == 1 { title = DOMNode.collapse(headings[0].textContent) }
+            }
+            title = DOMNode.collapse(title)
+            let count = words(title)
+            let originalWithout = original.replacingOccurrences(
+                of: #"[\|\-–—\\\/>»]+"#, with: "", options: .regularExpression)
+            if count <= 4, !hierarchical || count != words(originalWithout) - 1 {
+                title = original
+            }
+            return title.isEmpty ? nil : bounded(title)
+        }
+    }
+}
