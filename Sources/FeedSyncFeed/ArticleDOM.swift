@@ -68,6 +68,30 @@ final class DOMNode {
         return found
     }
 
+    /// Whether an element below this one is `where`'s: stops at the first.
+    func contains(where matching: (DOMNode) -> Bool) -> Bool {
+        var stack = Array(children.reversed())
+        while let node = stack.popLast() {
+            guard !node.isText else { continue }
+            if matching(node) { return true }
+            stack.append(contentsOf: node.children.reversed())
+        }
+        return false
+    }
+
+    /// Whether any text below this one is more than white space: stops at the first.
+    var hasText: Bool {
+        var stack = [self]
+        while let node = stack.popLast() {
+            if node.isText {
+                if node.text.utf8.contains(where: { $0 > 0x20 }) { return true }
+            } else {
+                stack.append(contentsOf: node.children)
+            }
+        }
+        return false
+    }
+
     /// The text of this node and everything below it.
     var textContent: String {
         if isText { return text }
@@ -82,8 +106,64 @@ final class DOMNode {
     /// The text with runs of white space made one space, trimmed.
     var innerText: String { DOMNode.collapse(textContent) }
 
+    /// `innerText`'s length in Unicode scalars, counted without making it.
+    var textLength: Int {
+        var count = 0
+        var pendingSpace = false
+        var stack = [self]
+        while let node = stack.popLast() {
+            guard node.isText else {
+                stack.append(contentsOf: node.children.reversed())
+                continue
+            }
+            for scalar in node.text.unicodeScalars {
+                if scalar.isASCII
+                    ? (scalar.value == 0x20 || (0x09...0x0D).contains(scalar.value))
+                    : scalar.properties.isWhitespace
+                {
+                    pendingSpace = count > 0
+                } else {
+                    count += pendingSpace ? 2 : 1
+                    pendingSpace = false
+                }
+            }
+        }
+        return count
+    }
+
+    /// Runs of white space (ASCII's, and any other Unicode space) made one space, trimmed; on the
+    /// UTF-8 bytes, since the extractor measures thousands of texts a page.
     static func collapse(_ text: String) -> String {
-        text.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var pendingSpace = false
+        var utf8 = text.utf8.makeIterator()
+        var scalars = text.unicodeScalars.makeIterator()
+        // Walk scalars for non-ASCII (their spaces), bytes for ASCII, in step.
+        while let scalar = scalars.next() {
+            let width = scalar.utf8.count
+            if scalar.isASCII {
+                let byte = utf8.next()!
+                if byte == 0x20 || (0x09...0x0D).contains(byte) {
+                    pendingSpace = !bytes.isEmpty
+                } else {
+                    if pendingSpace { bytes.append(0x20) }
+                    pendingSpace = false
+                    bytes.append(byte)
+                }
+                continue
+            }
+            var encoded: [UInt8] = []
+            for _ in 0..<width { encoded.append(utf8.next()!) }
+            if scalar.properties.isWhitespace {
+                pendingSpace = !bytes.isEmpty
+            } else {
+                if pendingSpace { bytes.append(0x20) }
+                pendingSpace = false
+                bytes.append(contentsOf: encoded)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     func hasAncestor(_ tag: String, depth: Int = 3) -> Bool {

@@ -66,7 +66,7 @@ public enum ArticleExtractor {
         var chosen: DOMNode?
         for flags in [Flags.all, [.weightClasses, .cleanConditionally], [.cleanConditionally], []] {
             let article = grab(attempts.isEmpty ? document : copy(of: pristine), flags: flags)
-            let length = article.map { $0.innerText.count } ?? 0
+            let length = article.map(\.textLength) ?? 0
             if let article, length >= charThreshold {
                 chosen = article
                 break
@@ -221,7 +221,8 @@ public enum ArticleExtractor {
     ]
 
     static func matches(_ text: String, _ words: [String]) -> Bool {
-        words.contains { text.contains($0) }
+        let bytes = Array(text.utf8)
+        return words.contains { HTMLText.find(Array($0.utf8), in: bytes, from: 0) != nil }
     }
 
     static func classAndID(_ node: DOMNode) -> String {
@@ -289,8 +290,8 @@ public enum ArticleExtractor {
                 }
             }
             if ["div", "section", "header", "h1", "h2", "h3", "h4", "h5", "h6"].contains(node.tag),
-                node.innerText.isEmpty,
-                node.descendants(["img", "picture", "video", "iframe", "embed", "object"]).isEmpty
+                !node.hasText,
+                !node.contains(where: { ["img", "picture", "video", "iframe", "embed", "object"].contains($0.tag) })
             {
                 node.detach()
                 continue
@@ -309,7 +310,7 @@ public enum ArticleExtractor {
                     stack.append(contentsOf: paragraph.children.reversed())
                     continue
                 }
-                if !node.descendants().contains(where: { blockInDiv.contains($0.tag) }) {
+                if !node.contains(where: { blockInDiv.contains($0.tag) }) {
                     node.tag = "p"
                     toScore.append(node)
                 }
@@ -482,19 +483,19 @@ public enum ArticleExtractor {
             }
         }
         // A paragraph of white space only goes.
-        for child in div.children where child.tag == "p" && child.innerText.isEmpty && child.elements.isEmpty {
+        for child in div.children where child.tag == "p" && child.elements.isEmpty && !child.hasText {
             child.detach()
         }
     }
 
     static func linkDensity(_ node: DOMNode) -> Double {
-        let length = node.innerText.count
+        let length = node.textLength
         guard length > 0 else { return 0 }
         var links = 0.0
         for link in node.descendants(["a"]) {
             let href = link["href"] ?? ""
             // A link within the page counts a third.
-            links += Double(link.innerText.count) * (href.hasPrefix("#") && href.count > 1 ? 0.3 : 1)
+            links += Double(link.textLength) * (href.hasPrefix("#") && href.count > 1 ? 0.3 : 1)
         }
         return links / Double(length)
     }
@@ -526,7 +527,7 @@ public enum ArticleExtractor {
         for heading in article.descendants(["h1", "h2"]) where classWeight(heading, flags) < 0 { heading.detach() }
         for node in article.descendants(["p"]) {
             let media = node.descendants(["img", "embed", "object", "iframe", "picture", "video"]).count
-            if media == 0, node.innerText.isEmpty { node.detach() }
+            if media == 0, !node.hasText { node.detach() }
         }
         // A table of one cell is its cell.
         for table in article.descendants(["table"]) where table.parent != nil {

@@ -18,30 +18,31 @@ extension ArticleExtractor {
             "LiveBlogPosting", "DiscussionForumPosting", "TechArticle", "APIReference",
         ]
 
+        /// The `property` values read (Open Graph and its kin) and the `name`s (`.` and `-` as `:`).
+        static let propertyNames: Set<String> = Set(
+            ["article", "dc", "dcterm", "og", "twitter"].flatMap { prefix in
+                ["author", "creator", "description", "published_time", "title", "site_name"].map { "\(prefix):\($0)" }
+            })
+        static let names: Set<String> = Set(
+            ["", "dc:", "dcterm:", "og:", "twitter:", "weibo:article:", "weibo:webpage:"].flatMap { prefix in
+                ["author", "creator", "description", "title", "site_name"].map { prefix + $0 }
+            })
+
         static func read(_ document: DOMNode, url: String) -> Metadata {
             var metadata = Metadata()
             var values: [String: String] = [:]
             for meta in document.descendants(["meta"]) {
                 guard let content = meta["content"].map(clean), !content.isEmpty else { continue }
                 if let property = meta["property"]?.lowercased() {
-                    for name in property.split(separator: " ") {
-                        let name = String(name)
-                        if name.range(
-                            of:
-                                #"^\s*(article|dc|dcterm|og|twitter)\s*:\s*(author|creator|description|published_time|title|site_name)\s*$"#,
-                            options: .regularExpression) != nil
-                        {
-                            values[name.replacingOccurrences(of: " ", with: "")] = content
-                        }
+                    for name in property.split(separator: " ") where Self.propertyNames.contains(String(name)) {
+                        values[String(name)] = content
                     }
                 }
-                if let name = meta["name"]?.lowercased().replacingOccurrences(of: ".", with: ":"),
-                    name.range(
-                        of:
-                            #"^\s*((?:(dc|dcterm|og|twitter|weibo:(article|webpage))\s*[-\.:]\s*)?(author|creator|description|title|site_name))\s*$"#,
-                        options: .regularExpression) != nil
+                if let name = meta["name"]?.lowercased().trimmingCharacters(in: .whitespaces)
+                    .replacingOccurrences(of: ".", with: ":").replacingOccurrences(of: "-", with: ":"),
+                    Self.names.contains(name)
                 {
-                    values[name.replacingOccurrences(of: " ", with: "")] = content
+                    values[name] = content
                 }
             }
             let jsonLD = Self.jsonLD(document)
