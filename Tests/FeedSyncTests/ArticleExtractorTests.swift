@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+
+@testable import FeedSyncFeed
+
+/// The article extractor on small pages of our own, one case each (the 130 pages of
+/// `../shared/articles` measure it as a whole: README, "Whole articles").
+@Suite struct ArticleExtractorTests {
+    static let paragraph =
+        "The council met on Tuesday evening, and after a long debate, it voted to keep the library open "
+        + "for another year, funded by a small levy on parking, which most residents supported."
+
+    static func extract(_ html: String, url: String = "https://news.example/2026/story.html") throws
+        -> ExtractedArticle
+    {
+        try #require(try ArticleExtractor.extract(Array(html.utf8), url: url))
+    }
+
+    @Test func clutterGoesAndTheArticleAndItsMetadataStay() throws {
+        let page = """
+            <!doctype html><html lang="en-GB"><head><title>Library saved | Town News</title>
+            <meta property="og:title" content="Library saved for another year">
+            <meta name="author" content="Ann Writer">
+            <meta property="article:published_time" content="2026-03-04T10:00:00+01:00">
+            <meta name="description" content="The council keeps the library open.">
+            </head><body>
+            <nav class="menu"><a href="/">Home</a> <a href="/news">News</a> <a href="/sport">Sport</a></nav>
+            <div class="cookie-banner">We use cookies, to make this site work, and to measure it, all the time.</div>
+            <div id="main"><article class="post">
+            <h1>Library saved for another year</h1>
+            <p>\(Self.paragraph)</p><p>\(Self.paragraph)</p><p>\(Self.paragraph)</p>
+            <div class="share-bar"><a href="https://social.example/share">Share</a> <a href="#">Tweet</a></div>
+            </article></div>
+            <section id="comments"><p>First! This comment is long enough to be scored, surely, by any reader view.</p></section>
+            <aside class="related"><a href="/a">Another story about the council</a></aside>
+            <footer>Copyright Town News</footer>
+            </body></html>
+            """
+        let article = try Self.extract(page)
+        #expect(article.title == "Library saved for another year")
+        #expect(article.byline == "Ann Writer")
+        #expect(article.published == "2026-03-04T09:00:00Z")
+        #expect(article.lang == "en-GB")
+        #expect(article.excerpt == "The council keeps the library open.")
+        #expect(article.readerable)
+        #expect(article.text.components(separatedBy: "levy on parking").count == 4, "the three paragraphs")
+        for clutter in ["Home", "cookies", "Share", "First!", "Another story", "Copyright"] {
+            #expect(!article.text.contains(clutter), "\(clutter) is not the article")
+        }
+    }
+
+    @Test func lazyPicturesBecomeRealAndLinksAbsoluteAndScriptLinksText() throws {
+        let page = """
+            <html><body><article>
+            <p>\(Self.paragraph)</p>
+            <img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" data-src="/media/first.jpg" alt="first">
+            <p>\(Self.paragraph)</p>
+            <div><img src="/placeholder.png" class="lazy"><noscript><img src="pictures/second.png"></noscript></div>
+            <p>\(Self.paragraph) <a href="../about.html">About us</a> and <a href="javascript:void(0)">more</a>.</p>
+            </article></body></html>
+            """
+        let article = try Self.extract(page)
+        #expect(article.content.contains("src=\"https://news.example/media/first.jpg\""))
+        #expect(article.content.contains("src=\"https://news.example/2026/pictures/second.png\""))
+        #expect(!article.content.contains("placeholder.png"), "the noscript copy replaces the placeholder")
+        #expect(article.content.contains("href=\"https://news.example/about.html\""))
+        #expect(!article.content.contains("javascript:"))
+        #expect(article.text.contains("and more."), "the script link's text stays")
+        let pictures = ArticlePictures.find(in: Array(article.content.utf8), base: nil).map(\.url)
+        #expect(pictures == ["https://news.example/media/first.jpg", "https://news.example/2026/pictures/second.png"])
+    }
+
+    @Test func jsonLDNamesTheHeadlineAndAuthors() throws {
+        let page = """
+            <html><head><title>Home | Site</title><script type="application/ld+json">
+            {"@context": "https://schema.org", "@type": "NewsArticle", "headline": "The &amp; headline",
+             "author": [{"@type": "Person", "name": "Ann"}, {"@type": "Person", "name": "Bo"}],
+             "datePublished": "2026-01-02T03:04:05Z", "publisher": {"name": "The Site"}}
+            </script></head><body><div class="content"><p>\(Self.paragraph)</p><p>\(Self.paragraph)</p></div></body></html>
+            """
+        let article = try Self.extract(page)
+        #expect(article.title == "The & headline")
+        #expect(article.byline == "Ann, Bo")
+        #expect(article.published == "2026-01-02T03:04:05Z")
+        #expect(article.siteName == "The Site")
+    }
+
+    @Test func theTitleLosesTheSiteNameAfterItsSeparator() throws {
+        let page = """
+            <html><head><title>How the library was saved by the town - Town News</title></head>
+            <body><article><p>\(Self.paragraph)</p><p>\(Self.paragraph)</p></article></body></html>
+            """
+        #expect(try Self.extract(page).title == "How the library was saved by the town")
+    }
+
+    @Test func breaksMakeParagraphsAndSiblingParagraphsJoin() throws {
+        let page = """
+            <html><body><div id="story">\(Self.paragraph)<br><br>\(Self.paragraph)<br><br>\(Self.paragraph)</div>
+            <p>A short closing line that ends the story.</p>
+            <div class="sidebar"><p>Subscribe to our newsletter, today, for more stories, every morning.</p></div>
+            </body></html>
+            """
+        let article = try Self.extract(page)
+        #expect(article.text.components(separatedBy: "\n\n").filter { $0.contains("levy") }.count == 3)
+        #expect(article.text.contains("A short closing line"))
+        #expect(!article.text.contains("Subscribe"))
+    }
+
+    @Test func aFrontPageOfLinksDoesNotReadAsAnArticle() throws {
+        let links = (1...40).map { "<li><a href=\"/story/\($0)\">Story number \($0) of the day</a></li>" }
+        let page = "<html><body><ul>\(links.joined())</ul></body></html>"
+        let article = try ArticleExtractor.extract(Array(page.utf8), url: "https://news.example/")
+        #expect(article?.readerable != true)
+        #expect(try ArticleExtractor.extract(Array("<html><body></body></html>".utf8), url: "https://x.example/") == nil)
+    }
+
+    @Test func hostilePagesStayBoundedInTimeAndMemory() throws {
+        // A hundred thousand levels deep, a megabyte of attributes, one text node of 4 MB, broken UTF-8.
+        let deep = String(repeating: "<div>", count: 100_000) + "<p>\(Self.paragraph)</p>"
+        let attributes = "<p " + (0..<20_000).map { "a\($0)=\"\(String(repeating: "x", count: 50))\"" }.joined(separator: " ")
+            + ">\(Self.paragraph)</p>"
+        let long = "<p>" + String(repeating: "word, ", count: 700_000) + "</p>"
+        var broken = Array("<html><body><article><p>".utf8) + [0xC3, 0x28, 0xFF, 0xFE] + Array(Self.paragraph.utf8)
+        broken += Array("</p></article></body></html>".utf8)
+        let started = Date()
+        for page in [Array(deep.utf8), Array(attributes.utf8), Array(long.utf8), broken] {
+            _ = try ArticleExtractor.extract(page, url: "https://x.example/")
+        }
+        #expect(Date().timeIntervalSince(started) < 20, "bounded time")
+    }
+}
