@@ -79,6 +79,25 @@ public struct Faults: Sendable {
     /// k-th (from 0) at `/pictures/(articlePicture(n, k)).png`.
     public var articlePictures = 0
 
+    /// How an item's page (`/items/N`, its link) fails.
+    public enum ArticleFault: Sendable, Equatable {
+        case status(Int)
+        /// A 200 that is a picture, not a page.
+        case notHTML
+        /// A page of this many bytes.
+        case oversize(Int)
+        /// A page of links with no article in it.
+        case noArticle
+        /// Nothing is sent for this many seconds, then the page.
+        case stall(Double)
+    }
+
+    /// Faults by item number (`/items/N`, the page each item links to).
+    public var articles: [Int: ArticleFault] = [:]
+
+    /// The number of item `n`'s k-th picture inside the article on its page.
+    public static func pagePicture(_ n: Int, _ k: Int) -> Int { 2_000_000 + n * 2 + k }
+
     /// The number of item `n`'s k-th picture inside its content.
     public static func articlePicture(_ n: Int, _ k: Int) -> Int { 1_000_000 + n * 24 + k }
 
@@ -198,6 +217,9 @@ public final class DemoServer: Sendable {
         await server.appendRoute("GET /redirect") { request in Self.redirect(request) }
         await server.appendRoute("GET /doc/*") { [self] request in await self.counted { self.document(request) } }
         await server.appendRoute("GET /bytes") { request in Self.bytes(request) }
+        await server.appendRoute("GET /items/*") { [self] request in
+            try await self.counted { try await self.article(request) }
+        }
         runner.withLock { $0 = Task { try await server.run() } }
         try await server.waitUntilListening(timeout: 10)
         if case .ip4(_, let port) = await server.listeningAddress { Self.disableNagle(listeningOn: port) }
@@ -440,6 +462,60 @@ public final class DemoServer: Sendable {
     }
 
     /// A document of `Faults.documents`, or 404.
+    /// Item n's page: menus, share bar and comments around an article of five paragraphs with two
+    /// pictures inside, as news sites write them (or its fault).
+    private func article(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let number = request.path.split(separator: "/").last.flatMap { Int($0) }
+        let fault = number.flatMap { n in state.withLock { $0.faults.articles[n] } }
+        let (sent, port) = Self.logged(request)
+        let status: Int
+        switch fault {
+        case .status(let code)?: status = code
+        case _ where number == nil: status = 404
+        default: status = 200
+        }
+        record(
+            LoggedRequest(
+                path: request.path, isFeed: false, page: nil, ifNoneMatch: nil, headers: sent, clientPort: port,
+                status: status, bytes: nil, receivedAt: Date(), at: Date()))
+        guard let number, status == 200 else { return HTTPResponse(statusCode: HTTPStatusCode(status, phrase: "")) }
+        if case .stall(let seconds)? = fault { try await Task.sleep(nanoseconds: UInt64(seconds * 1e9)) }
+        if case .notHTML? = fault {
+            return HTTPResponse(
+                statusCode: .ok, headers: [.contentType: "image/png"], body: Self.png(seed: number, bytes: 2000))
+        }
+        let base = await baseURL
+        let paragraphs = (1...5).map { k in
+            "<p>Paragraph \(k) of the article of item \(number): the whole story, told at length, with commas, "
+                + "details and quotes, as the feed's summary never tells it; it goes on for a while, sentence "
+                + "after sentence, so that a reader on the train has something to read.</p>"
+        }
+        let pictures = (0..<2).map { k in
+            "<figure><img src=\"\(base)/pictures/\(Faults.pagePicture(number, k)).png\" alt=\"picture \(k)\">"
+                + "<figcaption>Picture \(k) of item \(number)</figcaption></figure>"
+        }
+        var body: String
+        if case .noArticle? = fault {
+            body = (1...40).map { "<li><a href=\"/items/\($0)\">Story \($0)</a></li>" }.joined()
+            body = "<ul>\(body)</ul>"
+        } else {
+            body = """
+                <nav class="menu"><a href="/">Home</a> <a href="/news">News</a></nav>
+                <article><h1>Item \(number)</h1>\(paragraphs[0])\(pictures[0])\(paragraphs[1...2].joined())\
+                \(pictures[1])\(paragraphs[3...].joined())</article>
+                <div class="share-bar"><a href="/share">Share</a></div>
+                <section id="comments"><p>A comment on item \(number), long enough to be scored by a reader view.</p></section>
+                """
+        }
+        var html =
+            "<!doctype html><html lang=\"en\"><head><title>Item \(number) | Demo</title></head><body>\(body)</body></html>"
+        if case .oversize(let bytes)? = fault {
+            html += "<!--" + String(repeating: "x", count: max(0, bytes - html.utf8.count)) + "-->"
+        }
+        return HTTPResponse(
+            statusCode: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: Data(html.utf8))
+    }
+
     private func document(_ request: HTTPRequest) -> HTTPResponse {
         let documents = state.withLock { $0.faults.documents }
         let query = request.query.map { "\($0.name)=\($0.value)" }.joined(separator: "&")

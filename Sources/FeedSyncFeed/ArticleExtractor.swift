@@ -42,6 +42,8 @@ public enum ArticleExtractor {
     static let readerableScore = 20.0
 
     static let charThreshold = 500
+    /// The most of an article's HTML kept.
+    public static let maxContentBytes = 1 << 20
     static let topCandidates = 5
 
     struct Flags: OptionSet {
@@ -83,7 +85,8 @@ public enum ArticleExtractor {
         return ExtractedArticle(
             title: metadata.title ?? Metadata.title(of: document), byline: byline, published: metadata.published,
             lang: metadata.lang, excerpt: metadata.excerpt ?? firstParagraph(content),
-            siteName: metadata.siteName, content: content.innerHTML, text: text, readerable: readerable)
+            siteName: metadata.siteName, content: HTMLText.cutHTML(content.innerHTML, toBytes: maxContentBytes),
+            text: text, readerable: readerable)
     }
 
     static func isReaderable(_ document: DOMNode) -> Bool {

@@ -71,10 +71,11 @@ extension FeedSync {
     /// the first pull, no format chosen), the web page there is read for the feeds it names
     /// (`discoverFeeds`), and the first is added instead; `discovered` lists them all.
     public func add(
-        _ url: String, title: String?, format: FormatSetting, settings: PullSettings,
+        _ url: String, title: String?, format: FormatSetting, fullText: Bool = false, settings: PullSettings,
         onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
     ) async throws(StoreError) -> (outcome: AddOutcome, discovered: [String]) {
-        let settings = try await withCacheBudget(settings)
+        var settings = try await withCacheBudget(settings)
+        settings.fullText = fullText
         var outcome = try await subscribeAndPull(url, title: title, format: format, settings, onUpdate)
         guard case .failed(let error, kept: false) = outcome, case .keep = format else { return (outcome, []) }
         // Not a feed, perhaps a web page that names its feeds.
@@ -91,6 +92,7 @@ extension FeedSync {
         if let known = try await feed(url: url) { return .already(known) }
         let feed = try await subscribe(url: url, format: format)
         if let title { try await rename(feed, to: title) }
+        if settings.fullText { try await store.setFullText(feedID: feed.id, true) }
         let report = await pull([feed], settings: settings, forgetting: [feed.id], onUpdate: onUpdate).first ?? nil
         guard let report else { return .failed(SyncError(.transient, "interrupted"), kept: true) }
         guard let error = report.error else { return .added(try await self.feed(url: feed.url) ?? feed, report) }

@@ -303,6 +303,10 @@ public final class FeedSync: Sendable {
         public var feeds = PullOptions()
         /// The pictures' settings; their `cacheBudget` is set from `cacheSize` when a pull starts.
         public var pictures = PrefetchOptions()
+        /// How the pages of full-text feeds' items are fetched.
+        public var articles = ArticleOptions()
+        /// `add`: fetch each item's page for its article from the start.
+        public var fullText = false
         /// The picture cache's size, when the command line gives one (remembered for later
         /// runs); nil: the remembered one, else 1 GiB (`cacheBudget(given:)`).
         public var cacheSize: Int64?
@@ -331,6 +335,8 @@ public final class FeedSync: Sendable {
     public enum PullUpdate: Sendable {
         case feed(PullEvent)
         case picture(PictureEvent)
+        /// An item's page was fetched for its article (a full-text feed's).
+        case article(ArticleEvent)
         /// The pull of `feeds[index]` ended so (or it was skipped).
         case finished(index: Int, PullReport)
     }
@@ -403,6 +409,12 @@ public final class FeedSync: Sendable {
                 }
             }
             let accountReports = await synced
+            // Then the pages of full-text feeds' items, while their pictures and the others download.
+            if !network.offline, !Task.isCancelled {
+                await fetchArticles(
+                    client: client, options: settings.articles, onEvent: { onUpdate(.article($0)) },
+                    onStored: { prefetch.pagesChanged(refreshing: false) })
+            }
             prefetch.pagingFinished()
             await prefetched
             // Offline: nothing is recorded, and every feed not asked stays as due as it was.

@@ -201,6 +201,8 @@ public struct Feed: Sendable, Equatable {
     public var accountID: Int64?
     public var remoteID: Int64?
     public var sourceURL: String?
+    /// Each item's page is fetched for its article (`add --full-text`, `full-text F on`).
+    public var fullText = false
 
     /// What the feed is called: the user's title, else its own, else its URL.
     public var name: String { customTitle ?? title ?? url }
@@ -469,8 +471,15 @@ public struct ItemDetail: Sendable {
     public var item: StoredItem
     public var author: String?
     public var summary: String?
-    /// The item's full content as stored (HTML), if the feed gave one.
+    /// What is shown of the item (HTML): the article extracted from its page when one is stored,
+    /// else the content the feed gave, if any.
     public var content: String?
+    /// Where `content` comes from: `feed` or `page`.
+    public var contentSource: String = "feed"
+    /// The feed's own content when `content` is the page's.
+    public var feedContent: String?
+    /// Why the item's page gave no article, when it did not.
+    public var articleError: String?
     /// The pictures the content shows, in its order.
     public var pictures: [ArticlePicture]
 }

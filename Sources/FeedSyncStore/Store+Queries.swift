@@ -5,7 +5,7 @@ import GRDB
 
 extension Store {
     static let listColumns = """
-        item.id, key, item.title, link, pic_url, coalesce(picture.status, 'none') AS status, picture.id AS picture_id,
+        item.id, key, item.title, item.link, pic_url, coalesce(picture.status, 'none') AS status, picture.id AS picture_id,
         picture.file, picture.bytes, picture.hash, published,
         read, starred, coalesce(feed.custom_title, feed.title, feed.url) AS feed_name
         """
@@ -48,8 +48,10 @@ extension Store {
             arguments += [Int64(since.timeIntervalSince1970.rounded(.up))]
         }
         if let search = query.search {
-            conditions.append("item.id IN (SELECT rowid FROM item_search WHERE item_search MATCH ?)")
-            arguments += [search]
+            conditions.append(
+                "(item.id IN (SELECT rowid FROM item_search WHERE item_search MATCH ?)"
+                    + " OR item.id IN (SELECT rowid FROM article_search WHERE article_search MATCH ?))")
+            arguments += [search, search]
         }
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let order = ListOrder(feedURL: query.feedURL).itemOrder
@@ -70,10 +72,14 @@ extension Store {
                         FROM feed \(scope)
                         """, arguments: feedArguments) ?? 0
         } else if let search = query.search, conditions.count == 1 {
-            // The search alone: counted in the index, without reading an item.
+            // The search alone: counted in the indexes, without reading an item.
             total =
                 try Int.fetchOne(
-                    db, sql: "SELECT count(*) FROM item_search WHERE item_search MATCH ?", arguments: [search]) ?? 0
+                    db,
+                    sql: """
+                        SELECT count(*) FROM (SELECT rowid FROM item_search WHERE item_search MATCH ?
+                            UNION SELECT rowid FROM article_search WHERE article_search MATCH ?)
+                        """, arguments: [search, search]) ?? 0
         } else {
             total = try Int.fetchOne(db, sql: "SELECT count(*) FROM item \(filter)", arguments: arguments) ?? 0
         }

@@ -415,13 +415,21 @@ extension Store {
             try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT \(Self.listColumns), item.author, summary, content FROM item \(Self.listJoin) WHERE item.id = ?
+                    SELECT \(Self.listColumns), item.author, summary, content, article.status AS article_status,
+                        article.html AS article_html, article.error AS article_error
+                    FROM item \(Self.listJoin)
+                    LEFT JOIN item_article AS article ON article.item_id = item.id AND article.link = item.link
+                    WHERE item.id = ?
                     """,
                 arguments: [number]
             ).map { row in
-                ItemDetail(
+                let article = row.text("article_status") == "stored" ? row.text("article_html") : nil
+                return ItemDetail(
                     item: Self.storedItem(row, position: 0), author: row.text("author"),
-                    summary: row.text("summary"), content: row.text("content"),
+                    summary: row.text("summary"), content: article ?? row.text("content"),
+                    contentSource: article == nil ? "feed" : "page",
+                    feedContent: article == nil ? nil : row.text("content"),
+                    articleError: row.text("article_status") == "failed" ? row.text("article_error") : nil,
                     pictures: try Self.articlePictures(db, ofItem: number))
             }
         }

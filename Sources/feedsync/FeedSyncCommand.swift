@@ -16,7 +16,7 @@ struct FeedSyncCommand: AsyncParsableCommand {
         version: FeedSyncVersion.string,
         subcommands: [
             Add.self, Pull.self, List.self, Import.self, Export.self, Show.self, Open.self, Mark.self, Feeds.self,
-            Remove.self, Rename.self, AccountCommand.self, Extract.self,
+            Remove.self, Rename.self, FullText.self, AccountCommand.self, Extract.self,
             Status.self, GC.self, Serve.self,
         ])
 

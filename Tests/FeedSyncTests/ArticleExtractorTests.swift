@@ -111,13 +111,15 @@ import Testing
         let page = "<html><body><ul>\(links.joined())</ul></body></html>"
         let article = try ArticleExtractor.extract(Array(page.utf8), url: "https://news.example/")
         #expect(article?.readerable != true)
-        #expect(try ArticleExtractor.extract(Array("<html><body></body></html>".utf8), url: "https://x.example/") == nil)
+        #expect(
+            try ArticleExtractor.extract(Array("<html><body></body></html>".utf8), url: "https://x.example/") == nil)
     }
 
     @Test func hostilePagesStayBoundedInTimeAndMemory() throws {
         // A hundred thousand levels deep, a megabyte of attributes, one text node of 4 MB, broken UTF-8.
         let deep = String(repeating: "<div>", count: 100_000) + "<p>\(Self.paragraph)</p>"
-        let attributes = "<p " + (0..<20_000).map { "a\($0)=\"\(String(repeating: "x", count: 50))\"" }.joined(separator: " ")
+        let attributes =
+            "<p " + (0..<20_000).map { "a\($0)=\"\(String(repeating: "x", count: 50))\"" }.joined(separator: " ")
             + ">\(Self.paragraph)</p>"
         let long = "<p>" + String(repeating: "word, ", count: 700_000) + "</p>"
         var broken = Array("<html><body><article><p>".utf8) + [0xC3, 0x28, 0xFF, 0xFE] + Array(Self.paragraph.utf8)

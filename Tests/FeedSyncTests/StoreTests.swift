@@ -39,6 +39,7 @@ import Testing
             "0007_schedule", "0008_no_answer", "0009_search_contentless", "0010_article_pictures", "0011_history",
             "0012_picture_hash",
             "0013_accounts",
+            "0014_articles",
         ]
         #expect(try await store.appliedMigrations() == migrations)
         // Opening again applies nothing twice.
@@ -191,7 +192,7 @@ import Testing
         let values: [String: DatabaseValue] = [
             "format": "atom".databaseValue, "format_chosen": 1.databaseValue, "backfill_done": 1.databaseValue,
             "last_outcome": "transient".databaseValue, "gap_band": (-2).databaseValue,
-            "account_id": 7.databaseValue,
+            "account_id": 7.databaseValue, "full_text": 1.databaseValue,
         ]
         let set = FeedColumn.allCases.filter { $0 != .id && $0 != .url }
         let arguments = set.map { column in
@@ -215,7 +216,7 @@ import Testing
         let named = try #require(try await store.feed(url: feed.url))
         #expect(
             named.folder == "http://h/folder" && named.format == .atom && named.dueAt != nil && named.cursor.gap != nil
-                && named.accountID == 7)
+                && named.accountID == 7 && named.fullText)
         #expect(named.schedule.skipDays == FeedColumn.skipDays.rawValue)
         #expect(try await store.feeds() == [named])
         #expect(try await store.feedSummaries().map(\.feed) == [named])

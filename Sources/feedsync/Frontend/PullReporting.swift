@@ -14,6 +14,8 @@ final class PullReporting: Sendable {
     private let unanswered = Mutex<[String]>([])
     /// Pictures stored and failed per feed, for the summaries.
     private let pictures = Mutex<[Int64: PictureTally]>([:])
+    /// Articles stored and not, from full-text feeds' pages.
+    private let articles = Mutex((stored: 0, failed: 0))
 
     init(
         progress: ProgressLine?, verbose: Bool,
@@ -37,8 +39,22 @@ final class PullReporting: Sendable {
         return text
     }
 
+    /// "articles: 12 stored, 1 not", or nil when no page was fetched.
+    var articleSummary: String? {
+        let (stored, failed) = articles.withLock { $0 }
+        guard stored + failed > 0 else { return nil }
+        return "articles: \(stored) stored" + (failed > 0 ? ", \(failed) not (feedsync status says why)" : "")
+    }
+
     func update(_ update: FeedSync.PullUpdate) {
         switch update {
+        case .article(let event):
+            articles.withLock { if event.failure == nil { $0.stored += 1 } else { $0.failed += 1 } }
+            if verbose {
+                Output.error(
+                    "feedsync: item \(event.itemID): "
+                        + (event.failure.map { "no article: \(Terminal.safe($0))" } ?? "article stored"))
+            }
         case .feed(let event):
             progress?.record(event)
             if verbose { Pull.log(event) }

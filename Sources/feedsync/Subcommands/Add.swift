@@ -31,6 +31,9 @@ struct Add: AsyncParsableCommand {
 
     @OptionGroup var pictureOptions: PictureOptions
 
+    @Flag(help: "Fetch each item's page and keep its whole article (for feeds that publish teasers).")
+    var fullText = false
+
     @Option(
         help: ArgumentHelp(
             "Subscribe on this account's server instead (account list names them); its next sync brings the items.",
@@ -59,7 +62,8 @@ struct Add: AsyncParsableCommand {
             progress: Terminal.isInteractive ? ProgressLine() : nil, verbose: false, failure: { _, _ in nil })
         let (outcome, discovered) = try await fail {
             try await library.add(
-                url, title: title, format: format?.setting ?? .keep, settings: settings, onUpdate: report.update)
+                url, title: title, format: format?.setting ?? .keep, fullText: fullText, settings: settings,
+                onUpdate: report.update)
         }
         report.progress?.clear()
         if let first = discovered.first {

@@ -145,3 +145,38 @@ struct Rename: AsyncParsableCommand {
         try await fail(on: { try await library.rename(chosen, to: title) })
     }
 }
+
+struct FullText: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "full-text",
+        abstract:
+            "Turn on (or off) fetching each item's page for its whole article, for a feed that publishes teasers.",
+        discussion: """
+            With it on, each pull fetches the page behind every item that has no article yet (the \
+            reader's page first, then the newest, at most 20 pages of a host a pull), finds the \
+            article in it and stores it beside the feed's text, with its pictures, for reading \
+            offline. Off, no page is fetched; the articles stored stay.
+            """)
+
+    enum Switch: String, ExpressibleByArgument, CaseIterable {
+        case on, off
+    }
+
+    @OptionGroup var homeOptions: HomeOptions
+
+    @Argument(help: .feed, completion: .feeds)
+    var feed: String
+
+    @Argument(help: "on or off.")
+    var state: Switch
+
+    func run() async throws {
+        let library = try await homeOptions.open(.writing)
+        let chosen = try await library.feed(argument: feed)
+        try await fail { try await library.setFullText(chosen, state == .on) }
+        try Output.line(
+            state == .on
+                ? "\(chosen.id) \(Terminal.safe(chosen.name)): the next pull fetches each item's page for its article"
+                : "\(chosen.id) \(Terminal.safe(chosen.name)): no page is fetched; the articles stored stay")
+    }
+}

@@ -169,6 +169,7 @@ struct Pull: AsyncParsableCommand {
                     Self.summary(pulled, name: names[feed.id] ?? feed.name, pictures: report.pictures(of: feed.id)))
             }
         }
+        if talk, let articles = report.articleSummary { try Output.fitted(articles) }
         for (account, synced) in zip(run.accounts, run.accountReports) {
             guard let synced else { continue }
             if let error = synced.error {

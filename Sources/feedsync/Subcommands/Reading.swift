@@ -50,7 +50,10 @@ struct Show: AsyncParsableCommand {
         return "{" + ItemJSON.fields(detail.item, path: path, position: nil)
             + ", \"author\": \(JSON.string(detail.author)), "
             + "\"text\": \(JSON.string(text)), "
-            + "\"content_html\": \(JSON.string(detail.content)), \"pictures\": [\(pictures.joined(separator: ", "))]}"
+            + "\"content_html\": \(JSON.string(detail.content)), "
+            + "\"content_source\": \(JSON.string(detail.contentSource)), \"summary\": \(JSON.string(detail.summary)), "
+            + "\"article_error\": \(JSON.string(detail.articleError)), "
+            + "\"pictures\": [\(pictures.joined(separator: ", "))]}"
     }
 
     func text(_ detail: ItemDetail, _ rendered: ReadableText.Rendered, path: String?) -> String {
@@ -71,6 +74,18 @@ struct Show: AsyncParsableCommand {
         if !detail.pictures.isEmpty {
             let cached = detail.pictures.filter { $0.status == .cached }.count
             lines.append("pictures: \(cached) of \(detail.pictures.count) cached")
+        }
+        if detail.contentSource == "page" {
+            // The article from the page; the feed's own summary first, where it says something else.
+            lines.append("article: from the page")
+            if let summary = detail.summary, !summary.isEmpty,
+                !rendered.paragraphs.joined(separator: " ").contains(summary.prefix(60))
+            {
+                lines.append("")
+                lines += Terminal.wrap("Summary: " + Terminal.safe(summary), width: width)
+            }
+        } else if let error = detail.articleError {
+            lines.append("article: none yet (\(Terminal.safe(error)))")
         }
         for paragraph in rendered.paragraphs {
             lines.append("")

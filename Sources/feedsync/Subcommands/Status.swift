@@ -22,14 +22,16 @@ struct Status: AsyncParsableCommand {
         for account in try await fail(on: { try await library.accounts() }) {
             accounts.append((account, try await fail(on: { try await library.queuedMarks(account).count })))
         }
+        let articles = try await fail { try await library.articleCounts() }
         if json {
             try Output.line(
-                "{\"feeds\": [\(feeds.map(jsonFeed).joined(separator: ", "))], "
+                "{\"feeds\": [\(feeds.map { jsonFeed($0, articles: articles[$0.feed.id]) }.joined(separator: ", "))], "
                     + "\"accounts\": [\(accounts.map(jsonAccount).joined(separator: ", "))]}")
         } else if feeds.isEmpty, accounts.isEmpty {
             try Output.line("no feeds yet; subscribe with: feedsync add URL")
         } else {
-            try Output.fitted((accounts.map(text) + feeds.map(text)).joined(separator: "\n\n"))
+            try Output.fitted(
+                (accounts.map(text) + feeds.map { text($0, articles: articles[$0.feed.id]) }).joined(separator: "\n\n"))
         }
     }
 
@@ -83,7 +85,7 @@ struct Status: AsyncParsableCommand {
         }
     }
 
-    func text(_ status: FeedStatus) -> String {
+    func text(_ status: FeedStatus, articles: ArticleCounts?) -> String {
         let feed = status.feed
         var lines = [Terminal.safe(feed.name == feed.url ? feed.url : "\(feed.name) (\(feed.url))")]
         let format = feed.format.map {
@@ -93,6 +95,12 @@ struct Status: AsyncParsableCommand {
         lines.append(
             "  items stored:  \(status.itemCount)" + (feed.cursor.remoteTotal.map { " (server reports \($0))" } ?? ""))
         lines.append("  backfill:      \(backfill(feed.cursor))")
+        if feed.fullText {
+            let counts = articles ?? ArticleCounts()
+            var line = "  articles:      \(counts.stored) stored, \(counts.waiting) waiting"
+            if counts.failed > 0 { line += ", \(counts.failed) without one (feedsync show N says why)" }
+            lines.append(line)
+        }
         if let stop = feed.historyStop {
             let again = feed.historyRetryAt.map {
                 $0 > Date() ? "tried again from \(LocalTime.short($0))" : "tried again at the next pull"
@@ -144,7 +152,7 @@ struct Status: AsyncParsableCommand {
         return lines.joined(separator: "\n")
     }
 
-    func jsonFeed(_ status: FeedStatus) -> String {
+    func jsonFeed(_ status: FeedStatus, articles: ArticleCounts?) -> String {
         let feed = status.feed
         let cursor = feed.cursor
         let pictures = PictureStatus.allCases.map { "\(JSON.string($0.rawValue)): \(status.pictures[$0]?.count ?? 0)" }
@@ -167,7 +175,9 @@ struct Status: AsyncParsableCommand {
             "moved_from": \(JSON.string(feed.movedFrom)), "moved_at": \(JSON.string(feed.movedAt.map(iso))), \
             "redirect_url": \(JSON.string(feed.redirectURL)), \
             "malformed": \(JSON.string(feed.malformed)), \
-            "pictures": {\(pictures.joined(separator: ", ")), "cached_bytes": \(status.pictures[.cached]?.bytes ?? 0)}}
+            "pictures": {\(pictures.joined(separator: ", ")), "cached_bytes": \(status.pictures[.cached]?.bytes ?? 0)}, \
+            "full_text": \(feed.fullText), "articles": \(articles.map {
+                "{\"stored\": \($0.stored), \"waiting\": \($0.waiting), \"failed\": \($0.failed)}" } ?? "null")}
             """
     }
 }

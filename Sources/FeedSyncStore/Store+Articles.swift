@@ -1,0 +1,141 @@
+import FeedSyncFeed
+import Foundation
+import GRDB
+
+/// An item whose page a pull fetches for its article (`Migrations/0014_articles.sql`).
+public struct ArticleJob: Sendable, Equatable {
+    public var itemID: Int64
+    public var link: String
+    /// Failures so far (for the next backoff).
+    public var attempts: Int
+}
+
+/// How far a feed's articles are.
+public struct ArticleCounts: Sendable, Equatable {
+    public var stored = 0
+    public var failed = 0
+    /// Items with no article yet whose page a pull will fetch.
+    public var waiting = 0
+    public init() {}
+}
+
+extension Store {
+    /// Turns fetching each item's page on or off for a feed.
+    public func setFullText(feedID: Int64, _ on: Bool) async throws(StoreError) {
+        try await write { db in
+            try db.execute(sql: "UPDATE feed SET full_text = ? WHERE id = ?", arguments: [on, feedID])
+        }
+    }
+
+    /// The feeds whose items' pages are fetched.
+    public func fullTextFeeds() async throws(StoreError) -> Set<Int64> {
+        try await read { db in Set(try Int64.fetchAll(db, sql: "SELECT id FROM feed WHERE full_text = 1")) }
+    }
+
+    static let articleDue = """
+        feed.full_text = 1 AND (item.link LIKE 'http://%' OR item.link LIKE 'https://%')
+        AND NOT EXISTS (
+            SELECT 1 FROM item_article AS a WHERE a.item_id = item.id AND a.link = item.link
+                AND (a.status = 'stored' OR a.next_attempt_at > ?))
+        """
+
+    /// Items of full-text feeds whose article is due: none stored for their link, and no failure
+    /// still waiting. `first` (the reader's window) first, then the newest; at most `limit`.
+    public func dueArticles(first: [Int64] = [], limit: Int, now: Date = Date()) async throws(StoreError)
+        -> [ArticleJob]
+    {
+        try await read { db in
+            func jobs(_ rows: [Row]) -> [ArticleJob] {
+                rows.map { row in
+                    ArticleJob(itemID: row["id"], link: row.text("link") ?? "", attempts: row.integer("attempts") ?? 0)
+                }
+            }
+            let select = """
+                SELECT item.id, item.link,
+                    coalesce((SELECT attempts FROM item_article WHERE item_id = item.id AND link = item.link), 0)
+                        AS attempts
+                FROM item JOIN feed ON feed.id = item.feed_id WHERE \(Self.articleDue)
+                """
+            var found: [ArticleJob] = []
+            if !first.isEmpty {
+                let listed = first.prefix(500).map(String.init).joined(separator: ",")
+                let window = jobs(
+                    try Row.fetchAll(
+                        db, sql: select + " AND item.id IN (\(listed))", arguments: [now.timeIntervalSince1970]))
+                let order = Dictionary(first.enumerated().map { ($1, $0) }) { a, _ in a }
+                found = window.sorted { (order[$0.itemID] ?? 0) < (order[$1.itemID] ?? 0) }
+            }
+            let rest = try Row.fetchAll(
+                db, sql: select + " ORDER BY item.timeline DESC, item.feed_id, item.band, item.seq LIMIT ?",
+                arguments: [now.timeIntervalSince1970, limit + found.count])
+            let taken = Set(found.map(\.itemID))
+            found += jobs(rest).filter { !taken.contains($0.itemID) }
+            return Array(found.prefix(limit))
+        }
+    }
+
+    /// Stores an item's article (made from its page at `link`), its pictures in place of those
+    /// of the feed's text, in one transaction.
+    public func storeArticle(
+        itemID: Int64, link: String, html: String, title: String?, byline: String?, pictures: [ContentPicture]
+    ) async throws(StoreError) {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM item_article WHERE item_id = ?", arguments: [itemID])
+            try db.execute(
+                sql: """
+                    INSERT INTO item_article (item_id, link, status, html, title, byline, fetched_at)
+                    VALUES (?, ?, 'stored', ?, ?, ?, ?)
+                    """,
+                arguments: [itemID, link, html, title, byline, Date().timeIntervalSince1970])
+            try db.execute(sql: "DELETE FROM item_content_picture WHERE item_id = ?", arguments: [itemID])
+            try Self.linkArticlePictures(db, item: itemID, pictures)
+        }
+    }
+
+    /// Records why an item's page gave no article; it is tried again after `retryAt` (nil: not
+    /// again while its link stays the same).
+    public func articleFailed(itemID: Int64, link: String, error: String, attempts: Int, retryAt: Date?)
+        async throws(StoreError)
+    {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM item_article WHERE item_id = ?", arguments: [itemID])
+            try db.execute(
+                sql: """
+                    INSERT INTO item_article (item_id, link, status, error, attempts, next_attempt_at, fetched_at)
+                    VALUES (?, ?, 'failed', ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    itemID, link, String(error.prefix(500)), attempts,
+                    (retryAt ?? .distantFuture).timeIntervalSince1970, Date().timeIntervalSince1970,
+                ])
+        }
+    }
+
+    /// Each full-text feed's articles: stored, failed, and waiting for a pull.
+    public func articleCounts(now: Date = Date()) async throws(StoreError) -> [Int64: ArticleCounts] {
+        try await read { db in
+            var counts: [Int64: ArticleCounts] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT item.feed_id,
+                        sum(a.status = 'stored' AND a.link = item.link) AS stored,
+                        sum(a.status = 'failed' AND a.link = item.link) AS failed
+                    FROM item JOIN feed ON feed.id = item.feed_id LEFT JOIN item_article AS a ON a.item_id = item.id
+                    WHERE feed.full_text = 1 GROUP BY item.feed_id
+                    """)
+            {
+                counts[row["feed_id"], default: ArticleCounts()].stored = row["stored"] ?? 0
+                counts[row["feed_id"], default: ArticleCounts()].failed = row["failed"] ?? 0
+            }
+            for row in try Row.fetchAll(
+                db,
+                sql: "SELECT item.feed_id, count(*) AS due FROM item JOIN feed ON feed.id = item.feed_id "
+                    + "WHERE \(Self.articleDue) GROUP BY item.feed_id", arguments: [now.timeIntervalSince1970])
+            {
+                counts[row["feed_id"], default: ArticleCounts()].waiting = row["due"] ?? 0
+            }
+            return counts
+        }
+    }
+}
