@@ -32,6 +32,9 @@ extension FeedSync {
         try await store.setFullText(feedID: feed.id, on)
     }
 
+    /// The feeds that publish summaries only (a hint to turn `full-text` on).
+    public func summaryOnlyFeeds() async throws(StoreError) -> Set<Int64> { try await store.summaryOnlyFeeds() }
+
     public func articleCounts() async throws(StoreError) -> [Int64: ArticleCounts] {
         try await store.articleCounts()
     }

@@ -111,6 +111,23 @@ extension Store {
         }
     }
 
+    /// The feeds (not full-text, not an account's) whose items are summaries only: of their first
+    /// ten items (three at least), eight in ten have a text of a few lines at most and a web link.
+    public func summaryOnlyFeeds() async throws(StoreError) -> Set<Int64> {
+        try await read { db in
+            Set(
+                try Int64.fetchAll(
+                    db,
+                    sql: """
+                        SELECT id FROM feed WHERE full_text = 0 AND account_id IS NULL AND (
+                            SELECT count(*) >= 3 AND 10 * sum(short) >= 8 * count(*) FROM (
+                                SELECT length(CAST(coalesce(content, summary, '') AS BLOB)) < 600
+                                    AND (link LIKE 'http://%' OR link LIKE 'https://%') AS short
+                                FROM item WHERE feed_id = feed.id ORDER BY band, seq LIMIT 10))
+                        """))
+        }
+    }
+
     /// Each full-text feed's articles: stored, failed, and waiting for a pull.
     public func articleCounts(now: Date = Date()) async throws(StoreError) -> [Int64: ArticleCounts] {
         try await read { db in

@@ -109,4 +109,19 @@ import Testing
             #expect(try await Self.shown(cli).values.allSatisfy { $0["content_source"] as? String == "page" })
         }
     }
+
+    @Test func aFeedOfSummariesIsPointedOutWithTheCommandThatFetchesItsArticles() async throws {
+        let cli = try CLI()
+        try await withServer(items: 5, perPage: 5) { _, url in
+            #expect(try await cli.run("pull", "--feed", url, "--images", "none").status == 0)
+            let listed = try await cli.run("feeds")
+            #expect(
+                listed.stdout.contains(
+                    "hint: feed 1 publishes summaries only; feedsync full-text 1 on fetches each item's whole article"),
+                "\(listed.stdout)")
+            #expect(try await cli.run("status").stdout.contains("summaries only; feedsync full-text 1 on"))
+            #expect(try await cli.run("full-text", "1", "on").status == 0)
+            #expect(!(try await cli.run("feeds").stdout.contains("hint:")))
+        }
+    }
 }

@@ -19,20 +19,32 @@ struct Feeds: AsyncParsableCommand {
         let summaries = try await fail(on: { try await library.feedSummaries() })
         let accounts = Dictionary(
             uniqueKeysWithValues: try await fail(on: { try await library.accounts() }).map { ($0.id, $0) })
+        let teasers = try await fail { try await library.summaryOnlyFeeds() }
         if json {
-            try Output.line(jsonList(summaries, accounts: accounts))
+            try Output.line(jsonList(summaries, accounts: accounts, teasers: teasers))
         } else {
             try Output.fitted(text(summaries, accounts: accounts))
+            if let hint = Self.hint(teasers.sorted()) { try Output.fitted(hint) }
         }
     }
 
-    func jsonList(_ summaries: [FeedSummary], accounts: [Int64: Account]) -> String {
+    /// One line naming the feeds that publish summaries only and the command that fetches more.
+    static func hint(_ feeds: [Int64]) -> String? {
+        guard let first = feeds.first else { return nil }
+        let which =
+            feeds.count == 1
+            ? "feed \(first) publishes" : "feeds \(feeds.map(String.init).joined(separator: ", ")) publish"
+        return "hint: \(which) summaries only; feedsync full-text \(first) on fetches each item's whole article"
+    }
+
+    func jsonList(_ summaries: [FeedSummary], accounts: [Int64: Account], teasers: Set<Int64>) -> String {
         let feeds = summaries.map { summary in
             let feed = summary.feed
             let account = feed.accountID.flatMap { accounts[$0] }
             return """
                 {"number": \(feed.id), "title": \(JSON.string(feed.name)), "url": \(JSON.string(feed.url)), \
                 "account": \(JSON.string(account?.name)), "source_url": \(JSON.string(feed.sourceURL)), \
+                "full_text": \(feed.fullText), "summaries_only": \(teasers.contains(feed.id)), \
                 "folder": \(JSON.string(feed.folder)), "items": \(summary.items), "unread": \(summary.unread), \
                 "last_pull": \(JSON.string(feed.lastPullAt.map(iso))), \
                 "outcome": \(JSON.string(feed.lastOutcome?.rawValue)), \

@@ -23,6 +23,7 @@ struct Status: AsyncParsableCommand {
             accounts.append((account, try await fail(on: { try await library.queuedMarks(account).count })))
         }
         let articles = try await fail { try await library.articleCounts() }
+        let teasers = try await fail { try await library.summaryOnlyFeeds() }
         if json {
             try Output.line(
                 "{\"feeds\": [\(feeds.map { jsonFeed($0, articles: articles[$0.feed.id]) }.joined(separator: ", "))], "
@@ -31,7 +32,9 @@ struct Status: AsyncParsableCommand {
             try Output.line("no feeds yet; subscribe with: feedsync add URL")
         } else {
             try Output.fitted(
-                (accounts.map(text) + feeds.map { text($0, articles: articles[$0.feed.id]) }).joined(separator: "\n\n"))
+                (accounts.map(text)
+                    + feeds.map { text($0, articles: articles[$0.feed.id], teaser: teasers.contains($0.feed.id)) })
+                    .joined(separator: "\n\n"))
         }
     }
 
@@ -85,7 +88,7 @@ struct Status: AsyncParsableCommand {
         }
     }
 
-    func text(_ status: FeedStatus, articles: ArticleCounts?) -> String {
+    func text(_ status: FeedStatus, articles: ArticleCounts?, teaser: Bool = false) -> String {
         let feed = status.feed
         var lines = [Terminal.safe(feed.name == feed.url ? feed.url : "\(feed.name) (\(feed.url))")]
         let format = feed.format.map {
@@ -100,6 +103,9 @@ struct Status: AsyncParsableCommand {
             var line = "  articles:      \(counts.stored) stored, \(counts.waiting) waiting"
             if counts.failed > 0 { line += ", \(counts.failed) without one (feedsync show N says why)" }
             lines.append(line)
+        } else if teaser {
+            lines.append(
+                "  articles:      summaries only; feedsync full-text \(feed.id) on fetches each item's whole article")
         }
         if let stop = feed.historyStop {
             let again = feed.historyRetryAt.map {
