@@ -64,6 +64,12 @@ struct Pull: AsyncParsableCommand {
     var feedConcurrency = 4
 
     @Option(
+        help: ArgumentHelp(
+            "Full-text feeds: fetch at most this many item pages of one host in this run (the rest next run).",
+            valueName: "n"))
+    var articlePages = 20
+
+    @Option(
         help: ArgumentHelp("Largest picture accepted, in bytes (K, M and G suffixes work).", valueName: "size"),
         transform: ByteSize.parse)
     var maxImageBytes: Int64 = 10 << 20
@@ -105,6 +111,7 @@ struct Pull: AsyncParsableCommand {
         try check(prefetchPages, in: PictureOptions.prefetchPages, "--prefetch-pages")
         try check(imageConcurrency, in: 1...64, "--image-concurrency")
         try check(feedConcurrency, in: 1...16, "--feed-concurrency")
+        try check(articlePages, in: 0...1000, "--article-pages")
         try check(timeout, in: 1...600, "--timeout (seconds)")
         // A picture is held in memory while it is checked.
         try check(maxImageBytes, in: 1...(1 << 30), "--max-image-bytes")
@@ -120,6 +127,7 @@ struct Pull: AsyncParsableCommand {
             maxBytes: Int(maxImageBytes))
         settings.cacheSize = pictureOptions.cacheSize
         settings.feedConcurrency = feedConcurrency
+        settings.articles.perHost = articlePages
         settings.timeout = timeout
         settings.perHost = perHost
         settings.feeds.schedule = Schedule(minInterval: minInterval)
