@@ -2,6 +2,9 @@
 
 -- The user asked for the page behind each item (`add --full-text`, `full-text F on`).
 ALTER TABLE feed ADD COLUMN full_text INTEGER NOT NULL DEFAULT 0 CHECK (full_text IN (0, 1));
+-- The last page stored was summaries: eight items in ten a few lines long, with a web link
+-- (`feeds` and `status` then suggest `full-text`). Set with each page's commit.
+ALTER TABLE feed ADD COLUMN summary_only INTEGER NOT NULL DEFAULT 0 CHECK (summary_only IN (0, 1));
 
 -- The article extracted from an item's page, or why there is none yet. `link` is the item's link
 -- it was fetched for: when the feed changes the item's link, the row no longer holds and the

@@ -111,20 +111,14 @@ extension Store {
         }
     }
 
-    /// The feeds (not full-text, not an account's) whose items are summaries only: of their first
-    /// ten items (three at least), eight in ten have a text of a few lines at most and a web link.
+    /// The feeds (not full-text, not an account's) whose items are summaries only: of the last
+    /// page stored (three items at least), eight items in ten have a text of a few lines at most
+    /// and a web link (`feed.summary_only`, set by `commit`).
     public func summaryOnlyFeeds() async throws(StoreError) -> Set<Int64> {
         try await read { db in
             Set(
                 try Int64.fetchAll(
-                    db,
-                    sql: """
-                        SELECT id FROM feed WHERE full_text = 0 AND account_id IS NULL AND (
-                            SELECT count(*) >= 3 AND 10 * sum(short) >= 8 * count(*) FROM (
-                                SELECT length(CAST(coalesce(content, summary, '') AS BLOB)) < 600
-                                    AND (link LIKE 'http://%' OR link LIKE 'https://%') AS short
-                                FROM item WHERE feed_id = feed.id ORDER BY band, seq LIMIT 10))
-                        """))
+                    db, sql: "SELECT id FROM feed WHERE summary_only = 1 AND full_text = 0 AND account_id IS NULL"))
         }
     }
 

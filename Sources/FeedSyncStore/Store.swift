@@ -661,6 +661,15 @@ extension Store {
         try await write { db in
             try Self.writeItems(
                 db, feedID: page.feedID, band: page.band, new: page.newItems, updated: page.updatedItems)
+            let items = page.newItems + page.updatedItems
+            if items.count >= 3 {
+                let short = items.filter { item in
+                    (item.content ?? item.summary ?? "").utf8.count < 600
+                        && (item.link?.hasPrefix("http://") == true || item.link?.hasPrefix("https://") == true)
+                }
+                try db.cachedStatement(sql: "UPDATE feed SET summary_only = ? WHERE id = ?").execute(
+                    arguments: [10 * short.count >= 8 * items.count, page.feedID])
+            }
             let cursor = page.cursor
             try db.cachedStatement(
                 sql: """

@@ -59,6 +59,8 @@ class Articles(http.server.BaseHTTPRequestHandler):
     pictures = ""
 
     def do_GET(self):
+        if self.path.startswith("/t.xml") or self.path.startswith("/page/"):
+            return self.teaser()
         items = "".join(
             f"<item><guid>a{n}</guid><title>Article {n} zebrafinch</title><link>https://example.com/a{n}</link>"
             f"<pubDate>Mon, 0{n} Jan 2018 10:00:00 GMT</pubDate><content:encoded><![CDATA[<p>Story {n}</p>"
@@ -74,6 +76,35 @@ class Articles(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+
+    def teaser(self):
+        """/t.xml: a feed of two teasers (okapi) whose links are pages here, /page/N: an article
+        with two pictures from the demo server, between a menu and comments."""
+        base = f"http://127.0.0.1:{self.server.server_port}"
+        if self.path.startswith("/t.xml"):
+            items = "".join(
+                f"<item><guid>t{n}</guid><title>Teaser {n} okapi</title><link>{base}/page/{n}</link>"
+                f"<pubDate>Mon, 0{n} Jan 2017 10:00:00 GMT</pubDate><description>Two lines.</description></item>"
+                for n in (1, 2))
+            body = f'<?xml version="1.0"?><rss version="2.0"><channel><title>Teasers</title>{items}</channel></rss>'
+            kind = "application/rss+xml"
+        else:
+            n = int(self.path.rsplit("/", 1)[1])
+            paragraphs = "".join(
+                f"<p>Okapi paragraph {k} of page {n}: the whole story at length, with commas, details and "
+                f"quotes, as the teaser never tells it, sentence after sentence for the train.</p>"
+                + (f'<img src="{self.pictures}/{950000 + 10 * n + k}.png" alt="okapi {k}">' if k < 2 else "")
+                for k in range(4))
+            body = (f'<html><head><title>Page {n}</title></head><body><nav class="menu"><a href="/">Home</a></nav>'
+                    f'<article>{paragraphs}</article><section id="comments"><p>A comment.</p></section></body></html>')
+            kind = "text/html; charset=utf-8"
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 def start(command, env):
@@ -287,11 +318,44 @@ def main():
             page.fill("#search", "")
             page.wait_for_timeout(500)
 
+            # A feed of teasers with --full-text: each item's page is fetched and its article stored.
+            teasers = f"http://127.0.0.1:{articles.server_port}/t.xml"
+            for _ in range(20):  # serve's own pull may hold the lock for a moment: exit 75, try again
+                added = subprocess.run([feedsync, "add", teasers, "--full-text"], env=env,
+                                       capture_output=True, text=True)
+                if added.returncode != 75:
+                    break
+                time.sleep(0.5)
+            check(added.returncode == 0, f"the teasers' feed is added with --full-text: {added.stderr}")
+
+            def open_teaser():
+                page.fill("#search", "okapi")
+                page.wait_for_function("() => document.querySelectorAll('.row:not(.loading)').length === 2")
+                page.click(".row")
+                page.wait_for_function("""() => {
+                    const doc = document.getElementById('content').contentDocument;
+                    const images = doc ? [...doc.images] : [];
+                    return images.length === 2 && images.every(i => i.complete && i.naturalWidth > 0); }""",
+                    timeout=15000)
+                return page.frame(url=re.compile(r".*/content/\d+")).content()
+            html = open_teaser()
+            check("Okapi paragraph 3 of page" in html and "A comment." not in html,
+                  "a teaser opens as the whole article from its page, without the page's comments")
+            page.keyboard.press("Escape")
+            page.fill("#search", "")
+            page.wait_for_timeout(500)
+
             # Offline: the feed server is gone; the page lists, opens and marks.
             demo.terminate()
             demo.wait()
             html = open_article()
             check(html.count("/pictures/") == 3, "offline, the opened article shows every picture from the cache")
+            page.keyboard.press("Escape")
+            page.fill("#search", "")
+            page.wait_for_timeout(500)
+            html = open_teaser()
+            check("Okapi paragraph 3 of page" in html and html.count("/pictures/") == 2,
+                  "offline, the teaser's whole article reads with its pictures from the cache")
             check(outside == [], f"no request left 127.0.0.1: {outside}")
             page.keyboard.press("Escape")
             page.fill("#search", "")

@@ -236,6 +236,23 @@ import Testing
                 "SELECT count(*) FROM ttrss_feeds f JOIN ttrss_users u ON u.id = f.owner_uid WHERE u.login = '\(user.name)';"
             ).hasPrefix("0"))
         #expect(try await feeds(user.cli).isEmpty)
+        // An OPML file's feeds, subscribed there.
+        let opml = user.cli.home.path + "/.subscriptions.opml"
+        try Data(
+            """
+            <?xml version="1.0"?><opml version="2.0"><body>
+            <outline type="rss" text="One" xmlUrl="http://[::1]/\(user.name)-one.xml"/>
+            <outline type="rss" text="Two" xmlUrl="http://[::1]/\(user.name)-two.xml"/>
+            </body></opml>
+            """.utf8
+        ).write(to: URL(fileURLWithPath: opml))
+        let imported = try await user.cli.run("import", opml, "--account", "\(user.name)@127.0.0.1")
+        #expect(imported.status == 0 && imported.stdout.contains("2 subscribed on account"), "\(imported)")
+        #expect(
+            try await user.sql(
+                "SELECT count(*) FROM ttrss_feeds f JOIN ttrss_users u ON u.id = f.owner_uid WHERE u.login = '\(user.name)';"
+            ).hasPrefix("2"))
+        #expect(try await feeds(user.cli).count == 2)
     }
 
     @Test func aSessionTheServerForgotIsReplacedByOneMoreLogIn() async throws {
