@@ -462,29 +462,26 @@ extension Store {
 
     /// Marks the items numbered `numbers` read (or unread); returns the numbers that name no item.
     public func mark(_ numbers: [Int64], read: Bool) async throws(StoreError) -> [Int64] {
-        try await write { db in
-            let update = try db.cachedStatement(sql: "UPDATE item SET read = ? WHERE id = ?")
-            var missing: [Int64] = []
-            for number in numbers {
-                try update.execute(arguments: [read, number])
-                // An UPDATE counts every row its WHERE matched, changed or not.
-                if db.changesCount == 0 { missing.append(number) }
-            }
-            try Self.queueMarks(db, ids: numbers, field: "read", value: read)
-            return missing
-        }
+        try await set("read", read, of: numbers)
     }
 
     /// Stars the items numbered `numbers` (or takes their stars off); returns the numbers that name no item.
     public func star(_ numbers: [Int64], starred: Bool) async throws(StoreError) -> [Int64] {
+        try await set("starred", starred, of: numbers)
+    }
+
+    /// Sets the flag `column` (read, starred) of the items numbered `numbers`, queuing the change
+    /// for an account's items; the numbers that name no item.
+    private func set(_ column: String, _ value: Bool, of numbers: [Int64]) async throws(StoreError) -> [Int64] {
         try await write { db in
-            let update = try db.cachedStatement(sql: "UPDATE item SET starred = ? WHERE id = ?")
+            let update = try db.cachedStatement(sql: "UPDATE item SET \(column) = ? WHERE id = ?")
             var missing: [Int64] = []
             for number in numbers {
-                try update.execute(arguments: [starred, number])
+                try update.execute(arguments: [value, number])
+                // An UPDATE counts every row its WHERE matched, changed or not.
                 if db.changesCount == 0 { missing.append(number) }
             }
-            try Self.queueMarks(db, ids: numbers, field: "starred", value: starred)
+            try Self.queueMarks(db, ids: numbers, field: column, value: value)
             return missing
         }
     }

@@ -299,15 +299,17 @@ def main():
             check([p["status"] for p in stored] == ["pending"] * 3, f"three pictures, none cached yet: {stored}")
             page.evaluate("window.stayed = true")  # gone if the page reloads
 
-            def open_article():
-                page.fill("#search", "zebrafinch")
+            def open_article(words="zebrafinch", pictures=3):
+                """Opens the first of the two items `words` finds; the article's HTML once its
+                `pictures` pictures have loaded."""
+                page.fill("#search", words)
                 page.wait_for_function("() => document.querySelectorAll('.row:not(.loading)').length === 2")
                 page.click(".row")
-                page.wait_for_function("""() => {
+                page.wait_for_function("""(count) => {
                     const doc = document.getElementById('content').contentDocument;
                     const images = doc ? [...doc.images] : [];
-                    return images.length === 3 && images.every(i => i.complete && i.naturalWidth > 0); }""",
-                    timeout=15000)
+                    return images.length === count && images.every(i => i.complete && i.naturalWidth > 0); }""",
+                    arg=pictures, timeout=15000)
                 return page.frame(url=re.compile(r".*/content/\d+")).content()
             html = open_article()
             check(html.count("/pictures/") == 3 and html.count("missing-picture") == 1,
@@ -328,17 +330,7 @@ def main():
                 time.sleep(0.5)
             check(added.returncode == 0, f"the teasers' feed is added with --full-text: {added.stderr}")
 
-            def open_teaser():
-                page.fill("#search", "okapi")
-                page.wait_for_function("() => document.querySelectorAll('.row:not(.loading)').length === 2")
-                page.click(".row")
-                page.wait_for_function("""() => {
-                    const doc = document.getElementById('content').contentDocument;
-                    const images = doc ? [...doc.images] : [];
-                    return images.length === 2 && images.every(i => i.complete && i.naturalWidth > 0); }""",
-                    timeout=15000)
-                return page.frame(url=re.compile(r".*/content/\d+")).content()
-            html = open_teaser()
+            html = open_article("okapi", 2)
             check("Okapi paragraph 3 of page" in html and "A comment." not in html,
                   "a teaser opens as the whole article from its page, without the page's comments")
             page.keyboard.press("Escape")
@@ -353,7 +345,7 @@ def main():
             page.keyboard.press("Escape")
             page.fill("#search", "")
             page.wait_for_timeout(500)
-            html = open_teaser()
+            html = open_article("okapi", 2)
             check("Okapi paragraph 3 of page" in html and html.count("/pictures/") == 2,
                   "offline, the teaser's whole article reads with its pictures from the cache")
             check(outside == [], f"no request left 127.0.0.1: {outside}")
