@@ -88,9 +88,10 @@ import Testing
         let skip = account.cursor.backfillSkip
         #expect(skip >= 400 && skip % 200 == 0)
         let resumed = try await Self.pulled(user)
+        // Pages are asked two ahead, and logged as they are answered: the first asked is the lowest.
         let walked = Self.operations(resumed).filter { $0.contains("since_id=0 ") }
-        #expect(walked.first?.hasSuffix("skip=\(skip)") == true, "goes on at \(skip): \(walked)")
-        #expect(walked.allSatisfy { Int($0.split(separator: "=").last!)! >= skip }, "no committed page again")
+        let skips = walked.compactMap { $0.split(separator: "=").last.flatMap { Int($0) } }
+        #expect(skips.min() == skip, "goes on at \(skip), no committed page again: \(walked)")
         let keys = try await user.cli.listedKeys()
         #expect(keys.count == 3000 && Set(keys).count == 3000)
     }
