@@ -191,7 +191,9 @@ final class DOMNode {
 extension DOMNode {
     /// Limits on what a page may make: a hostile page stays bounded in memory and time.
     static let maxNodes = 400_000
-    static let maxTextBytes = 8 << 20
+    static let maxTextBytes = 2 << 20
+    /// One text node's most: a megabyte of one paragraph is no article's.
+    static let maxNodeTextBytes = 256 << 10
     static let maxAttributeBytes = 16 << 10
 
     /// The document of `html` as read by libxml2's HTML parser (the root node holding `<html>`), or
@@ -226,7 +228,8 @@ extension DOMNode {
             },
             text: { content in
                 guard textBytes < maxTextBytes, count < maxNodes else { return }
-                let text = String(cString: content)
+                var text = String(cString: content)
+                if text.utf8.count > maxNodeTextBytes { text = HTMLText.cut(text, to: maxNodeTextBytes / 4) }
                 textBytes += text.utf8.count
                 count += 1
                 stack.last!.append(DOMNode(tag: "#text", text: text))

@@ -128,6 +128,7 @@ import Testing
         for page in [Array(deep.utf8), Array(attributes.utf8), Array(long.utf8), broken] {
             _ = try ArticleExtractor.extract(page, url: "https://x.example/")
         }
-        #expect(Date().timeIntervalSince(started) < 20, "bounded time")
+        // Seconds even for the debug build on a loaded machine (the release build: 1.5 s in all).
+        #expect(Date().timeIntervalSince(started) < 60, "bounded time")
     }
 }
