@@ -333,6 +333,7 @@ def main():
             html = open_article("okapi", 2)
             check("Okapi paragraph 3 of page" in html and "A comment." not in html,
                   "a teaser opens as the whole article from its page, without the page's comments")
+            check("<em>Two lines.</em>" in html, "the feed's own summary above it, where it says something else")
             page.keyboard.press("Escape")
             page.fill("#search", "")
             page.wait_for_timeout(500)
