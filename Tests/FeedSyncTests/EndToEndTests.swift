@@ -364,7 +364,9 @@ import Testing
         try await withServer(items: 5, perPage: 10) { server, url in
             let feeds = (1...4).map { "\(url)?feed=\($0)" }
             var faults = Faults()
-            faults.latency = 1
+            // Long enough that all four are asked before the first answer on a machine the rest
+            // of the suite keeps busy (with 1 s, the fourth once came after it).
+            faults.latency = 3
             server.setFaults(faults)
             let cli = try CLI()
             let pull = try await cli.start(
