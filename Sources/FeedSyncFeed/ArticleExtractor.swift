@@ -80,10 +80,10 @@ public enum ArticleExtractor {
             !content.innerText.isEmpty || !content.descendants(["img", "picture", "video"]).isEmpty
         else { return nil }
         resolve(content, base: base)
-        let byline = metadata.byline ?? detectedByline(in: content)
         let text = plainText(content)
         return ExtractedArticle(
-            title: metadata.title ?? Metadata.title(of: document), byline: byline, published: metadata.published,
+            title: metadata.title ?? Metadata.title(of: document), byline: metadata.byline,
+            published: metadata.published,
             lang: metadata.lang, excerpt: metadata.excerpt ?? firstParagraph(content),
             siteName: metadata.siteName, content: HTMLText.cutHTML(content.innerHTML, toBytes: maxContentBytes),
             text: text, readerable: readerable)
@@ -145,7 +145,7 @@ public enum ArticleExtractor {
 
     /// `<br><br>`… becomes a paragraph of what follows, until the next block.
     static func replaceBreaks(_ br: DOMNode) {
-        guard let parent = br.parent, br.parent != nil else { return }
+        guard let parent = br.parent else { return }
         var index = parent.children.firstIndex { $0 === br }!
         var replaced = false
         // The <br>s after this one (white space between them aside) go.
@@ -350,14 +350,12 @@ public enum ArticleExtractor {
         top = Array(top.prefix(topCandidates))
 
         var topCandidate = top.first
-        var neededToCreate = false
         if topCandidate == nil || topCandidate!.tag == "body" {
             let holder = DOMNode(tag: "div")
             for child in body.children { holder.append(child) }
             body.append(holder)
             holder.score = baseScore(holder)
             topCandidate = holder
-            neededToCreate = true
         } else if let best = topCandidate {
             // When others near the best share an ancestor, that ancestor holds the article.
             let bestScore = best.score ?? 0
@@ -438,9 +436,6 @@ public enum ArticleExtractor {
                 sibling.tag = "div"
             }
             article.append(sibling)
-        }
-        if neededToCreate, article.children.count == 1, article.children[0].tag == "div" {
-            // The holder made above is the article itself.
         }
         clean(article, flags: flags)
         return article
@@ -586,13 +581,10 @@ public enum ArticleExtractor {
                 let looksLikePicture = [".jpg", ".jpeg", ".png", ".webp", ".gif", ".avif"].contains {
                     lowered.contains($0)
                 }
-                guard looksLikePicture, !value.contains(" "), !lowered.hasPrefix("data:") || false else {
-                    if looksLikePicture, name.contains("srcset") { image.set("srcset", value) }
-                    continue
-                }
+                guard looksLikePicture else { continue }
                 if name.contains("srcset") {
                     image.set("srcset", value)
-                } else if placeholder || image.tag == "img" && src.isEmpty {
+                } else if placeholder, !value.contains(" "), !lowered.hasPrefix("data:") {
                     image.set("src", value)
                 }
             }
@@ -658,8 +650,6 @@ public enum ArticleExtractor {
         let text = node.innerText
         return !text.isEmpty && text.count < 100
     }
-
-    static func detectedByline(in article: DOMNode) -> String? { nil }
 
     static func firstParagraph(_ article: DOMNode) -> String? {
         article.descendants(["p"]).lazy.map(\.innerText).first { !$0.isEmpty }.map {

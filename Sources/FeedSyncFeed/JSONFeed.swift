@@ -34,7 +34,8 @@ enum JSONFeed {
         let title =
             fields["title"]?.text.map(titleText) ?? text.map { HTMLText.cut($0, to: 80) } ?? ""
         let picture = DocumentURL.resolve(
-            fields["image"]?.text ?? fields["banner_image"]?.text ?? imageAttachment(fields["attachments"])
+            fields["image"]?.text ?? fields["banner_image"]?.text ?? JSONValue.firstImage(
+                in: fields["attachments"], url: "url", type: "mime_type")
                 ?? html.flatMap(HTMLText.firstImageSource),
             against: base)
         // With no id, link, title or picture, an item is still one while anything of it is there
@@ -63,14 +64,5 @@ enum JSONFeed {
     private static func attachmentURLs(_ attachments: JSONValue?) -> [String?] {
         guard case .array(let list)? = attachments else { return [] }
         return list.map { $0["url"]?.text }
-    }
-
-    /// The first attachment whose `mime_type` is an image.
-    private static func imageAttachment(_ attachments: JSONValue?) -> String? {
-        guard case .array(let list)? = attachments else { return nil }
-        return list.lazy.compactMap { attachment -> String? in
-            guard attachment["mime_type"]?.text?.lowercased().hasPrefix("image/") == true else { return nil }
-            return attachment["url"]?.text
-        }.first
     }
 }

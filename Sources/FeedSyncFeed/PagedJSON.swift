@@ -91,6 +91,16 @@ enum JSONValue: Sendable {
         return (items, entries.count - items.count)
     }
 
+    /// The `url` field of the first entry of the list `attachments` whose `type` field names an
+    /// image type (JSON Feed's attachments, Tiny Tiny RSS's).
+    static func firstImage(in attachments: JSONValue?, url: String, type: String) -> String? {
+        guard case .array(let list)? = attachments else { return nil }
+        return list.lazy.compactMap { attachment -> String? in
+            guard attachment[type]?.text?.lowercased().hasPrefix("image/") == true else { return nil }
+            return attachment[url]?.text
+        }.first
+    }
+
     /// The value at `key` when this is an object.
     subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { object[key] } else { nil }

@@ -114,7 +114,8 @@ public enum TinyTinyRSSAnswer {
         // The picture: an image attachment, else the content's first, else the one the server
         // picked (flavor_image: a video's, say; the server's URL rewriting drops ports from it).
         let picture = FeedLimits.webURL(
-            imageAttachment(entry["attachments"]) ?? html.flatMap(HTMLText.firstImageSource)
+            JSONValue.firstImage(in: entry["attachments"], url: "content_url", type: "content_type") ?? html.flatMap(
+                HTMLText.firstImageSource)
                 ?? entry["flavor_image"]?.text)
         var item = FeedItem(
             key: String(id), title: title, link: link, pictureURL: picture,
@@ -129,14 +130,6 @@ public enum TinyTinyRSSAnswer {
         return RemoteArticle(
             id: id, feedID: feedID, unread: entry["unread"]?.bool ?? true, starred: entry["marked"]?.bool ?? false,
             feedTitle: entry["feed_title"]?.text.map(FeedLimits.boundedTitle), item: bounded)
-    }
-
-    private static func imageAttachment(_ attachments: JSONValue?) -> String? {
-        guard case .array(let list)? = attachments else { return nil }
-        return list.lazy.compactMap { attachment -> String? in
-            guard attachment["content_type"]?.text?.lowercased().hasPrefix("image/") == true else { return nil }
-            return attachment["content_url"]?.text
-        }.first
     }
 
     /// `getFeeds`' subscriptions (real feeds only: the API lists its virtual ones with ids below 1).

@@ -98,18 +98,23 @@ extension FeedSync {
         return account
     }
 
+    /// The account's service through `client`, with its password and session from the data home;
+    /// a new session is kept there.
+    func service(_ account: Account, client: HTTPClient) throws(SyncError) -> TinyTinyRSS {
+        let path = AccountSecrets.path(in: home, account: account.name)
+        let secrets = try AccountSecrets.read(from: path)
+        return TinyTinyRSS(
+            client: client, url: account.url, user: account.user, secrets: secrets,
+            keep: { session in try? AccountSecrets(password: secrets.password, session: session).write(to: path) })
+    }
+
     /// The account's service through a client of its own, for a call outside a pull.
     func withService<T>(
         _ account: Account, _ body: (any AccountService) async throws(SyncError) -> T
     ) async throws(SyncError) -> T {
-        let path = AccountSecrets.path(in: home, account: account.name)
-        let secrets = try AccountSecrets.read(from: path)
         let client = HTTPClient(configuration: PullSettings().transport(maxConnections: 1))
         defer { client.shutdown() }
-        let service = TinyTinyRSS(
-            client: client, url: account.url, user: account.user, secrets: secrets,
-            keep: { session in try? AccountSecrets(password: secrets.password, session: session).write(to: path) })
-        return try await body(service)
+        return try await body(try service(account, client: client))
     }
 
     /// Subscribes the account to the feed at `url` on its server, has the server fetch it, then
@@ -151,13 +156,8 @@ extension FeedSync {
         var reports: [PullReport] = []
         for account in accounts {
             var report = PullReport(url: account.url)
-            let path = AccountSecrets.path(in: home, account: account.name)
             do {
-                let secrets = try AccountSecrets.read(from: path)
-                let service = TinyTinyRSS(
-                    client: client, url: account.url, user: account.user, secrets: secrets,
-                    keep: { session in try? AccountSecrets(password: secrets.password, session: session).write(to: path)
-                    })
+                let service = try service(account, client: client)
                 let synced = await AccountSync(store: store, service: service).run(
                     account, now: clock.now(), onCommit: onCommit)
                 report.requests = service.requests

@@ -21,7 +21,6 @@ public struct ArticleOptions: Sendable {
 /// What became of one item's page.
 public struct ArticleEvent: Sendable {
     public var itemID: Int64
-    public var feedID: Int64?
     /// Why there is no article (nil: stored).
     public var failure: String?
 }
@@ -68,7 +67,7 @@ extension FeedSync {
                 group.addTask { [self] in
                     let failure = await fetchArticle(job, client: client, options: options)
                     if failure == nil { onStored() }
-                    onEvent(ArticleEvent(itemID: job.itemID, feedID: nil, failure: failure))
+                    onEvent(ArticleEvent(itemID: job.itemID, failure: failure))
                 }
             }
             for _ in 0..<options.concurrency { start() }
@@ -85,11 +84,10 @@ extension FeedSync {
                 HTTPRequest(
                     url: job.link, headers: [("Accept", "text/html,application/xhtml+xml;q=0.9")],
                     maxBodyBytes: options.maxBytes))
-            let type = (response.headers["content-type"] ?? "").lowercased()
             if !(200..<300).contains(response.status) {
                 (failure, retry) = ("the page answered \(response.status)", true)
-            } else if !(type.isEmpty || type.contains("text/html") || type.contains("application/xhtml")) {
-                (failure, retry) = ("the page is not HTML (\(type.prefix(60)))", false)
+            } else if !response.isWebPage {
+                (failure, retry) = ("the page is not HTML (\(response.contentType.prefix(60)))", false)
             } else if let article = try ArticleExtractor.extract(Array(response.body), url: response.effectiveURL),
                 article.readerable
             {

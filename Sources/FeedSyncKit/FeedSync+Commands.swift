@@ -41,9 +41,7 @@ extension FeedSync {
         var new = Set<Int64>()
         switch selection {
         case .subscribed:
-            // An account's feeds come down with its sync, not a pull of their own.
-            feeds = try await store.feeds().filter { $0.accountID == nil }
-            accounts = try await store.accounts()
+            (feeds, accounts) = try await pulled()
         case .named(let urls, let format):
             for url in urls {
                 let known = try await feed(url: url) != nil
@@ -56,6 +54,12 @@ extension FeedSync {
         return PullRun(
             feeds: feeds, reports: Array(reports.prefix(feeds.count)), accounts: accounts,
             accountReports: Array(reports.dropFirst(feeds.count)))
+    }
+
+    /// What a plain pull asks: the feeds it fetches itself (an account's come down with its sync)
+    /// and the accounts.
+    func pulled() async throws(StoreError) -> (feeds: [Feed], accounts: [Account]) {
+        (try await store.feeds().filter { $0.accountID == nil }, try await store.accounts())
     }
 
     /// What `add` did.
@@ -143,9 +147,8 @@ extension FeedSync {
             throw SyncError(
                 response.isTransientFailure ? .transient : .data, "\(url): the server answered \(response.status)")
         }
-        let type = (response.headers["content-type"] ?? "").lowercased()
-        guard type.isEmpty || type.contains("text/html") || type.contains("application/xhtml") else {
-            throw SyncError(.data, "\(url) is not a web page (\(type.prefix(60)))")
+        guard response.isWebPage else {
+            throw SyncError(.data, "\(url) is not a web page (\(response.contentType.prefix(60)))")
         }
         return (Array(response.body), response.effectiveURL)
     }
@@ -179,9 +182,8 @@ extension FeedSync {
             var wait = min(every, 30)
             if let writer = try? lockedForWriting() {
                 let settings = (try? await writer.withCacheBudget(PullSettings())) ?? PullSettings()
-                let reports = await writer.pull(
-                    ((try? await writer.feeds()) ?? []).filter { $0.accountID == nil },
-                    accounts: (try? await writer.accounts()) ?? [], settings: settings)
+                let (feeds, accounts) = (try? await writer.pulled()) ?? ([], [])
+                let reports = await writer.pull(feeds, accounts: accounts, settings: settings)
                 let now = writer.clock.now()
                 if !reports.contains(where: { $0?.unanswered == true && $0?.due.map { $0.at <= now } == true }) {
                     wait = every

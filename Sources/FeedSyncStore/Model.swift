@@ -476,8 +476,6 @@ public struct ItemDetail: Sendable {
     public var content: String?
     /// Where `content` comes from: `feed` or `page`.
     public var contentSource: String = "feed"
-    /// The feed's own content when `content` is the page's.
-    public var feedContent: String?
     /// Why the item's page gave no article, when it did not.
     public var articleError: String?
     /// The pictures the content shows, in its order.

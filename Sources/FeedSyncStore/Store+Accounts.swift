@@ -187,15 +187,7 @@ extension Store {
                     feedID = db.lastInsertedRowID
                     feeds[remoteFeed] = feedID
                 }
-                let before =
-                    try Int.fetchOne(
-                        db, sql: "SELECT coalesce(sum(size), 0) FROM band_size WHERE feed_id = ?", arguments: [feedID])
-                    ?? 0
-                try Self.writeItems(db, feedID: feedID, band: band, new: group.map(\.item), updated: [])
-                added +=
-                    (try Int.fetchOne(
-                        db, sql: "SELECT coalesce(sum(size), 0) FROM band_size WHERE feed_id = ?", arguments: [feedID])
-                        ?? 0) - before
+                added += try Self.writeItems(db, feedID: feedID, band: band, new: group.map(\.item), updated: [])
                 for article in group {
                     try state.execute(arguments: [!article.unread, article.starred, feedID, article.item.key])
                 }
@@ -307,17 +299,21 @@ extension Store {
         }
     }
 
-    /// Queues `field`'s new value for the server of each account item among `ids` (one row an
-    /// item and field: a second change replaces the first).
-    static func queueMarks(_ db: Database, ids: [Int64], field: String, value: Bool) throws {
-        let queue = try db.cachedStatement(
+    /// Queues `field`'s new value for the server of each account item `filter` selects (its
+    /// placeholders filled by `arguments`), one row an item and field: a second change replaces the
+    /// first. Call before the items change, when the filter reads what the change sets.
+    static func queueMarks(
+        _ db: Database, field: String, value: Bool, where filter: String,
+        _ arguments: [(any DatabaseValueConvertible)?]
+    ) throws {
+        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM account)") == true else { return }
+        try db.cachedStatement(
             sql: """
                 INSERT INTO sync_status (item_id, field, value, queued_at)
                 SELECT item.id, ?, ?, ? FROM item JOIN feed ON feed.id = item.feed_id
-                WHERE item.id = ? AND feed.account_id IS NOT NULL
+                WHERE feed.account_id IS NOT NULL AND \(filter)
                 ON CONFLICT (item_id, field) DO UPDATE SET value = excluded.value, queued_at = excluded.queued_at
-                """)
-        let now = Date().timeIntervalSince1970
-        for id in ids { try queue.execute(arguments: [field, value, now, id]) }
+                """
+        ).execute(arguments: StatementArguments([field, value, Date().timeIntervalSince1970] + arguments))
     }
 }

@@ -428,7 +428,6 @@ extension Store {
                     item: Self.storedItem(row, position: 0), author: row.text("author"),
                     summary: row.text("summary"), content: article ?? row.text("content"),
                     contentSource: article == nil ? "feed" : "page",
-                    feedContent: article == nil ? nil : row.text("content"),
                     articleError: row.text("article_status") == "failed" ? row.text("article_error") : nil,
                     pictures: try Self.articlePictures(db, ofItem: number))
             }
@@ -481,7 +480,9 @@ extension Store {
                 // An UPDATE counts every row its WHERE matched, changed or not.
                 if db.changesCount == 0 { missing.append(number) }
             }
-            try Self.queueMarks(db, ids: numbers, field: column, value: value)
+            for number in numbers {
+                try Self.queueMarks(db, field: column, value: value, where: "item.id = ?", [number])
+            }
             return missing
         }
     }
@@ -501,18 +502,9 @@ extension Store {
                 values.append(before.timeIntervalSince1970)
             }
             let filter = conditions.joined(separator: " AND ")
-            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM account)") == true {
-                // The account items' marks wait for their servers (one statement, before the update
-                // changes what `read != ?` selects).
-                try db.execute(
-                    sql: """
-                        INSERT INTO sync_status (item_id, field, value, queued_at)
-                        SELECT item.id, 'read', ?, ? FROM item JOIN feed ON feed.id = item.feed_id
-                        WHERE feed.account_id IS NOT NULL AND \(filter)
-                        ON CONFLICT (item_id, field) DO UPDATE SET value = excluded.value, queued_at = excluded.queued_at
-                        """,
-                    arguments: StatementArguments([read, Date().timeIntervalSince1970] + values))
-            }
+            // The account items' marks wait for their servers: queued before the update changes
+            // what `read != ?` selects.
+            try Self.queueMarks(db, field: "read", value: read, where: filter, values)
             try db.execute(
                 sql: "UPDATE item SET read = ? WHERE \(filter)", arguments: StatementArguments([read] + values))
             return db.changesCount
@@ -551,8 +543,12 @@ extension Store {
     }
 
     /// Writes items to `band` of the feed: those not stored before appended in order, those stored
-    /// before refreshed in place (a `commit`'s, or an account page's, in its transaction).
-    static func writeItems(_ db: Database, feedID: Int64, band: Int, new: [FeedItem], updated: [FeedItem]) throws {
+    /// before refreshed in place (a `commit`'s, or an account page's, in its transaction). Returns
+    /// how many were new.
+    @discardableResult
+    static func writeItems(_ db: Database, feedID: Int64, band: Int, new: [FeedItem], updated: [FeedItem]) throws
+        -> Int
+    {
         let now = Date().timeIntervalSince1970
         var seq =
             try Int.fetchOne(
@@ -650,6 +646,7 @@ extension Store {
                     """
             ).execute(arguments: [feedID, band, inserted])
         }
+        return inserted
     }
 
     /// Writes a page's items and the cursor that follows them in one transaction: a process killed

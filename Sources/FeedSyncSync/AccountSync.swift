@@ -13,11 +13,9 @@ public struct AccountSync: Sendable {
         self.service = service
     }
 
-    /// What a sync did: articles new to the store, marks handed back, whether states came down.
+    /// What a sync did: articles new to the store, or why it stopped.
     public struct Report: Sendable {
         public var newItems = 0
-        public var sent = 0
-        public var statePassed = false
         public var error: SyncError?
     }
 
@@ -50,7 +48,6 @@ public struct AccountSync: Sendable {
                     case .send(let field, let value, let marks):
                         try await service.send(field, value, ids: marks.map(\.remoteID))
                         try await store.dropQueuedMarks(marks)
-                        report.sent += marks.count
                         action = machine.next(.sent)
                     case .listSubscriptions:
                         try await store.setAccountFeeds(account.id, url: account.url, try await service.subscriptions())
@@ -89,7 +86,6 @@ public struct AccountSync: Sendable {
                         try await store.applyAccountState(accountID: account.id, unread: unread, starred: starred)
                         action = machine.next(.stateApplied)
                     case .finish(let counters, let statePassed):
-                        report.statePassed = statePassed
                         try await store.recordAccountSync(
                             accountID: account.id, at: now, outcome: .ok, error: nil, counters: counters,
                             stateAt: statePassed ? now : nil)

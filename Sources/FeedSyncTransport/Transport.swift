@@ -101,6 +101,12 @@ public struct HTTPResponse: Sendable {
         redirects.prefix { $0.status == 301 || $0.status == 308 }.last?.url
     }
 
+    /// The `Content-Type` in lower case, and whether it is a web page's: HTML or XHTML, or none said.
+    public var contentType: String { (headers["content-type"] ?? "").lowercased() }
+    public var isWebPage: Bool {
+        contentType.isEmpty || contentType.contains("text/html") || contentType.contains("application/xhtml")
+    }
+
     /// The status says the server may answer better later (timeout, too early, too many
     /// requests, its own failure): worth trying again, not a fault of what was asked for.
     public var isTransientFailure: Bool {

@@ -46,13 +46,10 @@ struct Status: AsyncParsableCommand {
             "  articles:      "
                 + (cursor.backfillDone
                     ? "all stored" : "\(cursor.backfillSkip) stored so far; the next sync goes on from there"))
-        if let at = account.lastSyncAt {
-            var line = "  last sync:     \(relative(at)), \(Feeds.words(account.lastOutcome))"
-            if let error = account.lastError { line += ": \(Terminal.safe(error))" }
-            lines.append(line)
-        } else {
-            lines.append("  last sync:     never; the next pull syncs it")
-        }
+        lines.append(
+            Self.last(
+                "last sync", account.lastSyncAt, account.lastOutcome, account.lastError,
+                never: "never; the next pull syncs it"))
         lines.append("  marks waiting: \(queued == 0 ? "none" : "\(queued), sent at the next sync")")
         return lines.joined(separator: "\n")
     }
@@ -67,6 +64,13 @@ struct Status: AsyncParsableCommand {
             "outcome": \(JSON.string(account.lastOutcome?.rawValue)), "error": \(JSON.string(account.lastError)), \
             "marks_waiting": \(queued)}
             """
+    }
+
+    /// "  last pull:     2 minutes ago, ok" (and its error), or `never` when there was none.
+    static func last(_ label: String, _ at: Date?, _ outcome: PullOutcome?, _ error: String?, never: String) -> String {
+        let start = "  \(label):" + String(repeating: " ", count: max(1, 14 - label.count))
+        guard let at else { return start + never }
+        return start + "\(relative(at)), \(Feeds.words(outcome))" + (error.map { ": \(Terminal.safe($0))" } ?? "")
     }
 
     /// When a plain pull asks for the feed next, and why: "at the next pull" only when it will.
@@ -113,13 +117,7 @@ struct Status: AsyncParsableCommand {
             }
             lines.append("  history:       \(Terminal.safe(stop))" + (again.map { "; " + $0 } ?? ""))
         }
-        if let at = feed.lastPullAt {
-            var line = "  last pull:     \(relative(at)), \(Feeds.words(feed.lastOutcome))"
-            if let error = feed.lastError { line += ": \(Terminal.safe(error))" }
-            lines.append(line)
-        } else {
-            lines.append("  last pull:     never")
-        }
+        lines.append(Self.last("last pull", feed.lastPullAt, feed.lastOutcome, feed.lastError, never: "never"))
         if let gone = feed.goneAt {
             lines.append(
                 "  gone:          the server answered 410 Gone \(relative(gone)); not asked again, "
