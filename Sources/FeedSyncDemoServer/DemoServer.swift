@@ -311,6 +311,9 @@ public final class DemoServer: Sendable {
     /// over HTTP/1.1, the most connections busy at once.
     public var peakConcurrentRequests: Int { inFlight.withLock { $0.peak } }
 
+    /// Requests being answered now (a stalled one is logged only when its answer is sent).
+    public var requestsInFlight: Int { inFlight.withLock { $0.now } }
+
     private func counted(_ answer: () async throws -> HTTPResponse) async rethrows -> HTTPResponse {
         inFlight.withLock {
             $0.now += 1
