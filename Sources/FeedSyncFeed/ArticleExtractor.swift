@@ -57,7 +57,10 @@ public enum ArticleExtractor {
     /// The article of `html` (bytes as served), relative URLs resolved against `url`; nil when the
     /// page holds none (a front page, a video with no text).
     public static func extract(_ html: [UInt8], url: String) throws(FeedError) -> ExtractedArticle? {
-        guard let document = try DOMNode.parse(html) else { return nil }
+        // Every node lives until the extraction ends (DOMArena).
+        let arena = DOMArena()
+        defer { withExtendedLifetime(arena) {} }
+        guard let document = try DOMNode.parse(html, into: arena) else { return nil }
         let base = URL(string: url)
         let metadata = Metadata.read(document, url: url)
         let readerable = isReaderable(document)
@@ -77,7 +80,7 @@ public enum ArticleExtractor {
         }
         chosen = chosen ?? attempts.max { $0.length < $1.length }?.content
         guard let content = chosen,
-            !content.innerText.isEmpty || !content.descendants(["img", "picture", "video"]).isEmpty
+            content.textLength > 0 || !content.descendants(["img", "picture", "video"]).isEmpty
         else { return nil }
         resolve(content, base: base)
         let text = plainText(content)
@@ -96,10 +99,9 @@ public enum ArticleExtractor {
         var seen = Set<ObjectIdentifier>()
         for node in nodes where seen.insert(ObjectIdentifier(node)).inserted {
             if isHidden(node) { continue }
-            let match = classAndID(node)
-            if matches(match, unlikely), !matches(match, maybe) { continue }
+            if matches(node, unlikely), !matches(node, maybe) { continue }
             if node.tag == "p", node.hasAncestor("li", depth: 0) { continue }
-            let length = node.textContent.trimmingCharacters(in: .whitespacesAndNewlines).count
+            let length = node.textSummary.trimmed
             guard length >= 140 else { continue }
             score += (Double(length) - 140).squareRoot()
             if score > readerableScore { return true }
@@ -164,7 +166,7 @@ public enum ArticleExtractor {
             next = index + 1
         }
         guard replaced else { return }
-        let paragraph = DOMNode(tag: "p")
+        let paragraph = br.arena.node("p")
         br.replace(with: paragraph)
         index = parent.children.firstIndex { $0 === paragraph }!
         while index + 1 < parent.children.count {
@@ -196,47 +198,52 @@ public enum ArticleExtractor {
     }
 
     static func copy(of node: DOMNode) -> DOMNode {
-        let copy = DOMNode(tag: node.tag, attributes: node.attributes, text: node.text)
+        let copy = node.arena.node(node.tag, attributes: node.attributes, text: node.text)
         for child in node.children { copy.append(Self.copy(of: child)) }
         return copy
     }
 
     // MARK: What class and id say
 
-    static let unlikely = [
+    static let unlikely: [[UInt8]] = words(
         "-ad-", "ai2html", "banner", "breadcrumbs", "combx", "comment", "community", "cover-wrap", "disqus",
         "extra", "footer", "gdpr", "header", "legends", "menu", "related", "remark", "replies", "rss", "shoutbox",
         "sidebar", "skyscraper", "social", "sponsor", "supplemental", "ad-break", "agegate", "pagination", "pager",
         "popup", "yom-remote", "cookie",
-    ]
-    static let maybe = ["and", "article", "body", "column", "content", "main", "mathjax", "shadow"]
-    static let positive = [
+    )
+    static let maybe: [[UInt8]] = words("and", "article", "body", "column", "content", "main", "mathjax", "shadow")
+    static let positive: [[UInt8]] = words(
         "article", "body", "content", "entry", "hentry", "h-entry", "main", "page", "pagination", "post", "text",
         "blog", "story",
-    ]
-    static let negative = [
+    )
+    static let negative: [[UInt8]] = words(
         "-ad-", "hidden", "banner", "combx", "comment", "com-", "contact", "footer", "gdpr", "masthead", "media",
         "meta", "outbrain", "promo", "related", "scroll", "share", "shoutbox", "sidebar", "skyscraper", "sponsor",
         "shopping", "tags", "widget",
-    ]
+    )
+    static let shareBar = words("share", "social")
     static let unlikelyRoles: Set<String> = [
         "menu", "menubar", "complementary", "navigation", "alert", "alertdialog", "dialog",
     ]
 
-    static func matches(_ text: String, _ words: [String]) -> Bool {
-        let bytes = Array(text.utf8)
-        return words.contains { HTMLText.find(Array($0.utf8), in: bytes, from: 0) != nil }
+    static func words(_ words: String...) -> [[UInt8]] { words.map { Array($0.utf8) } }
+
+    /// Whether one of `words` is in the node's class or id.
+    static func matches(_ node: DOMNode, _ words: [[UInt8]]) -> Bool {
+        let hints = node.hints
+        return matches(hints.class, words) || matches(hints.id, words)
     }
 
-    static func classAndID(_ node: DOMNode) -> String {
-        ((node["class"] ?? "") + " " + (node["id"] ?? "")).lowercased()
+    static func matches(_ bytes: [UInt8], _ words: [[UInt8]]) -> Bool {
+        !bytes.isEmpty && words.contains { HTMLText.find($0, in: bytes, from: 0) != nil }
     }
 
     static func classWeight(_ node: DOMNode, _ flags: Flags) -> Double {
         guard flags.contains(.weightClasses) else { return 0 }
         var weight = 0.0
-        for value in [node["class"], node["id"]].compactMap({ $0?.lowercased() }) where !value.isEmpty {
-            let hid = value.split(separator: " ").contains("hid")
+        let hints = node.hints
+        for value in [hints.class, hints.id] where !value.isEmpty {
+            let hid = value.split(separator: 0x20).contains([0x68, 0x69, 0x64][...])
             if matches(value, negative) || hid { weight -= 25 }
             if matches(value, positive) { weight += 25 }
         }
@@ -266,7 +273,6 @@ public enum ArticleExtractor {
         var bylineSeen = false
         while let node = stack.popLast() {
             guard !node.isText else { continue }
-            let match = classAndID(node)
             if isHidden(node) {
                 node.detach()
                 continue
@@ -281,7 +287,7 @@ public enum ArticleExtractor {
                 continue
             }
             if flags.contains(.stripUnlikely) {
-                if matches(match, unlikely), !matches(match, maybe), !node.hasAncestor("table", depth: 0),
+                if matches(node, unlikely), !matches(node, maybe), !node.hasAncestor("table", depth: 0),
                     !node.hasAncestor("code", depth: 0), node.tag != "body", node.tag != "a"
                 {
                     node.detach()
@@ -324,13 +330,13 @@ public enum ArticleExtractor {
         var candidates: [DOMNode] = []
         for element in toScore {
             guard element.parent != nil else { continue }
-            let text = element.innerText
-            guard text.count >= 25 else { continue }
+            let text = element.textSummary
+            guard text.length >= 25 else { continue }
             let ancestors = element.ancestors(5)
             guard !ancestors.isEmpty else { continue }
             var score = 1.0
-            score += Double(text.filter { $0 == "," || $0 == "，" }.count + 1)
-            score += Double(min(text.count / 100, 3))
+            score += Double(text.commas + 1)
+            score += Double(min(text.length / 100, 3))
             for (level, ancestor) in ancestors.enumerated() {
                 guard ancestor.tag != "#document" else { continue }
                 if ancestor.score == nil {
@@ -351,7 +357,7 @@ public enum ArticleExtractor {
 
         var topCandidate = top.first
         if topCandidate == nil || topCandidate!.tag == "body" {
-            let holder = DOMNode(tag: "div")
+            let holder = body.arena.node("div")
             for child in body.children { holder.append(child) }
             body.append(holder)
             holder.score = baseScore(holder)
@@ -404,7 +410,7 @@ public enum ArticleExtractor {
         guard let winner = topCandidate else { return nil }
 
         // Siblings that score near it, or read as paragraphs, join it.
-        let article = DOMNode(tag: "div")
+        let article = winner.arena.node("div")
         let winnerScore = winner.score ?? 0
         let siblingThreshold = max(10, winnerScore * 0.2)
         let siblings = winner.parent?.children ?? [winner]
@@ -418,13 +424,12 @@ public enum ArticleExtractor {
                     append = true
                 } else if sibling.tag == "p" {
                     let density = linkDensity(sibling)
-                    let text = sibling.innerText
-                    if text.count > 80, density < 0.25 {
+                    let length = sibling.textLength
+                    if length > 80, density < 0.25 {
                         append = true
-                    } else if text.count < 80, text.count > 0, density == 0,
-                        text.contains(". ") || text.hasSuffix(".")
-                    {
-                        append = true
+                    } else if length < 80, length > 0, density == 0 {
+                        let text = sibling.innerText
+                        append = text.contains(". ") || text.hasSuffix(".")
                     }
                 }
             }
@@ -463,7 +468,7 @@ public enum ArticleExtractor {
                         index += 1
                         continue
                     }
-                    let made = DOMNode(tag: "p")
+                    let made = div.arena.node("p")
                     div.children[index] = made
                     made.parent = div
                     child.parent = nil
@@ -513,8 +518,7 @@ public enum ArticleExtractor {
         }
         // Share bars (small), by their class.
         for node in article.descendants() where node.parent != nil {
-            let match = classAndID(node)
-            if match.contains("share") || match.contains("social"), node.innerText.count < 500 { node.detach() }
+            if matches(node, shareBar), node.textLength < 500 { node.detach() }
         }
         markDataTables(article)
         fixLazyImages(article)
@@ -602,19 +606,17 @@ public enum ArticleExtractor {
                 node.detach()
                 continue
             }
-            let text = node.innerText
-            guard text.filter({ $0 == "," || $0 == "，" }).count < 10 else { continue }
+            let text = node.textSummary
+            guard text.commas < 10 else { continue }
             let paragraphs = Double(node.descendants(["p"]).count)
             let images = Double(node.descendants(["img"]).count)
             let items = Double(node.descendants(["li"]).count) - 100
             let inputs = Double(node.descendants(["input"]).count)
-            let headings = node.descendants(["h1", "h2", "h3", "h4", "h5", "h6"]).reduce(0) {
-                $0 + $1.innerText.count
-            }
-            let headingDensity = text.isEmpty ? 0 : Double(headings) / Double(text.count)
+            let headings = node.descendants(["h1", "h2", "h3", "h4", "h5", "h6"]).reduce(0) { $0 + $1.textLength }
+            let headingDensity = text.length == 0 ? 0 : Double(headings) / Double(text.length)
             let embeds = node.descendants(["object", "embed", "iframe"]).filter { !isVideo($0) }.count
             let density = linkDensity(node)
-            let length = text.count
+            let length = text.length
             let inFigure = node.hasAncestor("figure", depth: 0)
             let remove =
                 (images > 1 && paragraphs / images < 0.5 && !inFigure)
@@ -640,16 +642,14 @@ public enum ArticleExtractor {
     // MARK: Byline, text, links
 
     static func isByline(_ node: DOMNode) -> Bool {
-        let match = classAndID(node)
         let rel = node["rel"]?.lowercased()
         let itemprop = node["itemprop"]?.lowercased() ?? ""
-        guard
-            rel == "author" || itemprop.contains("author")
-                || ["byline", "author", "dateline", "writtenby", "p-author"].contains(where: { match.contains($0) })
-        else { return false }
-        let text = node.innerText
-        return !text.isEmpty && text.count < 100
+        guard rel == "author" || itemprop.contains("author") || matches(node, bylineHints) else { return false }
+        let length = node.textLength
+        return length > 0 && length < 100
     }
+
+    static let bylineHints = words("byline", "author", "dateline", "writtenby", "p-author")
 
     static func firstParagraph(_ article: DOMNode) -> String? {
         article.descendants(["p"]).lazy.map(\.innerText).first { !$0.isEmpty }.map {

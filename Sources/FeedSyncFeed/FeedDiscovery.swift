@@ -60,26 +60,58 @@ enum XMLTree {
         let node: UnsafeMutablePointer<xmlNode>
 
         /// The name in lower case (HTML and OPML writers differ in case).
-        var name: String { node.pointee.name.map { String(cString: $0).lowercased() } ?? "" }
+        var name: String { node.pointee.name.map(XMLTree.lowercased) ?? "" }
 
         /// The attribute named so (given in lower case), letter case aside; nil when absent or
         /// longer than `FeedLimits.urlBytes`.
         subscript(_ name: String) -> String? {
             var property = node.pointee.properties
             while let current = property {
-                if current.pointee.name.map({ String(cString: $0).lowercased() }) == name {
-                    var value = ""
-                    var child = current.pointee.children
-                    while let part = child {
-                        value += part.pointee.content.map { String(cString: $0) } ?? ""
-                        child = part.pointee.next
-                    }
+                if let candidate = current.pointee.name, XMLTree.equal(candidate, lowercased: name) {
+                    let value = XMLTree.value(of: current)
                     return value.utf8.count <= FeedLimits.urlBytes ? value : nil
                 }
                 property = current.pointee.next
             }
             return nil
         }
+    }
+
+    /// A name libxml2 read, in lower case; without a copy to lower when it is already (as the
+    /// HTML parser leaves tag and attribute names).
+    static func lowercased(_ name: UnsafePointer<UInt8>) -> String {
+        var index = 0
+        while name[index] != 0 {
+            if name[index] >= 0x41 && name[index] <= 0x5A || name[index] >= 0x80 {
+                return String(cString: name).lowercased()
+            }
+            index += 1
+        }
+        return String(cString: name)
+    }
+
+    /// Whether libxml2's `name` is `lowercased` (in lower case), ASCII letter case aside.
+    static func equal(_ name: UnsafePointer<UInt8>, lowercased: String) -> Bool {
+        var index = 0
+        for byte in lowercased.utf8 {
+            let other = name[index]
+            guard other != 0, other == byte || (other >= 0x41 && other <= 0x5A && other | 0x20 == byte) else {
+                return false
+            }
+            index += 1
+        }
+        return name[index] == 0
+    }
+
+    /// An attribute's value: the text of its children.
+    static func value(of attribute: UnsafeMutablePointer<xmlAttr>) -> String {
+        var value = ""
+        var child = attribute.pointee.children
+        while let part = child {
+            if let content = part.pointee.content { value += String(cString: content) }
+            child = part.pointee.next
+        }
+        return value
     }
 
     /// Calls `enter` for each element in document order, `text` for each run of text (and CDATA)

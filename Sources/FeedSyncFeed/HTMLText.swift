@@ -202,20 +202,27 @@ enum HTMLText {
             .joined(separator: "\n")
     }
 
-    /// `text` with `&`, `<`, `>` and `"` escaped for HTML. Scalar by scalar: a quote followed by a
-    /// combining mark is one Swift `Character` that is not `"`, and would pass unescaped.
+    /// `text` with `&`, `<`, `>` and `"` escaped for HTML. Byte by byte: a quote followed by a
+    /// combining mark is one Swift `Character` that is not `"`, and would pass unescaped; a text
+    /// with none of the four (most) comes back as it is.
     static func escaped(_ text: String) -> String {
-        var result = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": result.append(contentsOf: "&amp;".unicodeScalars)
-            case "<": result.append(contentsOf: "&lt;".unicodeScalars)
-            case ">": result.append(contentsOf: "&gt;".unicodeScalars)
-            case "\"": result.append(contentsOf: "&quot;".unicodeScalars)
-            default: result.append(scalar)
+        var text = text
+        let escaped = text.withUTF8 { bytes -> String? in
+            guard bytes.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 }) else { return nil }
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count + bytes.count / 8)
+            for byte in bytes {
+                switch byte {
+                case 0x26: out += "&amp;".utf8
+                case 0x3C: out += "&lt;".utf8
+                case 0x3E: out += "&gt;".utf8
+                case 0x22: out += "&quot;".utf8
+                default: out.append(byte)
+                }
             }
+            return String(decoding: out, as: UTF8.self)
         }
-        return String(result)
+        return escaped ?? text
     }
 
     /// The `src` of the first `<img>` in `html`, entities decoded.

@@ -22,24 +22,26 @@ public enum JSON {
     /// A JSON string literal. Every character that is unsafe on a terminal is written as `\uXXXX`,
     /// so the output can be printed raw as well as parsed.
     public static func string(_ text: String) -> String {
-        var out = "\""
+        var out: [UInt8] = [0x22]
+        out.reserveCapacity(text.utf8.count + 16)
         for scalar in Redact.passwords(in: text).unicodeScalars {
             switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
+            case "\"": out += #"\""#.utf8
+            case "\\": out += #"\\"#.utf8
+            case "\n": out += #"\n"#.utf8
+            case "\r": out += #"\r"#.utf8
+            case "\t": out += #"\t"#.utf8
             default:
                 if SafeText.isUnsafe(scalar) {
                     let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                    out += ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8
                 } else {
-                    out.unicodeScalars.append(scalar)
+                    out += scalar.utf8
                 }
             }
         }
-        return out + "\""
+        out.append(0x22)
+        return String(decoding: out, as: UTF8.self)
     }
 
     public static func string(_ text: String?) -> String { text.map { string($0) } ?? "null" }
