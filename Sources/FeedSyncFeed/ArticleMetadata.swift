@@ -78,8 +78,9 @@ extension ArticleExtractor {
         static func jsonLD(_ document: DOMNode) -> Metadata {
             var found = Metadata()
             for script in document.descendants(["script"]) where script["type"]?.lowercased() == "application/ld+json" {
-                let text = script.textContent.trimmingCharacters(in: .whitespacesAndNewlines)
-                    .replacingOccurrences(of: #"^\s*<!\[CDATA\[|\]\]>\s*$"#, with: "", options: .regularExpression)
+                var text = script.textContent.trimmingCharacters(in: .whitespacesAndNewlines)
+                if text.hasPrefix("<![CDATA[") { text.removeFirst(9) }
+                if text.hasSuffix("]]>") { text.removeLast(3) }
                 guard text.utf8.count < 1 << 20, let value = try? JSONValue.parse(Data(text.utf8)) else { continue }
                 var objects: [JSONValue] = []
                 switch value {
@@ -129,22 +130,34 @@ extension ArticleExtractor {
             return 1 - Double(unmatched.joined(separator: " ").count) / Double(second.joined(separator: " ").count)
         }
 
+        /// Where a separator (one of `marks` between spaces) stands in `text`, first to last; two
+        /// may share a space.
+        static func separatorRanges(in text: String, of marks: Set<Character>) -> [Range<String.Index>] {
+            var found: [Range<String.Index>] = []
+            var index = text.startIndex
+            while index < text.endIndex {
+                let mark = text.index(after: index)
+                if text[index] == " ", mark < text.endIndex, marks.contains(text[mark]) {
+                    let space = text.index(after: mark)
+                    if space < text.endIndex, text[space] == " " { found.append(index..<text.index(after: space)) }
+                }
+                index = mark
+            }
+            return found
+        }
+
         /// The page's `<title>`, less the site's name where a separator sets it apart.
         static func title(of document: DOMNode) -> String? {
             let original = DOMNode.collapse(document.descendants(["title"]).first?.textContent ?? "")
             var title = original
             var hierarchical = false
             func words(_ text: String) -> Int { text.split(whereSeparator: \.isWhitespace).count }
-            let separators = #" [\|\-–—\\\/>»] "#
-            if title.range(of: separators, options: .regularExpression) != nil {
-                hierarchical = title.range(of: #" [\\\/>»] "#, options: .regularExpression) != nil
+            let separators = separatorRanges(in: original, of: ["|", "-", "–", "—", "\\", "/", ">", "»"])
+            if let first = separators.first, let last = separators.last {
+                hierarchical = !separatorRanges(in: original, of: ["\\", "/", ">", "»"]).isEmpty
                 // Everything before the last separator; when that leaves too few words, after the first.
-                if let last = title.range(of: separators, options: [.regularExpression, .backwards]) {
-                    title = String(original[..<last.lowerBound])
-                }
-                if words(title) < 3, let first = original.range(of: separators, options: .regularExpression) {
-                    title = String(original[first.upperBound...])
-                }
+                title = String(original[..<last.lowerBound])
+                if words(title) < 3 { title = String(original[first.upperBound...]) }
             } else if title.contains(": ") {
                 let headings = document.descendants(["h1", "h2"]).map { DOMNode.collapse($0.textContent) }
                 if !headings.contains(title.trimmingCharacters(in: .whitespaces)) {
@@ -163,8 +176,7 @@ extension ArticleExtractor {
             }
             title = DOMNode.collapse(title)
             let count = words(title)
-            let originalWithout = original.replacingOccurrences(
-                of: #"[\|\-–—\\\/>»]+"#, with: "", options: .regularExpression)
+            let originalWithout = original.filter { !"|-–—\\/>»".contains($0) }
             if count <= 4, !hierarchical || count != words(originalWithout) - 1 {
                 title = original
             }
