@@ -165,7 +165,11 @@ extension Store {
             guard start < positions.upperBound, start + size > positions.lowerBound else { continue }
             let number: Int64 = bucket["bucket"]
             let bounds: StatementArguments = [number << 16, (number + 1) << 16]
-            guard try Row.fetchOne(anyPasses, arguments: arguments + bounds) != nil else { continue }
+            // Only a bucket wholly in the range is asked: asking one the range takes part of would
+            // read all its items (a million, where a feed's items share one time) for a few rows.
+            if start >= positions.lowerBound, start + size <= positions.upperBound {
+                guard try Row.fetchOne(anyPasses, arguments: arguments + bounds) != nil else { continue }
+            }
             let (edge, runs) = try ListOrder.timeline.runs(
                 db, bucket: number, start: start, size: size, backwards, onlyThatBucket: true)
             try walk(runs, edge)
