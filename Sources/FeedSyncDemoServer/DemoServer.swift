@@ -464,7 +464,6 @@ public final class DemoServer: Sendable {
         }
     }
 
-    /// A document of `Faults.documents`, or 404.
     /// Item n's page: menus, share bar and comments around an article of five paragraphs with two
     /// pictures inside, as news sites write them (or its fault).
     private func article(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -519,6 +518,7 @@ public final class DemoServer: Sendable {
             statusCode: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: Data(html.utf8))
     }
 
+    /// A document of `Faults.documents`, or 404.
     private func document(_ request: HTTPRequest) -> HTTPResponse {
         let documents = state.withLock { $0.faults.documents }
         let query = request.query.map { "\($0.name)=\($0.value)" }.joined(separator: "&")

@@ -42,6 +42,9 @@ final class DOMNode {
 
     var isText: Bool { tag == "#text" }
 
+    /// A text node of white space only.
+    var isBlankText: Bool { isText && text.allSatisfy(\.isWhitespace) }
+
     subscript(_ name: String) -> String? {
         attributes.first { $0.name == name }?.value
     }
@@ -125,7 +128,7 @@ final class DOMNode {
     }
 
     /// The text with runs of white space made one space, trimmed.
-    var innerText: String { DOMNode.collapse(textContent) }
+    var innerText: String { HTMLText.collapsingWhitespace(textContent) }
 
     /// What the extractor measures of a text node's text, counted once.
     struct TextMetrics {
@@ -217,24 +220,6 @@ final class DOMNode {
         let hints = (Array((self["class"] ?? "").lowercased().utf8), Array((self["id"] ?? "").lowercased().utf8))
         keptHints = hints
         return hints
-    }
-
-    /// Runs of white space (ASCII's, and any other Unicode space) made one space, trimmed; on the
-    /// UTF-8 bytes, since the extractor measures thousands of texts a page.
-    static func collapse(_ text: String) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var pendingSpace = false
-        for scalar in text.unicodeScalars {
-            if isSpace(scalar) {
-                pendingSpace = !bytes.isEmpty
-            } else {
-                if pendingSpace { bytes.append(0x20) }
-                pendingSpace = false
-                bytes += scalar.utf8
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     func hasAncestor(_ tag: String, depth: Int = 3) -> Bool {

@@ -68,20 +68,19 @@ public enum ArticleExtractor {
         // Each attempt works on a copy of the page as prepared: an attempt changes the tree.
         let pristine = copy(of: document)
         var attempts: [(content: DOMNode, length: Int)] = []
-        var chosen: DOMNode?
-        for flags in [Flags.all, [.weightClasses, .cleanConditionally], [.cleanConditionally], []] {
-            let article = grab(attempts.isEmpty ? document : copy(of: pristine), flags: flags)
-            let length = article.map(\.textLength) ?? 0
-            if let article, length >= charThreshold {
-                chosen = article
-                break
-            }
-            if let article { attempts.append((article, length)) }
+        let strictToLoose: [Flags] = [.all, [.weightClasses, .cleanConditionally], [.cleanConditionally], []]
+        for (number, flags) in strictToLoose.enumerated() {
+            guard let article = grab(number == 0 ? document : copy(of: pristine), flags: flags) else { continue }
+            attempts.append((article, article.textLength))
+            if attempts.last!.length >= charThreshold { break }
         }
-        chosen = chosen ?? attempts.max { $0.length < $1.length }?.content
-        guard let content = chosen,
-            content.textLength > 0 || !content.descendants(["img", "picture", "video"]).isEmpty
+        // The first long enough, else the longest.
+        guard
+            let chosen = attempts.last(where: { $0.length >= charThreshold })
+                ?? attempts.max(by: { $0.length < $1.length }),
+            chosen.length > 0 || !chosen.content.descendants(["img", "picture", "video"]).isEmpty
         else { return nil }
+        let content = chosen.content
         resolve(content, base: base)
         let text = plainText(content)
         return ExtractedArticle(
@@ -132,7 +131,7 @@ public enum ArticleExtractor {
         if let parent = noscript.parent, let index = parent.children.firstIndex(where: { $0 === noscript }),
             index > 0
         {
-            let previous = parent.children[..<index].last { !$0.isText || !$0.text.allSatisfy(\.isWhitespace) }
+            let previous = parent.children[..<index].last { !$0.isBlankText }
             if let previous, !previous.isText {
                 let placeholder = previous.tag == "img" ? previous : previous.descendants(["img"]).first
                 if let placeholder, previous.tag == "img" || previous.descendants(["img"]).count == 1 {
@@ -154,7 +153,7 @@ public enum ArticleExtractor {
         var next = index + 1
         while next < parent.children.count {
             let node = parent.children[next]
-            if node.isText, node.text.allSatisfy(\.isWhitespace) {
+            if node.isBlankText {
                 next += 1
                 continue
             }
@@ -173,13 +172,13 @@ public enum ArticleExtractor {
             let sibling = parent.children[index + 1]
             if sibling.tag == "br" {
                 // A <br><br> ends the paragraph.
-                let after = parent.children[(index + 2)...].first { !($0.isText && $0.text.allSatisfy(\.isWhitespace)) }
+                let after = parent.children[(index + 2)...].first { !$0.isBlankText }
                 if after?.tag == "br" { break }
             }
             if !isPhrasing(sibling) { break }
             paragraph.append(sibling)
         }
-        while let last = paragraph.children.last, last.isText && last.text.allSatisfy(\.isWhitespace) {
+        while let last = paragraph.children.last, last.isBlankText {
             paragraph.remove(last)
         }
         if paragraph.children.isEmpty { paragraph.detach() }
@@ -266,8 +265,6 @@ public enum ArticleExtractor {
         guard let body = document.descendants(["body"]).first ?? document.descendants(["html"]).first else {
             return nil
         }
-        // Clear the scores of an earlier attempt.
-        for node in body.descendants() { node.score = nil }
         var toScore: [DOMNode] = []
         var stack: [DOMNode] = body.children.reversed()
         var bylineSeen = false
@@ -310,7 +307,7 @@ public enum ArticleExtractor {
                 // Loose text in a div becomes paragraphs; a div holding no block becomes one.
                 wrapPhrasing(node)
                 if node.elements.count == 1, node.elements[0].tag == "p",
-                    node.children.allSatisfy({ !$0.isText || $0.text.allSatisfy(\.isWhitespace) }),
+                    node.children.allSatisfy({ !$0.isText || $0.isBlankText }),
                     linkDensity(node) < 0.25
                 {
                     let paragraph = node.elements[0]
@@ -423,8 +420,8 @@ public enum ArticleExtractor {
                 if let score = sibling.score, score + bonus >= siblingThreshold {
                     append = true
                 } else if sibling.tag == "p" {
-                    let density = linkDensity(sibling)
                     let length = sibling.textLength
+                    let density = linkDensity(sibling, length: length)
                     if length > 80, density < 0.25 {
                         append = true
                     } else if length < 80, length > 0, density == 0 {
@@ -464,7 +461,7 @@ public enum ArticleExtractor {
             let child = div.children[index]
             if isPhrasing(child) {
                 if paragraph == nil {
-                    if child.isText, child.text.allSatisfy(\.isWhitespace) {
+                    if child.isBlankText {
                         index += 1
                         continue
                     }
@@ -491,8 +488,9 @@ public enum ArticleExtractor {
         }
     }
 
-    static func linkDensity(_ node: DOMNode) -> Double {
-        let length = node.textLength
+    /// The share of `node`'s text (`length`, when the caller has it) inside links.
+    static func linkDensity(_ node: DOMNode, length: Int? = nil) -> Double {
+        let length = length ?? node.textLength
         guard length > 0 else { return 0 }
         var links = 0.0
         for link in node.descendants(["a"]) {
@@ -510,8 +508,10 @@ public enum ArticleExtractor {
             node.set("style", nil)
         }
         for node in article.descendants(["object", "embed", "iframe"]) where !isVideo(node) { node.detach() }
-        for tag in ["footer", "link", "aside", "input", "textarea", "select", "button", "form", "fieldset", "nav"] {
-            for node in article.descendants([tag]) { node.detach() }
+        for node in article.descendants([
+            "footer", "link", "aside", "input", "textarea", "select", "button", "form", "fieldset", "nav",
+        ]) {
+            node.detach()
         }
         for node in article.descendants() {
             if let role = node["role"]?.lowercased(), unlikelyRoles.contains(role) { node.detach() }
@@ -598,7 +598,7 @@ public enum ArticleExtractor {
     static func cleanConditionally(_ article: DOMNode, tag: String, flags: Flags) {
         for node in article.descendants([tag]).reversed() where node.parent != nil {
             if tag == "table", node["data-table"] == "1" { continue }
-            if node.hasAncestor("table", depth: 0), ancestorTable(node)?["data-table"] == "1" { continue }
+            if ancestorTable(node)?["data-table"] == "1" { continue }
             if node.hasAncestor("code", depth: 0) { continue }
             let isList = tag == "ul" || tag == "ol"
             let weight = classWeight(node, flags)
@@ -608,15 +608,22 @@ public enum ArticleExtractor {
             }
             let text = node.textSummary
             guard text.commas < 10 else { continue }
-            let paragraphs = Double(node.descendants(["p"]).count)
-            let images = Double(node.descendants(["img"]).count)
-            let items = Double(node.descendants(["li"]).count) - 100
-            let inputs = Double(node.descendants(["input"]).count)
-            let headings = node.descendants(["h1", "h2", "h3", "h4", "h5", "h6"]).reduce(0) { $0 + $1.textLength }
+            // What it holds, in one walk.
+            var counts: [String: Int] = [:]
+            var headings = 0
+            var embeds = 0
+            for element in node.descendants() {
+                counts[element.tag, default: 0] += 1
+                if headingTags.contains(element.tag) { headings += element.textLength }
+                if ["object", "embed", "iframe"].contains(element.tag), !isVideo(element) { embeds += 1 }
+            }
+            let paragraphs = Double(counts["p", default: 0])
+            let images = Double(counts["img", default: 0])
+            let items = Double(counts["li", default: 0]) - 100
+            let inputs = Double(counts["input", default: 0])
             let headingDensity = text.length == 0 ? 0 : Double(headings) / Double(text.length)
-            let embeds = node.descendants(["object", "embed", "iframe"]).filter { !isVideo($0) }.count
-            let density = linkDensity(node)
             let length = text.length
+            let density = linkDensity(node, length: length)
             let inFigure = node.hasAncestor("figure", depth: 0)
             let remove =
                 (images > 1 && paragraphs / images < 0.5 && !inFigure)
@@ -629,6 +636,8 @@ public enum ArticleExtractor {
             if remove { node.detach() }
         }
     }
+
+    static let headingTags: Set<String> = ["h1", "h2", "h3", "h4", "h5", "h6"]
 
     static func ancestorTable(_ node: DOMNode) -> DOMNode? {
         var parent = node.parent
@@ -667,7 +676,7 @@ public enum ArticleExtractor {
         var blocks: [String] = []
         var current = ""
         func flush() {
-            let text = DOMNode.collapse(current)
+            let text = HTMLText.collapsingWhitespace(current)
             if !text.isEmpty { blocks.append(text) }
             current = ""
         }

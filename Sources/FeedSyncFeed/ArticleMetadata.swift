@@ -32,7 +32,7 @@ extension ArticleExtractor {
             var metadata = Metadata()
             var values: [String: String] = [:]
             for meta in document.descendants(["meta"]) {
-                guard let content = meta["content"].map(clean), !content.isEmpty else { continue }
+                guard let content = meta["content"].map(HTMLText.decodedText), !content.isEmpty else { continue }
                 if let property = meta["property"]?.lowercased() {
                     for name in property.split(separator: " ") where Self.propertyNames.contains(String(name)) {
                         values[String(name)] = content
@@ -60,16 +60,14 @@ extension ArticleExtractor {
             metadata.siteName = jsonLD.siteName ?? values["og:site_name"]
             let published = jsonLD.published ?? values["article:published_time"]
             metadata.published = published.flatMap(FeedDate.normalise)
-            metadata.lang = document.descendants(["html"]).first?["lang"].map(clean).flatMap { $0.isEmpty ? nil : $0 }
+            metadata.lang = document.descendants(["html"]).first?["lang"].map(HTMLText.decodedText).flatMap {
+                $0.isEmpty ? nil : $0
+            }
             metadata.title = metadata.title.map(bounded)
             metadata.byline = metadata.byline.map(bounded)
             metadata.siteName = metadata.siteName.map(bounded)
             metadata.excerpt = metadata.excerpt.map { HTMLText.cut($0, to: HTMLText.summaryLength * 4) }
             return metadata
-        }
-
-        static func clean(_ text: String) -> String {
-            DOMNode.collapse(HTMLText.decodeEntities(text))
         }
 
         static func bounded(_ text: String) -> String { FeedLimits.boundedTitle(text) }
@@ -98,8 +96,8 @@ extension ArticleExtractor {
                         }
                     })
                 else { continue }
-                let name = article["name"]?.text.map(clean)
-                let headline = article["headline"]?.text.map(clean)
+                let name = article["name"]?.text.map(HTMLText.decodedText)
+                let headline = article["headline"]?.text.map(HTMLText.decodedText)
                 found.title = headline ?? name
                 if let name, let headline, name != headline {
                     // Both given: the one nearer the page's own title.
@@ -107,15 +105,15 @@ extension ArticleExtractor {
                     found.title = similarity(name, pageTitle) > similarity(headline, pageTitle) ? name : headline
                 }
                 switch article["author"] {
-                case .object?: found.byline = article["author"]?["name"]?.text.map(clean)
+                case .object?: found.byline = article["author"]?["name"]?.text.map(HTMLText.decodedText)
                 case .array(let authors)?:
-                    let names = authors.compactMap { $0["name"]?.text.map(clean) }
+                    let names = authors.compactMap { $0["name"]?.text.map(HTMLText.decodedText) }
                     if !names.isEmpty { found.byline = names.joined(separator: ", ") }
-                case .string(let text)?: found.byline = clean(text)
+                case .string(let text)?: found.byline = HTMLText.decodedText(text)
                 default: break
                 }
-                found.excerpt = article["description"]?.text.map(clean)
-                found.siteName = article["publisher"]?["name"]?.text.map(clean)
+                found.excerpt = article["description"]?.text.map(HTMLText.decodedText)
+                found.siteName = article["publisher"]?["name"]?.text.map(HTMLText.decodedText)
                 found.published = article["datePublished"]?.text
                 return found
             }
@@ -148,7 +146,7 @@ extension ArticleExtractor {
 
         /// The page's `<title>`, less the site's name where a separator sets it apart.
         static func title(of document: DOMNode) -> String? {
-            let original = DOMNode.collapse(document.descendants(["title"]).first?.textContent ?? "")
+            let original = HTMLText.collapsingWhitespace(document.descendants(["title"]).first?.textContent ?? "")
             var title = original
             var hierarchical = false
             func words(_ text: String) -> Int { text.split(whereSeparator: \.isWhitespace).count }
@@ -159,7 +157,7 @@ extension ArticleExtractor {
                 title = String(original[..<last.lowerBound])
                 if words(title) < 3 { title = String(original[first.upperBound...]) }
             } else if title.contains(": ") {
-                let headings = document.descendants(["h1", "h2"]).map { DOMNode.collapse($0.textContent) }
+                let headings = document.descendants(["h1", "h2"]).map { HTMLText.collapsingWhitespace($0.textContent) }
                 if !headings.contains(title.trimmingCharacters(in: .whitespaces)) {
                     if let last = original.range(of: ":", options: .backwards) {
                         title = String(original[last.upperBound...])
@@ -172,9 +170,9 @@ extension ArticleExtractor {
                 }
             } else if title.count > 150 || title.count < 15 {
                 let headings = document.descendants(["h1"])
-                if headings.count == 1 { title = DOMNode.collapse(headings[0].textContent) }
+                if headings.count == 1 { title = HTMLText.collapsingWhitespace(headings[0].textContent) }
             }
-            title = DOMNode.collapse(title)
+            title = HTMLText.collapsingWhitespace(title)
             let count = words(title)
             let originalWithout = original.filter { !"|-–—\\/>»".contains($0) }
             if count <= 4, !hierarchical || count != words(originalWithout) - 1 {

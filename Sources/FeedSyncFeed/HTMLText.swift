@@ -97,6 +97,13 @@ enum HTMLText {
         }
     }
 
+    /// Text as readers show a title: plain text, but publishers escape characters in it
+    /// (`&#8216;`, `&amp;`) as in HTML; those are decoded, runs of whitespace made one space, and
+    /// tags not touched (a JSON Feed title, a page's metadata).
+    static func decodedText(_ text: String) -> String {
+        collapsingWhitespace(decodeEntities(text))
+    }
+
     /// `text` with runs of whitespace made one space and the ends trimmed.
     static func collapsingWhitespace(_ text: String) -> String {
         String(decoding: collapsingWhitespace(Array(text.utf8)), as: UTF8.self)

@@ -11,15 +11,9 @@ enum JSONFeed {
         let next = DocumentURL.resolve(object["next_url"]?.text, against: base)
         var page = FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)
         page.title =
-            object["title"]?.text.map { FeedLimits.boundedTitle(Self.titleText($0)) }?.nilIfEmpty
+            object["title"]?.text.map { FeedLimits.boundedTitle(HTMLText.decodedText($0)) }?.nilIfEmpty
         page.siteURL = FeedLimits.webURL(DocumentURL.resolve(object["home_page_url"]?.text, against: base))
         return page
-    }
-
-    /// A JSON Feed title as readers show it: plain text by the spec, but publishers escape
-    /// characters in it (`&#8216;`, `&amp;`) as in HTML; those are decoded, tags are not touched.
-    static func titleText(_ title: String) -> String {
-        HTMLText.collapsingWhitespace(HTMLText.decodeEntities(title))
     }
 
     /// The item an entry of the list makes; nil when it is not an object or carries nothing usable.
@@ -32,7 +26,7 @@ enum JSONFeed {
         let text = fields["content_text"]?.text.map(HTMLText.collapsingWhitespace) ?? plainHTML
         // A title is optional in JSON Feed (microblog posts have none): the start of the text stands in.
         let title =
-            fields["title"]?.text.map(titleText) ?? text.map { HTMLText.cut($0, to: 80) } ?? ""
+            fields["title"]?.text.map(HTMLText.decodedText) ?? text.map { HTMLText.cut($0, to: 80) } ?? ""
         let picture = DocumentURL.resolve(
             fields["image"]?.text ?? fields["banner_image"]?.text ?? JSONValue.firstImage(
                 in: fields["attachments"], url: "url", type: "mime_type")
