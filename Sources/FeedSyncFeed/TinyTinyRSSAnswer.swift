@@ -110,7 +110,7 @@ public enum TinyTinyRSSAnswer {
         let link = FeedLimits.webURL(entry["link"]?.text)
         let html = entry["content"]?.text
         let plain = html.map { SearchText.plainContent(Array($0.utf8)) }
-        let title = entry["title"]?.text.map(JSONFeed.titleText) ?? plain.map { HTMLText.cut($0, to: 80) } ?? ""
+        let title = entry["title"]?.text.map(HTMLText.decodedText) ?? plain.map { HTMLText.cut($0, to: 80) } ?? ""
         // The picture: an image attachment, else the content's first, else the one the server
         // picked (flavor_image: a video's, say; the server's URL rewriting drops ports from it).
         let picture = FeedLimits.webURL(
@@ -176,11 +176,8 @@ public enum TinyTinyRSSAnswer {
 
 extension JSONValue {
     var bool: Bool? {
-        switch self {
-        case .bool(let value): value
-        case .number(let value): value != 0
-        case .string(let text): ["true", "t", "1"].contains(text.lowercased())
-        default: nil
-        }
+        if let boolean { return boolean }
+        guard case .string(let text) = self else { return nil }
+        return ["true", "t", "1"].contains(text.lowercased())
     }
 }

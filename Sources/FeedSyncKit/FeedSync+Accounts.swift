@@ -124,9 +124,13 @@ extension FeedSync {
         if let problem = HTTPRequest.problem(with: url) {
             throw SyncError(.usage, "\(String(reflecting: url)) cannot be used: \(problem)")
         }
-        let id = try await withService(account) { service throws(SyncError) in try await service.subscribe(url) }
-        let synced = try await withService(account) { service throws(SyncError) in
-            await AccountSync(store: store, service: service).run(account, now: clock.now())
+        // The account as stored now: an earlier subscription's sync (`import --account`) moved its place.
+        let current = try await self.account(named: account.name)
+        let (id, synced) = try await withService(current) { service throws(SyncError) in
+            (
+                try await service.subscribe(url),
+                await AccountSync(store: store, service: service).run(current, now: clock.now())
+            )
         }
         if let error = synced.error { throw error }
         do {
@@ -165,11 +169,6 @@ extension FeedSync {
                 report.error = synced.error
             } catch {
                 report.error = error
-            }
-            if let error = report.error, error.kind == .transient,
-                !report.requests.contains(where: { $0.status != nil })
-            {
-                report.unanswered = true
             }
             reports.append(report)
         }

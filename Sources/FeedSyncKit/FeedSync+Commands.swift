@@ -78,25 +78,24 @@ extension FeedSync {
         _ url: String, title: String?, format: FormatSetting, fullText: Bool = false, settings: PullSettings,
         onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
     ) async throws(StoreError) -> (outcome: AddOutcome, discovered: [String]) {
-        var settings = try await withCacheBudget(settings)
-        settings.fullText = fullText
-        var outcome = try await subscribeAndPull(url, title: title, format: format, settings, onUpdate)
+        let settings = try await withCacheBudget(settings)
+        var outcome = try await subscribeAndPull(url, title: title, format: format, fullText, settings, onUpdate)
         guard case .failed(let error, kept: false) = outcome, case .keep = format else { return (outcome, []) }
         // Not a feed, perhaps a web page that names its feeds.
         let found = (try? await discoverFeeds(at: url, settings: settings)) ?? []
         guard let first = found.first else { return (.failed(error, kept: false), []) }
-        outcome = try await subscribeAndPull(first, title: title, format: format, settings, onUpdate)
+        outcome = try await subscribeAndPull(first, title: title, format: format, fullText, settings, onUpdate)
         return (outcome, found)
     }
 
     private func subscribeAndPull(
-        _ url: String, title: String?, format: FormatSetting, _ settings: PullSettings,
+        _ url: String, title: String?, format: FormatSetting, _ fullText: Bool, _ settings: PullSettings,
         _ onUpdate: @escaping @Sendable (PullUpdate) -> Void
     ) async throws(StoreError) -> AddOutcome {
         if let known = try await feed(url: url) { return .already(known) }
         let feed = try await subscribe(url: url, format: format)
         if let title { try await rename(feed, to: title) }
-        if settings.fullText { try await store.setFullText(feedID: feed.id, true) }
+        if fullText { try await store.setFullText(feedID: feed.id, true) }
         let report = await pull([feed], settings: settings, forgetting: [feed.id], onUpdate: onUpdate).first ?? nil
         guard let report else { return .failed(SyncError(.transient, "interrupted"), kept: true) }
         guard let error = report.error else { return .added(try await self.feed(url: feed.url) ?? feed, report) }

@@ -305,8 +305,6 @@ public final class FeedSync: Sendable {
         public var pictures = PrefetchOptions()
         /// How the pages of full-text feeds' items are fetched.
         public var articles = ArticleOptions()
-        /// `add`: fetch each item's page for its article from the start.
-        public var fullText = false
         /// The picture cache's size, when the command line gives one (remembered for later
         /// runs); nil: the remembered one, else 1 GiB (`cacheBudget(given:)`).
         public var cacheSize: Int64?

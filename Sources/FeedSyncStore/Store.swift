@@ -480,9 +480,9 @@ extension Store {
                 // An UPDATE counts every row its WHERE matched, changed or not.
                 if db.changesCount == 0 { missing.append(number) }
             }
-            for number in numbers {
-                try Self.queueMarks(db, field: column, value: value, where: "item.id = ?", [number])
-            }
+            try Self.queueMarks(
+                db, field: column, value: value, where: "item.id IN (SELECT value FROM json_each(?))",
+                ["[" + numbers.map(String.init).joined(separator: ",") + "]"])
             return missing
         }
     }

@@ -144,11 +144,7 @@ struct RemoveAccount: AsyncParsableCommand {
 
     func run() async throws {
         let library = try await homeOptions.open(.writing)
-        guard let account = try await fail(on: { try await library.accounts() }).first(where: { $0.name == name })
-        else {
-            complain("no account is named \(String(reflecting: name)); feedsync account list lists them")
-            throw ExitCode(Exit.usage)
-        }
+        let account = try await fail { try await library.account(named: name) }
         try await fail { try await library.removeAccount(account) }
         try Output.line("removed account \(Terminal.safe(account.name))")
     }
