@@ -28,6 +28,15 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ROW = 88
 
 
+def send(handler, body, kind):
+    """A 200 answer of `body` (bytes) as `kind`."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", kind)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 def check(condition, what):
     print(("ok   " if condition else "FAIL ") + what, flush=True)
     if not condition:
@@ -43,11 +52,7 @@ class Hostile(http.server.BaseHTTPRequestHandler):
 </item></channel></rss>"""
 
     def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "application/rss+xml")
-        self.send_header("Content-Length", str(len(self.body)))
-        self.end_headers()
-        self.wfile.write(self.body)
+        send(self, self.body, "application/rss+xml")
 
     def log_message(self, *args):
         pass
@@ -68,11 +73,7 @@ class Articles(http.server.BaseHTTPRequestHandler):
             + f'<img src="data:image/png;base64,iVBORw0KGgo="></p>]]></content:encoded></item>' for n in (1, 2))
         body = ('<?xml version="1.0"?><rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/">'
                 f"<channel><title>Articles</title>{items}</channel></rss>").encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/rss+xml")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send(self, body, "application/rss+xml")
 
     def log_message(self, *args):
         pass
@@ -99,12 +100,7 @@ class Articles(http.server.BaseHTTPRequestHandler):
             body = (f'<html><head><title>Page {n}</title></head><body><nav class="menu"><a href="/">Home</a></nav>'
                     f'<article>{paragraphs}</article><section id="comments"><p>A comment.</p></section></body></html>')
             kind = "text/html; charset=utf-8"
-        data = body.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send(self, body.encode(), kind)
 
 
 def start(command, env):
@@ -277,19 +273,26 @@ def main():
             page.wait_for_timeout(300)
             check(dialogs == [], f"no dialog opened: {dialogs}")
             check(outside == [], f"no request left 127.0.0.1: {outside}")
-            page.keyboard.press("Escape")
-            page.fill("#search", "")
-            page.wait_for_timeout(500)
+            def close_article():
+                """The reader closed and the search cleared: the whole list again."""
+                page.keyboard.press("Escape")
+                page.fill("#search", "")
+                page.wait_for_timeout(500)
+            close_article()
 
             # Articles with pictures inside, stored without them: opening one fetches them at once
             # (from the page's server) and the article shows them without the page reloading.
             Articles.pictures = feed.split("/feed")[0] + "/pictures"
-            for _ in range(20):  # serve's own pull may hold the lock for a moment: exit 75, try again
-                added = subprocess.run([feedsync, "pull", "--feed", f"http://127.0.0.1:{articles.server_port}/a.xml",
-                                        "--images", "none", "--quiet"], env=env)
-                if added.returncode != 75:
-                    break
-                time.sleep(0.5)
+            def retrying(command):
+                """`command` run to its end, again while serve's own pull holds the lock (exit 75)."""
+                for _ in range(20):
+                    done = subprocess.run(command, env=env, capture_output=True, text=True)
+                    if done.returncode != 75:
+                        break
+                    time.sleep(0.5)
+                return done
+            added = retrying([feedsync, "pull", "--feed", f"http://127.0.0.1:{articles.server_port}/a.xml",
+                              "--images", "none", "--quiet"])
             check(added.returncode == 0, "the articles' feed is pulled without pictures")
             show = json.loads(subprocess.run([feedsync, "list", "--json", "--search", "zebrafinch"], env=env,
                                              capture_output=True, text=True, check=True).stdout)
@@ -316,43 +319,30 @@ def main():
                   "opened online, the article's three pictures arrive; the data: one stays a placeholder")
             check(page.evaluate("window.stayed === true"), "without the page reloading")
             check(outside == [], f"no request left 127.0.0.1: {outside}")
-            page.keyboard.press("Escape")
-            page.fill("#search", "")
-            page.wait_for_timeout(500)
+            close_article()
 
             # A feed of teasers with --full-text: each item's page is fetched and its article stored.
             teasers = f"http://127.0.0.1:{articles.server_port}/t.xml"
-            for _ in range(20):  # serve's own pull may hold the lock for a moment: exit 75, try again
-                added = subprocess.run([feedsync, "add", teasers, "--full-text"], env=env,
-                                       capture_output=True, text=True)
-                if added.returncode != 75:
-                    break
-                time.sleep(0.5)
+            added = retrying([feedsync, "add", teasers, "--full-text"])
             check(added.returncode == 0, f"the teasers' feed is added with --full-text: {added.stderr}")
 
             html = open_article("okapi", 2)
             check("Okapi paragraph 3 of page" in html and "A comment." not in html,
                   "a teaser opens as the whole article from its page, without the page's comments")
             check("<em>Two lines.</em>" in html, "the feed's own summary above it, where it says something else")
-            page.keyboard.press("Escape")
-            page.fill("#search", "")
-            page.wait_for_timeout(500)
+            close_article()
 
             # Offline: the feed server is gone; the page lists, opens and marks.
             demo.terminate()
             demo.wait()
             html = open_article()
             check(html.count("/pictures/") == 3, "offline, the opened article shows every picture from the cache")
-            page.keyboard.press("Escape")
-            page.fill("#search", "")
-            page.wait_for_timeout(500)
+            close_article()
             html = open_article("okapi", 2)
             check("Okapi paragraph 3 of page" in html and html.count("/pictures/") == 2,
                   "offline, the teaser's whole article reads with its pictures from the cache")
             check(outside == [], f"no request left 127.0.0.1: {outside}")
-            page.keyboard.press("Escape")
-            page.fill("#search", "")
-            page.wait_for_timeout(500)
+            close_article()
 
             def unread():
                 """The unread view, loaded afresh: its count."""
