@@ -997,8 +997,8 @@ extension Store {
     /// Bytes and count of every cached picture.
     public func cachedTotals() async throws(StoreError) -> CacheTotals {
         try await read { db in
-            let row = try Row.fetchOne(
-                db, sql: "SELECT coalesce(sum(bytes), 0), count(*) FROM picture WHERE status = 'cached'")
+            // Kept by the picture table's triggers (Migrations/0015).
+            let row = try Row.fetchOne(db, sql: "SELECT bytes, count FROM cache_total")
             return CacheTotals(bytes: row?[0] ?? 0, count: row?[1] ?? 0)
         }
     }

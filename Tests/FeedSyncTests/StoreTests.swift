@@ -33,13 +33,60 @@ import Testing
         FeedItem(key: key, title: title ?? key, link: nil, pictureURL: picture, published: nil, summary: nil)
     }
 
+    @Test func theCachesTotalFollowsEveryChangeToAPictureWhoeverMakesIt() async throws {
+        // A store of version 14 with pictures cached: the migration starts the total from them.
+        let path = directory.path + "/old.sqlite"
+        try await Self.store(at: path, withMigrations: 14).write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO picture (url, status, file, bytes) VALUES
+                        ('a', 'cached', 'a', 100), ('b', 'pending', NULL, NULL), ('c', 'cached', 'c', 30)
+                    """)
+        }
+        let upgraded = try Store(path: path)
+        #expect(try await upgraded.cachedTotals() == CacheTotals(bytes: 130, count: 2))
+        // Then changes made by hand, as another process or a later migration would: the total follows.
+        let queue = try DatabaseQueue(path: path)
+        func sum() throws -> CacheTotals {
+            try queue.read { db in
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT coalesce(sum(bytes), 0), count(*) FROM picture WHERE status = 'cached'")!
+                return CacheTotals(bytes: row[0], count: row[1])
+            }
+        }
+        for (change, expected) in [
+            (
+                "UPDATE picture SET status = 'cached', file = 'b', bytes = 7 WHERE url = 'b'",
+                CacheTotals(bytes: 137, count: 3)
+            ),
+            ("UPDATE picture SET bytes = 50 WHERE url = 'a'", CacheTotals(bytes: 87, count: 3)),
+            (
+                "UPDATE picture SET status = 'failed', file = NULL, bytes = NULL WHERE url = 'c'",
+                CacheTotals(bytes: 57, count: 2)
+            ),
+            ("UPDATE picture SET attempts = 3 WHERE url = 'c'", CacheTotals(bytes: 57, count: 2)),
+            ("DELETE FROM picture WHERE url = 'a'", CacheTotals(bytes: 7, count: 1)),
+            (
+                "INSERT INTO picture (url, status, file, bytes) VALUES ('d', 'cached', 'd', 5)",
+                CacheTotals(bytes: 12, count: 2)
+            ),
+        ] {
+            try await queue.write { db in try db.execute(sql: change) }
+            #expect(try await upgraded.cachedTotals() == expected, "\(change)")
+            #expect(try sum() == expected, "\(change)")
+        }
+        let id = try await queue.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM picture WHERE url = 'b'")! }
+        try await upgraded.uncachePicture(id: id)
+        #expect(try await upgraded.cachedTotals() == CacheTotals(bytes: 5, count: 1))
+    }
+
     @Test func appliesTheEmbeddedMigrationsOnceAndInOrder() async throws {
         let migrations = [
             "0001_init", "0002_formats", "0003_band_sizes", "0004_feed_notes", "0005_reader", "0006_timeline",
             "0007_schedule", "0008_no_answer", "0009_search_contentless", "0010_article_pictures", "0011_history",
             "0012_picture_hash",
             "0013_accounts",
-            "0014_articles",
+            "0014_articles", "0015_cache_total",
         ]
         #expect(try await store.appliedMigrations() == migrations)
         // Opening again applies nothing twice.
