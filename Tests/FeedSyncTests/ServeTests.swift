@@ -32,18 +32,27 @@ import Testing
         }
     }
 
+    /// `serve` started, once it says where it serves: within 30 s (beside the whole suite on two
+    /// busy cores a start has taken more than 10). A serve that ends first, or says nothing by
+    /// then, fails the test with what it said.
     func serve(_ cli: CLI, _ options: [String] = []) async throws -> Served {
         let process = try cli.start(["serve"] + options)
-        for _ in 0..<200 {
+        let said = { (try? String(contentsOfFile: process.errPath, encoding: .utf8)) ?? "" }
+        for _ in 0..<600 {
             let out = (try? String(contentsOfFile: process.outPath, encoding: .utf8)) ?? ""
             if let line = out.split(separator: "\n").first, let range = line.range(of: "/?token=") {
                 return Served(
                     process: process, base: String(line[..<range.lowerBound]),
                     token: String(line[range.upperBound...]))
             }
+            guard process.process.isRunning else {
+                Issue.record("serve \(options) ended before it served: \(said())")
+                throw CancellationError()
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
         process.kill9()
+        Issue.record("serve \(options) did not say where it serves in 30 s: \(said())")
         throw CancellationError()
     }
 
