@@ -65,8 +65,7 @@ public final class Store: Sendable {
     private static func openReadOnly(path: String, configuration: Configuration) throws -> any DatabaseWriter {
         let database = try DatabaseQueue(path: path, configuration: configuration)
         try database.read { db in
-            try refuseNewer(db)
-            guard try migrator.hasCompletedMigrations(db) else {
+            guard try isUpToDate(db) else {
                 throw StoreError("the store needs an upgrade, which a read-only store cannot have")
             }
         }
@@ -80,14 +79,14 @@ public final class Store: Sendable {
         return path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
     }
 
-    /// A store some of whose migrations this version does not know was written by a newer
-    /// feedsync: its schema may mean things this version would get wrong, so it is not touched.
-    static func refuseNewer(_ db: Database) throws {
-        guard try db.tableExists("grdb_migrations") else { return }
+    /// Whether every migration this version knows has been applied, from one read of the
+    /// migrations table. A store some of whose migrations this version does not know was written
+    /// by a newer feedsync: its schema may mean things this version would get wrong, so it is not
+    /// touched (this throws).
+    static func isUpToDate(_ db: Database) throws -> Bool {
+        let applied = try migrator.appliedIdentifiers(db)  // none when there is no table yet
         let known = Set(embeddedMigrations.map(\.name))
-        let unknown = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations").filter {
-            !known.contains($0)
-        }
+        let unknown = applied.subtracting(known)
         guard unknown.isEmpty else {
             throw StoreError(
                 "this store was written by a newer feedsync "
@@ -95,6 +94,7 @@ public final class Store: Sendable {
                     + "upgrade feedsync, or set FEEDSYNC_HOME to another folder",
                 kind: .newer)
         }
+        return applied.count == known.count
     }
 
     /// Opens the database and applies pending migrations. A store already up to date is only read,
@@ -115,16 +115,17 @@ public final class Store: Sendable {
             case .single: try DatabaseQueue(path: path, configuration: configuration)
             }
         }
+        var upToDate = false
         if connections == .pool, FileManager.default.fileExists(atPath: path) {
             // Before the pool, whose first open writes (it makes the WAL files by creating and
             // dropping a table): a newer feedsync's store is not written at all.
             var readOnly = configuration
             readOnly.readonly = true
-            try DatabaseQueue(path: path, configuration: readOnly).read(refuseNewer)
+            upToDate = try DatabaseQueue(path: path, configuration: readOnly).read(isUpToDate)
         }
         let database = try connect()
-        if connections == .single { try database.read(refuseNewer) }  // a pool's was checked above
-        if try database.read(migrator.hasCompletedMigrations) { return database }
+        if connections == .single { upToDate = try database.read(isUpToDate) }
+        if upToDate { return database }
         try migrator.migrate(database)
         // A pool sets WAL itself; a store made by one connection is made WAL for the pools that
         // follow (the mode is kept in the file).
