@@ -101,8 +101,17 @@ let package = Package(
             // The toolchain's lld packs the release binary's 84 000 relative relocations (DT_RELR,
             // glibc 2.36+; gold, the default linker, cannot): ld.so then reads 15 KB instead of
             // 2 MB at every start, and the binary stays position-independent (BENCHMARKS.md, P5).
+            // The driver exports every symbol (28 000), for a crash backtracer a statically linked
+            // feedsync never finds (swift-backtrace is not installed beside it); the runtime still
+            // looks its own path up at start with dladdr, which walks them all: 0.5-1 ms of every
+            // command (BENCHMARKS.md, P5).
             // SwiftPM applies these to the test binaries' links too.
-            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
+            linkerSettings: [
+                .unsafeFlags([
+                    "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker",
+                    "--no-export-dynamic",
+                ])
+            ]),
 
         // Loopback feed server shared by tests, benchmarks and the README's demo.
         .target(
