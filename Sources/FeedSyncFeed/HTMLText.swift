@@ -199,14 +199,46 @@ enum HTMLText {
         return String(html[..<end])
     }
 
-    /// HTML for plain `text`: escaped, its blank-line-separated paragraphs in `<p>`s.
+    /// HTML for plain `text`: escaped, its blank-line-separated paragraphs in `<p>`s (a line break
+    /// inside one a `<br>`, "\r\n" taken as "\n", each trimmed of Unicode blanks). On the bytes:
+    /// Foundation's string searches, which this replaced, were a tenth of a JSON Feed pull's time.
     static func html(fromText text: String) -> String {
-        text.replacingOccurrences(of: "\r\n", with: "\n")
-            .components(separatedBy: "\n\n")
-            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            .filter { !$0.isEmpty }
-            .map { "<p>" + escaped($0).replacingOccurrences(of: "\n", with: "<br>") + "</p>" }
-            .joined(separator: "\n")
+        let blank = CharacterSet.whitespacesAndNewlines
+        var text = text
+        if text.utf8.contains(0x0D) {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(text.utf8.count)
+            for byte in text.utf8 {
+                if byte == 0x0A, bytes.last == 0x0D { bytes.removeLast() }
+                bytes.append(byte)
+            }
+            text = String(decoding: bytes, as: UTF8.self)
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 16)
+        text.withUTF8 { bytes in
+            var start = 0
+            var index = 0
+            while index <= bytes.count {  // paragraphs end at each "\n\n", left to right, and at the end
+                if index < bytes.count, bytes[index] != 0x0A || index + 1 == bytes.count || bytes[index + 1] != 0x0A {
+                    index += 1
+                    continue
+                }
+                let part = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                var paragraph = Substring(part).unicodeScalars
+                while let first = paragraph.first, blank.contains(first) { paragraph.removeFirst() }
+                while let last = paragraph.last, blank.contains(last) { paragraph.removeLast() }
+                if !paragraph.isEmpty {
+                    if !out.isEmpty { out.append(0x0A) }
+                    out += "<p>".utf8
+                    appendEscaped(Substring(paragraph).utf8, to: &out, lineBreaks: true)
+                    out += "</p>".utf8
+                }
+                index += 2
+                start = index
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// `text` with `&`, `<`, `>` and `"` escaped for HTML. Byte by byte: a quote followed by a
@@ -218,18 +250,25 @@ enum HTMLText {
             guard bytes.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 }) else { return nil }
             var out: [UInt8] = []
             out.reserveCapacity(bytes.count + bytes.count / 8)
-            for byte in bytes {
-                switch byte {
-                case 0x26: out += "&amp;".utf8
-                case 0x3C: out += "&lt;".utf8
-                case 0x3E: out += "&gt;".utf8
-                case 0x22: out += "&quot;".utf8
-                default: out.append(byte)
-                }
-            }
+            appendEscaped(bytes, to: &out)
             return String(decoding: out, as: UTF8.self)
         }
         return escaped ?? text
+    }
+
+    /// Appends `bytes` to `out` with `&`, `<`, `>` and `"` escaped, and with `lineBreaks` each
+    /// "\n" as `<br>`.
+    private static func appendEscaped(_ bytes: some Sequence<UInt8>, to out: inout [UInt8], lineBreaks: Bool = false) {
+        for byte in bytes {
+            switch byte {
+            case 0x26: out += "&amp;".utf8
+            case 0x3C: out += "&lt;".utf8
+            case 0x3E: out += "&gt;".utf8
+            case 0x22: out += "&quot;".utf8
+            case 0x0A where lineBreaks: out += "<br>".utf8
+            default: out.append(byte)
+            }
+        }
     }
 
     /// The `src` of the first `<img>` in `html`, entities decoded.

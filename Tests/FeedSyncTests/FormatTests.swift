@@ -319,6 +319,27 @@ func decode(
         }
     }
 
+    @Test func plainTextBecomesTheSameParagraphsFoundationsSearchesMade() {
+        // What HTMLText.html(fromText:) was, on Foundation's string searches, as the oracle.
+        func reference(_ text: String) -> String {
+            text.replacingOccurrences(of: "\r\n", with: "\n")
+                .components(separatedBy: "\n\n")
+                .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                .filter { !$0.isEmpty }
+                .map { "<p>" + HTMLText.escaped($0).replacingOccurrences(of: "\n", with: "<br>") + "</p>" }
+                .joined(separator: "\n")
+        }
+        let texts = [
+            "", "one", "one\n\ntwo", "a\r\n\r\nb\r\nc", "lone\rreturn\n\n\n\nx\r", "\r\r\n\n", "\n\n\n",
+            "\u{A0} no-break \u{3000}\n\n\u{2028}\u{2029}\u{85}", "\"quoted\" & <tag>\nline\n", "e\u{301}\n\n\"\u{301}",
+            "\ttab\u{B}\u{C}\n \n\u{200B}zero width\u{200B}", "日本語\n\n\u{1F600}\n\u{1F1EB}\u{1F1F7}",
+        ]
+        for text in texts {
+            #expect(HTMLText.html(fromText: text) == reference(text), "\(text.debugDescription)")
+        }
+        #expect(HTMLText.html(fromText: " a\r\n\r\nb & <c>\nd ") == "<p>a</p>\n<p>b &amp; &lt;c&gt;<br>d</p>")
+    }
+
     @Test func turnsHTMLIntoOneLineOfText() {
         #expect(HTMLText.plain("<p>One</p>\n<p>Two &amp; <b>three</b></p><script>x()</script>") == "One Two & three")
         #expect(HTMLText.plain("a < b && c") == "a < b && c")
