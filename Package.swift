@@ -59,7 +59,7 @@ let package = Package(
             ],
             swiftSettings: libxml2Headers,
             plugins: ["EmbedFiles"]),
-        .target(name: "FeedSyncTransport", dependencies: ["CCurl"]),
+        .target(name: "FeedSyncTransport", dependencies: ["CCurl", "CFeedSyncSystem"]),
         .target(name: "FeedSyncFeed", dependencies: ["CXML"], swiftSettings: libxml2Headers),
 
         // Sync drives Transport, Feed and Store.

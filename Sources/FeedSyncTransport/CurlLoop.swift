@@ -1,4 +1,5 @@
 import CCurl
+internal import CFeedSyncSystem
 import Foundation
 
 /// Owns one libcurl multi handle and the one thread that drives it. Every libcurl call on an easy
@@ -328,8 +329,8 @@ final class Transfer: @unchecked Sendable {
     var status = 0
     var redirects: [HTTPRedirect] = []
     var body = Data()
-    /// FNV-1a of the body so far, with `HTTPRequest.hashesBody`.
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    /// XXH3's state over the body so far, with `HTTPRequest.hashesBody`, from its first bytes.
+    var hash: UnsafeMutableRawPointer?
     /// Bytes of the body received so far, in memory or in the spill file.
     var received = 0
     /// `received` when `request.onProgress` was last told.
@@ -349,6 +350,10 @@ final class Transfer: @unchecked Sendable {
         self.request = request
     }
 
+    deinit {
+        if let hash { fs_hash64_free(hash) }
+    }
+
     /// libcurl has sent the request (or is sending it): false while the transfer waits for a
     /// connection.
     var wasSent: Bool {
@@ -357,9 +362,11 @@ final class Transfer: @unchecked Sendable {
         return fs_easy_getinfo_off(easy, CURLINFO_PRETRANSFER_TIME_T, &sentAfter) != CURLE_OK || sentAfter > 0
     }
 
-    var bodyHash: String {
-        let hex = String(hash, radix: 16)
-        return "fnv1a64:" + String(repeating: "0", count: 16 - hex.count) + hex + ":\(received)"
+    /// XXH3-64 of the body and its length; nil when there was no memory for the hash.
+    var bodyHash: String? {
+        guard let digest = received == 0 ? fs_hash64(nil, 0) : hash.map({ fs_hash64_digest($0) }) else { return nil }
+        let hex = String(digest, radix: 16)
+        return "xxh3:" + String(repeating: "0", count: 16 - hex.count) + hex + ":\(received)"
     }
 
     /// A new response begins (`line`: its status line): the one before it was a redirect when it
@@ -494,12 +501,11 @@ private let curlWriteBody: curl_write_callback = { data, size, count, context in
         return 0  // makes libcurl fail the transfer with CURLE_WRITE_ERROR
     }
     guard let data else { return length }
-    if transfer.request.hashesBody {
-        var hash = transfer.hash
-        for byte in UnsafeRawBufferPointer(start: data, count: length) {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-        }
-        transfer.hash = hash
+    if transfer.request.hashesBody, length > 0 {
+        // XXH3, about 30 GB/s, on the loop's thread, which a byte-at-a-time hash held for about 1 % of
+        // a 34 MB document's pull.
+        if transfer.hash == nil { transfer.hash = fs_hash64_start() }
+        if let hash = transfer.hash { fs_hash64_add(hash, data, length) }
     }
     let kept = data.withMemoryRebound(to: UInt8.self, capacity: length) { transfer.append($0, count: length) }
     if let onProgress = transfer.request.onProgress, transfer.received - transfer.reported >= HTTPRequest.progressStep {

@@ -78,7 +78,7 @@ public struct HTTPResponse: Sendable {
     public var bodyBytes: Int
     /// The redirects followed to get here, in order.
     public var redirects: [HTTPRedirect]
-    /// With `HTTPRequest.hashesBody`: FNV-1a (64 bits) of the body and its length, as text.
+    /// With `HTTPRequest.hashesBody`: XXH3 (64 bits) of the body and its length, as text.
     public var bodyHash: String?
 
     public init(

@@ -21,6 +21,13 @@ int fs_link_open_file(int fd, int dirfd, const char *name);
 /// XXH3's 64-bit hash of `length` bytes: a picture's checksum, about 30 GB/s.
 uint64_t fs_hash64(const void *bytes, size_t length);
 
+/// The same hash of bytes that arrive in pieces: a state to `fs_hash64_add` them to (NULL when
+/// out of memory), whose `fs_hash64_digest` equals `fs_hash64` of them all; `fs_hash64_free` ends it.
+void *fs_hash64_start(void);
+void fs_hash64_add(void *state, const void *bytes, size_t length);
+uint64_t fs_hash64_digest(const void *state);
+void fs_hash64_free(void *state);
+
 /// sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0): SQLite stops counting its memory, which takes a
 /// process-wide mutex on every allocation. Works only before SQLite's first use in the process
 /// (SQLITE_MISUSE after). Returns SQLite's result code.
