@@ -6,6 +6,7 @@ internal import CFeedSyncSystem
 import FeedSyncFeed
 import Foundation
 import GRDB
+import Synchronization
 
 /// The SQLite store of one data home: WAL, so `list` reads while a pull writes.
 public final class Store: Sendable {
@@ -32,15 +33,23 @@ public final class Store: Sendable {
         // A command that reads waits a few seconds for a lock; a pull, which writes, longer. Past
         // that the store is reported as locked (exit 75), never waited for in silence.
         configuration.busyMode = .timeout(connections == .single ? 3 : 10)
+        let opening = Opening()
         configuration.prepareDatabase { db in
-            // WAL with NORMAL sync survives a killed process; a power cut may lose the last pages.
-            if !db.configuration.readonly { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            if !db.configuration.readonly {
+                // Before anything is written (a pool writes as it opens): a newer feedsync's store is
+                // refused here, untouched.
+                let upToDate = try Self.isUpToDate(db)
+                opening.upToDate.withLock { $0 = upToDate }
+                // WAL with NORMAL sync survives a killed process; a power cut may lose the last pages.
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            }
             // The search index's triggers make an item's indexed text again (Migrations/0009).
             db.add(function: Self.searchTitle)
             db.add(function: Self.searchBody)
         }
         do {
-            database = try Self.open(path: path, configuration: configuration, connections: connections)
+            database = try Self.open(
+                path: path, configuration: configuration, connections: connections, opening: opening)
         } catch {
             let failure = Self.storeError(error, "cannot open the database \(path)")
             guard connections == .single, failure.kind == .failure, FileManager.default.fileExists(atPath: path) else {
@@ -79,6 +88,11 @@ public final class Store: Sendable {
         return path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
     }
 
+    /// What the connection that may write found as it opened (`isUpToDate`).
+    final class Opening: Sendable {
+        let upToDate = Mutex(false)
+    }
+
     /// Whether every migration this version knows has been applied, from one read of the
     /// migrations table. A store some of whose migrations this version does not know was written
     /// by a newer feedsync: its schema may mean things this version would get wrong, so it is not
@@ -103,8 +117,9 @@ public final class Store: Sendable {
     /// open it: two that find a new store would otherwise race to create and migrate it, and the
     /// loser's migration would fail on what the winner made. The turn lasts an open, or a
     /// migration when one is due.
-    static func open(path: String, configuration: Configuration, connections: Connections) throws -> any DatabaseWriter
-    {
+    static func open(
+        path: String, configuration: Configuration, connections: Connections, opening: Opening
+    ) throws -> any DatabaseWriter {
         let directory = (path as NSString).deletingLastPathComponent
         let folder = Glibc.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if folder >= 0 { close(folder) } }  // which ends the turn
@@ -115,17 +130,8 @@ public final class Store: Sendable {
             case .single: try DatabaseQueue(path: path, configuration: configuration)
             }
         }
-        var upToDate = false
-        if connections == .pool, FileManager.default.fileExists(atPath: path) {
-            // Before the pool, whose first open writes (it makes the WAL files by creating and
-            // dropping a table): a newer feedsync's store is not written at all.
-            var readOnly = configuration
-            readOnly.readonly = true
-            upToDate = try DatabaseQueue(path: path, configuration: readOnly).read(isUpToDate)
-        }
         let database = try connect()
-        if connections == .single { upToDate = try database.read(isUpToDate) }
-        if upToDate { return database }
+        if opening.upToDate.withLock({ $0 }) { return database }
         try migrator.migrate(database)
         // A pool sets WAL itself; a store made by one connection is made WAL for the pools that
         // follow (the mode is kept in the file).
