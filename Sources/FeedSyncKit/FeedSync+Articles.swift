@@ -60,30 +60,61 @@ extension FeedSync {
             perHost[host, default: 0] += 1
             return perHost[host]! <= options.perHost
         }
-        await withTaskGroup(of: Void.self) { group in
+        await withTaskGroup(of: FetchedPage.self) { group in
             var next = jobs.makeIterator()
             func start() {
                 guard !Task.isCancelled, let job = next.next() else { return }
-                group.addTask { [self] in
-                    let failure = await fetchArticle(job, client: client, options: options)
-                    if failure == nil { onStored() }
-                    onEvent(ArticleEvent(itemID: job.itemID, failure: failure))
+                group.addTask {
+                    let request = HTTPRequest(
+                        url: job.link, headers: [("Accept", "text/html,application/xhtml+xml;q=0.9")],
+                        maxBodyBytes: options.maxBytes)
+                    do throws(TransportError) {
+                        return FetchedPage(job: job, response: .success(try await client.get(request)))
+                    } catch {
+                        return FetchedPage(job: job, response: .failure(error))
+                    }
                 }
             }
             for _ in 0..<options.concurrency { start() }
-            for await _ in group { start() }
+            // The next page is asked for as soon as one arrives; the one that arrived is read here
+            // meanwhile, instead of holding a fetch's place, and what the pages gave is stored a
+            // few at a time (each item's rows whole in one transaction).
+            var kept: [ArticleOutcome] = []
+            func store() async {
+                let outcomes = kept
+                kept = []
+                do throws(StoreError) {
+                    try await self.store.keepArticles(outcomes, at: clock.now())
+                    for outcome in outcomes {
+                        if outcome.failure == nil { onStored() }
+                        onEvent(ArticleEvent(itemID: outcome.itemID, failure: outcome.failure))
+                    }
+                } catch {
+                    for outcome in outcomes { onEvent(ArticleEvent(itemID: outcome.itemID, failure: error.message)) }
+                }
+            }
+            for await page in group {
+                start()
+                kept.append(outcome(of: page, options: options))
+                if kept.count == 16 { await store() }
+            }
+            if !kept.isEmpty { await store() }
         }
     }
 
-    /// Fetches one item's page and stores its article; why not, when it could not.
-    func fetchArticle(_ job: ArticleJob, client: HTTPClient, options: ArticleOptions) async -> String? {
+    /// An item's page as it came back.
+    struct FetchedPage: Sendable {
+        var job: ArticleJob
+        var response: Result<HTTPResponse, TransportError>
+    }
+
+    /// The article of one item's page, or why there is none.
+    func outcome(of page: FetchedPage, options: ArticleOptions) -> ArticleOutcome {
+        let job = page.job
         let failure: String
         let retry: Bool
         do {
-            let response = try await client.get(
-                HTTPRequest(
-                    url: job.link, headers: [("Accept", "text/html,application/xhtml+xml;q=0.9")],
-                    maxBodyBytes: options.maxBytes))
+            let response = try page.response.get()
             if !(200..<300).contains(response.status) {
                 (failure, retry) = ("the page answered \(response.status)", true)
             } else if !response.isWebPage {
@@ -92,14 +123,10 @@ extension FeedSync {
                 article.readerable
             {
                 let html = article.content
-                do {
-                    try await store.storeArticle(
-                        itemID: job.itemID, link: job.link, html: html, title: article.title, byline: article.byline,
-                        pictures: ArticlePictures.find(in: Array(html.utf8), base: response.effectiveURL))
-                    return nil
-                } catch {
-                    return (error as? StoreError)?.message ?? "\(error)"
-                }
+                let pictures = ArticlePictures.find(in: Array(html.utf8), base: response.effectiveURL)
+                return ArticleOutcome(
+                    itemID: job.itemID, link: job.link,
+                    result: .stored(html: html, title: article.title, byline: article.byline, pictures: pictures))
             } else {
                 (failure, retry) = ("the page holds no article", true)
             }
@@ -112,9 +139,9 @@ extension FeedSync {
         }
         let attempts = job.attempts + 1
         let wait = min(3600 * pow(2, Double(attempts - 1)), 7 * 86400)
-        try? await store.articleFailed(
-            itemID: job.itemID, link: job.link, error: failure, attempts: attempts,
-            retryAt: retry ? clock.now().addingTimeInterval(wait) : nil)
-        return failure
+        return ArticleOutcome(
+            itemID: job.itemID, link: job.link,
+            result: .failed(
+                error: failure, attempts: attempts, retryAt: retry ? clock.now().addingTimeInterval(wait) : nil))
     }
 }

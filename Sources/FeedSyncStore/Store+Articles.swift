@@ -10,6 +10,30 @@ public struct ArticleJob: Sendable, Equatable {
     public var attempts: Int
 }
 
+/// What one item's page gave.
+public struct ArticleOutcome: Sendable {
+    public enum Result: Sendable {
+        /// Its article, sanitised, and the pictures in it.
+        case stored(html: String, title: String?, byline: String?, pictures: [ContentPicture])
+        /// Why there is none: tried again after `retryAt` (nil: not while the link stays the same).
+        case failed(error: String, attempts: Int, retryAt: Date?)
+    }
+    public var itemID: Int64
+    public var link: String
+    public var result: Result
+
+    public init(itemID: Int64, link: String, result: Result) {
+        self.itemID = itemID
+        self.link = link
+        self.result = result
+    }
+
+    /// Why there is no article; nil when it was stored.
+    public var failure: String? {
+        if case .failed(let error, _, _) = result { error } else { nil }
+    }
+}
+
 /// How far a feed's articles are.
 public struct ArticleCounts: Sendable, Equatable {
     public var stored = 0
@@ -74,40 +98,35 @@ extension Store {
         }
     }
 
-    /// Stores an item's article (made from its page at `link`), its pictures in place of those
-    /// of the feed's text, in one transaction.
-    public func storeArticle(
-        itemID: Int64, link: String, html: String, title: String?, byline: String?, pictures: [ContentPicture]
-    ) async throws(StoreError) {
+    /// Keeps what items' pages gave, in one transaction: each item's article (made from its page
+    /// at `link`) with its pictures in place of those of the feed's text, or why there is none.
+    public func keepArticles(_ outcomes: [ArticleOutcome], at now: Date) async throws(StoreError) {
         try await write { db in
-            try db.execute(sql: "DELETE FROM item_article WHERE item_id = ?", arguments: [itemID])
-            try db.execute(
-                sql: """
-                    INSERT INTO item_article (item_id, link, status, html, title, byline, fetched_at)
-                    VALUES (?, ?, 'stored', ?, ?, ?, ?)
-                    """,
-                arguments: [itemID, link, html, title, byline, Date().timeIntervalSince1970])
-            try db.execute(sql: "DELETE FROM item_content_picture WHERE item_id = ?", arguments: [itemID])
-            try Self.linkArticlePictures(db, item: itemID, pictures)
-        }
-    }
-
-    /// Records why an item's page gave no article; it is tried again after `retryAt` (nil: not
-    /// again while its link stays the same).
-    public func articleFailed(itemID: Int64, link: String, error: String, attempts: Int, retryAt: Date?)
-        async throws(StoreError)
-    {
-        try await write { db in
-            try db.execute(sql: "DELETE FROM item_article WHERE item_id = ?", arguments: [itemID])
-            try db.execute(
-                sql: """
-                    INSERT INTO item_article (item_id, link, status, error, attempts, next_attempt_at, fetched_at)
-                    VALUES (?, ?, 'failed', ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    itemID, link, String(error.prefix(500)), attempts,
-                    (retryAt ?? .distantFuture).timeIntervalSince1970, Date().timeIntervalSince1970,
-                ])
+            for outcome in outcomes {
+                try db.execute(sql: "DELETE FROM item_article WHERE item_id = ?", arguments: [outcome.itemID])
+                switch outcome.result {
+                case .stored(let html, let title, let byline, let pictures):
+                    try db.execute(
+                        sql: """
+                            INSERT INTO item_article (item_id, link, status, html, title, byline, fetched_at)
+                            VALUES (?, ?, 'stored', ?, ?, ?, ?)
+                            """,
+                        arguments: [outcome.itemID, outcome.link, html, title, byline, now.timeIntervalSince1970])
+                    try db.execute(
+                        sql: "DELETE FROM item_content_picture WHERE item_id = ?", arguments: [outcome.itemID])
+                    try Self.linkArticlePictures(db, item: outcome.itemID, pictures)
+                case .failed(let error, let attempts, let retryAt):
+                    try db.execute(
+                        sql: """
+                            INSERT INTO item_article (item_id, link, status, error, attempts, next_attempt_at, fetched_at)
+                            VALUES (?, ?, 'failed', ?, ?, ?, ?)
+                            """,
+                        arguments: [
+                            outcome.itemID, outcome.link, String(error.prefix(500)), attempts,
+                            (retryAt ?? .distantFuture).timeIntervalSince1970, now.timeIntervalSince1970,
+                        ])
+                }
+            }
         }
     }
 
