@@ -41,6 +41,17 @@ enum HTMLText {
         var index = 0
         while index < bytes.count, !text.holds(limit) {
             let byte = bytes[index]
+            // Most bytes are a printable ASCII character other than "<" and "&", or a space.
+            if byte > 0x20, byte < 0x80, byte != UInt8(ascii: "<"), byte != UInt8(ascii: "&") {
+                text.append(byte)
+                index += 1
+                continue
+            }
+            if byte == 0x20 {
+                text.space()
+                index += 1
+                continue
+            }
             if byte == UInt8(ascii: "<"), index + 1 < bytes.count, Self.opensTag(bytes[index + 1]),
                 let close = bytes[index...].firstIndex(of: UInt8(ascii: ">"))
             {

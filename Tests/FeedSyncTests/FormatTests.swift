@@ -340,6 +340,14 @@ func decode(
         #expect(HTMLText.html(fromText: " a\r\n\r\nb & <c>\nd ") == "<p>a</p>\n<p>b &amp; &lt;c&gt;<br>d</p>")
     }
 
+    @Test func aLinkEscapedTwiceMeansItsAmpersands() {
+        #expect(
+            XMLFeed.ampersandsUnescaped("https://e.com/?a=1&amp;amp;b=2&amp;c=3&d") == "https://e.com/?a=1&b=2&c=3&d")
+        #expect(XMLFeed.ampersandsUnescaped("é&amp;amp;amp;&amp") == "é&&amp")
+        #expect(XMLFeed.ampersandsUnescaped("&&amp;amp;;") == "&&;")
+        #expect(XMLFeed.ampersandsUnescaped("no entity") == "no entity")
+    }
+
     @Test func turnsHTMLIntoOneLineOfText() {
         #expect(HTMLText.plain("<p>One</p>\n<p>Two &amp; <b>three</b></p><script>x()</script>") == "One Two & three")
         #expect(HTMLText.plain("a < b && c") == "a < b && c")
