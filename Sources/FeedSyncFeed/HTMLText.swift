@@ -212,7 +212,7 @@ enum HTMLText {
 
     /// HTML for plain `text`: escaped, its blank-line-separated paragraphs in `<p>`s (a line break
     /// inside one a `<br>`, "\r\n" taken as "\n", each trimmed of Unicode blanks). On the bytes:
-    /// Foundation's string searches, which this replaced, were a tenth of a JSON Feed pull's time.
+    /// Foundation's string searches bridge each text to NSString, a third of a JSON Feed pull's CPU.
     static func html(fromText text: String) -> String {
         let blank = CharacterSet.whitespacesAndNewlines
         var text = text

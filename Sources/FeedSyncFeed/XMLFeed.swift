@@ -816,7 +816,7 @@ final class XMLFeed {
     /// `text` with every `&amp;` (however often escaped) made `&` again: a publisher's URL never
     /// means the five characters.
     static func ampersandsUnescaped(_ text: String) -> String {
-        // On the bytes, as each item's link and guid pass here: Foundation's search bridged both
+        // On the bytes, as each item's link and guid pass here: Foundation's search bridges both
         // to NSString, 1-2 % of a pull.
         guard text.containsUTF8(UInt8(ascii: "&")) else { return text }
         let entity = Array("&amp;".utf8)
