@@ -214,7 +214,6 @@ enum HTMLText {
     /// inside one a `<br>`, "\r\n" taken as "\n", each trimmed of Unicode blanks). On the bytes:
     /// Foundation's string searches bridge each text to NSString, a third of a JSON Feed pull's CPU.
     static func html(fromText text: String) -> String {
-        let blank = CharacterSet.whitespacesAndNewlines
         var text = text
         if text.utf8.contains(0x0D) {
             var bytes: [UInt8] = []
@@ -235,14 +234,12 @@ enum HTMLText {
                     index += 1
                     continue
                 }
-                let part = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                var paragraph = Substring(part).unicodeScalars
-                while let first = paragraph.first, blank.contains(first) { paragraph.removeFirst() }
-                while let last = paragraph.last, blank.contains(last) { paragraph.removeLast() }
+                let paragraph = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                    .trimmed
                 if !paragraph.isEmpty {
                     if !out.isEmpty { out.append(0x0A) }
                     out += "<p>".utf8
-                    appendEscaped(Substring(paragraph).utf8, to: &out, lineBreaks: true)
+                    appendEscaped(paragraph.utf8, to: &out, lineBreaks: true)
                     out += "</p>".utf8
                 }
                 index += 2
@@ -435,11 +432,16 @@ extension HTMLEntities {
 
 extension String {
     /// Without leading and trailing whitespace (Unicode's, newlines included). Feed fields are
-    /// nearly always trimmed already, and then this costs two byte checks, not Foundation's scan.
+    /// nearly always trimmed already, and then this costs two byte checks; otherwise the ends'
+    /// scalars are dropped in place, with no bridge to NSString.
     var trimmed: String {
         guard let first = utf8.first, let last = utf8.last else { return self }
         if (0x21..<0x80).contains(first), (0x21..<0x80).contains(last) { return self }
-        return trimmingCharacters(in: .whitespacesAndNewlines)
+        let blank = CharacterSet.whitespacesAndNewlines
+        var scalars = Substring(self).unicodeScalars
+        while let first = scalars.first, blank.contains(first) { scalars.removeFirst() }
+        while let last = scalars.last, blank.contains(last) { scalars.removeLast() }
+        return String(scalars)
     }
 }
 

@@ -80,11 +80,11 @@ extension FeedSync {
             // meanwhile, instead of holding a fetch's place, and what the pages gave is stored a
             // few at a time (each item's rows whole in one transaction).
             var kept: [ArticleOutcome] = []
-            func store() async {
+            func keep() async {
                 let outcomes = kept
                 kept = []
                 do throws(StoreError) {
-                    try await self.store.keepArticles(outcomes, at: clock.now())
+                    try await store.keepArticles(outcomes, at: clock.now())
                     for outcome in outcomes {
                         if outcome.failure == nil { onStored() }
                         onEvent(ArticleEvent(itemID: outcome.itemID, failure: outcome.failure))
@@ -96,9 +96,9 @@ extension FeedSync {
             for await page in group {
                 start()
                 kept.append(outcome(of: page, options: options))
-                if kept.count == 16 { await store() }
+                if kept.count == 16 { await keep() }
             }
-            if !kept.isEmpty { await store() }
+            if !kept.isEmpty { await keep() }
         }
     }
 

@@ -336,6 +336,7 @@ func decode(
         ]
         for text in texts {
             #expect(HTMLText.html(fromText: text) == reference(text), "\(text.debugDescription)")
+            #expect(text.trimmed == text.trimmingCharacters(in: .whitespacesAndNewlines), "\(text.debugDescription)")
         }
         #expect(HTMLText.html(fromText: " a\r\n\r\nb & <c>\nd ") == "<p>a</p>\n<p>b &amp; &lt;c&gt;<br>d</p>")
     }
