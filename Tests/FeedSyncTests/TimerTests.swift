@@ -88,7 +88,11 @@ final class TestClock: Sendable {
 
             server.setFaults(Faults())
             // The stalled page 4 the client gave up on is logged when its stall ends: not in the next log.
-            for _ in 0..<100 where server.requestsInFlight > 0 { try await Task.sleep(nanoseconds: 50_000_000) }
+            // Under load the server may not even have read that request yet when the client gives up,
+            // so wait for it to be logged, not only for nothing to be in flight.
+            for _ in 0..<200 where !server.requestedPages.contains(4) || server.requestsInFlight > 0 {
+                try await Task.sleep(nanoseconds: 50_000_000)
+            }
             server.clearLog()
             clock.advance(60)
             let resumed = try #require(await library.pull(try await library.feeds(), settings: settings()).first ?? nil)
