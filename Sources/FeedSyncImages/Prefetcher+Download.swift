@@ -121,7 +121,7 @@ extension PicturePrefetcher {
             let attempts = try await store.pictureAttempts(id: job.id)
             let delay = PrefetchMachine.retryDelay(permanent: permanent, attempts: attempts)
             try await store.markPictureFailed(
-                id: job.id, error: reason, permanent: permanent, retryAt: Date().addingTimeInterval(delay))
+                id: job.id, error: reason, permanent: permanent, retryAt: store.clock.now().addingTimeInterval(delay))
         }
     }
 

@@ -53,7 +53,7 @@ extension FeedSync {
         {
             window = page.items.map(\.number)
         }
-        guard let due = try? await store.dueArticles(first: window, limit: 5000, now: clock.now()) else { return }
+        guard let due = try? await store.dueArticles(first: window, limit: 5000) else { return }
         var perHost: [String: Int] = [:]
         let jobs = due.filter { job in
             let host = NetworkVerdict.host(of: job.link)
@@ -84,7 +84,7 @@ extension FeedSync {
                 let outcomes = kept
                 kept = []
                 do throws(StoreError) {
-                    try await store.keepArticles(outcomes, at: clock.now())
+                    try await store.keepArticles(outcomes)
                     for outcome in outcomes {
                         if outcome.failure == nil { onStored() }
                         onEvent(ArticleEvent(itemID: outcome.itemID, failure: outcome.failure))

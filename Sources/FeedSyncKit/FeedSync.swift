@@ -44,15 +44,15 @@ public final class FeedSync: Sendable {
         case .reading:
             if !FileManager.default.fileExists(atPath: home.databasePath) { try home.prepare() }
             lock = nil
-            store = try Store(path: home.databasePath, connections: .single)
+            store = try Store(path: home.databasePath, connections: .single, clock: clock)
         case .writing:
             try home.prepare()
             lock = try PullLock(path: home.lockPath)
-            store = try Store(path: home.databasePath)
+            store = try Store(path: home.databasePath, clock: clock)
         case .serving:
             try home.prepare()
             lock = nil
-            store = try Store(path: home.databasePath)
+            store = try Store(path: home.databasePath, clock: clock)
         }
         pictures = PictureCache(
             store: store, directory: home.cacheDirectory, directoryMayBeLink: home.cacheDirectoryMayBeLink)

@@ -513,7 +513,7 @@ public struct CachedFile: Sendable, Equatable {
 
 /// Where a pull's schedule reads the time (which feeds are due, due times, backoff across pulls,
 /// `Retry-After`): the system's clock, or a test's, so a test can run a day of timer runs in
-/// seconds. `FeedSync` takes one and hands it to the pull. Picture retry times do not read it yet.
+/// seconds. `FeedSync` takes one and hands it to the pull and the store, which stamps its records with it.
 public struct TimeSource: Sendable {
     public let now: @Sendable () -> Date
 

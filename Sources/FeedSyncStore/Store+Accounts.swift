@@ -88,7 +88,7 @@ extension Store {
                     INSERT INTO account (name, kind, url, user_name, added_at) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT (name) DO NOTHING
                     """,
-                arguments: [name, kind, url, user, Date().timeIntervalSince1970])
+                arguments: [name, kind, url, user, clock.now().timeIntervalSince1970])
             guard db.changesCount == 1 else { return nil }
             return try Row.fetchOne(
                 db, sql: "SELECT \(Self.accountColumns) FROM account WHERE id = ?", arguments: [db.lastInsertedRowID]
@@ -119,7 +119,7 @@ extension Store {
                     ON CONFLICT (url) DO UPDATE SET title = excluded.title, folder = excluded.folder,
                         source_url = excluded.source_url
                     """)
-            let now = Date().timeIntervalSince1970
+            let now = clock.now().timeIntervalSince1970
             for (feed, folder) in feeds {
                 try upsert.execute(arguments: [
                     Self.accountFeedURL(url, feed.id), now, feed.title, folder, feed.url, accountID, feed.id,
@@ -181,13 +181,13 @@ extension Store {
                             VALUES (?, ?, 'auto', ?, ?, ?)
                             """,
                         arguments: [
-                            Self.accountFeedURL(account.url, remoteFeed), Date().timeIntervalSince1970,
+                            Self.accountFeedURL(account.url, remoteFeed), clock.now().timeIntervalSince1970,
                             group[0].feedTitle, account.id, remoteFeed,
                         ])
                     feedID = db.lastInsertedRowID
                     feeds[remoteFeed] = feedID
                 }
-                added += try Self.writeItems(db, feedID: feedID, band: band, new: group.map(\.item), updated: [])
+                added += try writeItems(db, feedID: feedID, band: band, new: group.map(\.item), updated: [])
                 for article in group {
                     try state.execute(arguments: [!article.unread, article.starred, feedID, article.item.key])
                 }
@@ -302,7 +302,7 @@ extension Store {
     /// Queues `field`'s new value for the server of each account item `filter` selects (its
     /// placeholders filled by `arguments`), one row an item and field: a second change replaces the
     /// first. Call before the items change, when the filter reads what the change sets.
-    static func queueMarks(
+    func queueMarks(
         _ db: Database, field: String, value: Bool, where filter: String,
         _ arguments: [(any DatabaseValueConvertible)?]
     ) throws {
@@ -314,6 +314,6 @@ extension Store {
                 WHERE feed.account_id IS NOT NULL AND \(filter)
                 ON CONFLICT (item_id, field) DO UPDATE SET value = excluded.value, queued_at = excluded.queued_at
                 """
-        ).execute(arguments: StatementArguments([field, value, Date().timeIntervalSince1970] + arguments))
+        ).execute(arguments: StatementArguments([field, value, clock.now().timeIntervalSince1970] + arguments))
     }
 }

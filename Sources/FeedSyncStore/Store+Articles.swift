@@ -65,10 +65,11 @@ extension Store {
 
     /// Items of full-text feeds whose article is due: none stored for their link, and no failure
     /// still waiting. `first` (the reader's window) first, then the newest; at most `limit`.
-    public func dueArticles(first: [Int64] = [], limit: Int, now: Date = Date()) async throws(StoreError)
+    public func dueArticles(first: [Int64] = [], limit: Int) async throws(StoreError)
         -> [ArticleJob]
     {
-        try await read { db in
+        let now = clock.now()
+        return try await read { db in
             func jobs(_ rows: [Row]) -> [ArticleJob] {
                 rows.map { row in
                     ArticleJob(itemID: row["id"], link: row.text("link") ?? "", attempts: row.integer("attempts") ?? 0)
@@ -100,7 +101,8 @@ extension Store {
 
     /// Keeps what items' pages gave, in one transaction: each item's article (made from its page
     /// at `link`) with its pictures in place of those of the feed's text, or why there is none.
-    public func keepArticles(_ outcomes: [ArticleOutcome], at now: Date) async throws(StoreError) {
+    public func keepArticles(_ outcomes: [ArticleOutcome]) async throws(StoreError) {
+        let now = clock.now()
         try await write { db in
             for outcome in outcomes {
                 try db.execute(sql: "DELETE FROM item_article WHERE item_id = ?", arguments: [outcome.itemID])
@@ -142,7 +144,7 @@ extension Store {
     }
 
     /// Each full-text feed's articles: stored, failed, and waiting for a pull.
-    public func articleCounts(now: Date = Date()) async throws(StoreError) -> [Int64: ArticleCounts] {
+    public func articleCounts() async throws(StoreError) -> [Int64: ArticleCounts] {
         try await read { db in
             var counts: [Int64: ArticleCounts] = [:]
             for row in try Row.fetchAll(
@@ -161,7 +163,7 @@ extension Store {
             for row in try Row.fetchAll(
                 db,
                 sql: "SELECT item.feed_id, count(*) AS due FROM item JOIN feed ON feed.id = item.feed_id "
-                    + "WHERE \(Self.articleDue) GROUP BY item.feed_id", arguments: [now.timeIntervalSince1970])
+                    + "WHERE \(Self.articleDue) GROUP BY item.feed_id", arguments: [clock.now().timeIntervalSince1970])
             {
                 counts[row["feed_id"], default: ArticleCounts()].waiting = row["due"] ?? 0
             }

@@ -12,6 +12,10 @@ import Synchronization
 public final class Store: Sendable {
     let database: any DatabaseWriter
     public let path: String
+    /// Where every time the store writes down or compares with comes from (the time an item was
+    /// stored, a mark queued, a picture's next attempt): the library's clock, so a test's clock
+    /// governs the records as it governs the schedule.
+    public let clock: TimeSource
 
     /// How the store is opened.
     public enum Connections: Sendable {
@@ -26,9 +30,10 @@ public final class Store: Sendable {
     /// Opens (creating if needed) the database at `path` and applies pending migrations. A single
     /// connection (`list`, `status`) that cannot open the store for writing (a read-only mount, a
     /// backup) opens it read-only, and failing that as an immutable file.
-    public init(path: String, connections: Connections = .pool) throws(StoreError) {
+    public init(path: String, connections: Connections = .pool, clock: TimeSource = .system) throws(StoreError) {
         Self.configureSQLite
         self.path = path
+        self.clock = clock
         var configuration = Configuration()
         // A command that reads waits a few seconds for a lock; a pull, which writes, longer. Past
         // that the store is reported as locked (exit 75), never waited for in silence.
@@ -240,7 +245,7 @@ extension Store {
         try await write { db in
             try db.execute(
                 sql: "INSERT INTO feed (url, added_at, format) VALUES (?, ?, 'auto') ON CONFLICT(url) DO NOTHING",
-                arguments: [url, Date().timeIntervalSince1970])
+                arguments: [url, clock.now().timeIntervalSince1970])
             switch format {
             case .keep: break
             case .found: try db.execute(sql: "UPDATE feed SET format_chosen = 0 WHERE url = ?", arguments: [url])
@@ -262,7 +267,7 @@ extension Store {
                     INSERT INTO feed (url, added_at, format, custom_title, folder, site_url)
                     VALUES (?, ?, 'auto', ?, ?, ?) ON CONFLICT (url) DO NOTHING
                     """)
-            let now = Date().timeIntervalSince1970
+            let now = clock.now().timeIntervalSince1970
             return try feeds.map { feed in
                 try insert.execute(arguments: [feed.url, now, feed.title, feed.folder, feed.siteURL])
                 return db.changesCount == 1
@@ -487,7 +492,7 @@ extension Store {
                 // An UPDATE counts every row its WHERE matched, changed or not.
                 if db.changesCount == 0 { missing.append(number) }
             }
-            try Self.queueMarks(
+            try queueMarks(
                 db, field: column, value: value, where: "item.id IN (SELECT value FROM json_each(?))",
                 ["[" + numbers.map(String.init).joined(separator: ",") + "]"])
             return missing
@@ -511,7 +516,7 @@ extension Store {
             let filter = conditions.joined(separator: " AND ")
             // The account items' marks wait for their servers: queued before the update changes
             // what `read != ?` selects.
-            try Self.queueMarks(db, field: "read", value: read, where: filter, values)
+            try queueMarks(db, field: "read", value: read, where: filter, values)
             try db.execute(
                 sql: "UPDATE item SET read = ? WHERE \(filter)", arguments: StatementArguments([read] + values))
             return db.changesCount
@@ -553,10 +558,10 @@ extension Store {
     /// before refreshed in place (a `commit`'s, or an account page's, in its transaction). Returns
     /// how many were new.
     @discardableResult
-    static func writeItems(_ db: Database, feedID: Int64, band: Int, new: [FeedItem], updated: [FeedItem]) throws
+    func writeItems(_ db: Database, feedID: Int64, band: Int, new: [FeedItem], updated: [FeedItem]) throws
         -> Int
     {
-        let now = Date().timeIntervalSince1970
+        let now = clock.now().timeIntervalSince1970
         var seq =
             try Int.fetchOne(
                 db.cachedStatement(sql: "SELECT max(seq) FROM item WHERE feed_id = ? AND band = ?"),
@@ -660,7 +665,7 @@ extension Store {
     /// at any instant leaves either both or neither.
     public func commit(_ page: PageCommit) async throws(StoreError) {
         try await write { db in
-            try Self.writeItems(
+            try writeItems(
                 db, feedID: page.feedID, band: page.band, new: page.newItems, updated: page.updatedItems)
             let items = page.newItems + page.updatedItems
             if items.count >= 3 {
@@ -741,7 +746,7 @@ extension Store {
                     """,
                 arguments: [
                     position.feedURL ?? Self.allFeeds, position.page, position.perPage,
-                    Date().timeIntervalSince1970,
+                    clock.now().timeIntervalSince1970,
                 ])
         }
     }
@@ -774,11 +779,10 @@ extension Store {
     /// not waiting out a backoff. At most `limit` rows are read: the first ones, or with
     /// `backwards` the last ones, in reverse. One job per picture, at the first of them that shows it.
     public func duePictures(
-        feedURL: String?, rows: Range<Int>, limit: Int = .max, backwards: Bool = false,
-        now: Date = Date()
+        feedURL: String?, rows: Range<Int>, limit: Int = .max, backwards: Bool = false
     ) async throws(StoreError) -> [PictureJob] {
         try await read { db in
-            try Self.duePictures(db, feedURL: feedURL, rows: rows, limit: limit, backwards: backwards, now: now)
+            try Self.duePictures(db, feedURL: feedURL, rows: rows, limit: limit, backwards: backwards, now: clock.now())
         }
     }
 
@@ -787,8 +791,7 @@ extension Store {
     /// it). All in one snapshot, with the place just past the list's last row: a page committed
     /// later lands at or past that place, or moves it to another row.
     public func duePictures(
-        feedURL: String?, from top: Int, resuming resume: PlaceAtRow?, limit: Int,
-        now: Date = Date()
+        feedURL: String?, from top: Int, resuming resume: PlaceAtRow?, limit: Int
     ) async throws(StoreError) -> (jobs: [PictureJob], end: PlaceAtRow?) {
         try await read { db in
             let order = ListOrder(feedURL: feedURL)
@@ -796,7 +799,8 @@ extension Store {
             if let resume, resume.row > top, try Self.row(db, of: resume.place, in: order) == resume.row {
                 from = resume.row
             }
-            let jobs = try Self.duePictures(db, feedURL: feedURL, rows: from..<Int(Int32.max), limit: limit, now: now)
+            let jobs = try Self.duePictures(
+                db, feedURL: feedURL, rows: from..<Int(Int32.max), limit: limit, now: clock.now())
             // The list's last item: what lands later lands below it or moves it.
             let (_, segments) = try order.segments(db, from: .max, backwards: true)
             let end = try segments.next().flatMap { last -> PlaceAtRow? in
@@ -812,7 +816,7 @@ extension Store {
     /// The first `limit` due pictures of the feeds other than the one of `feedURL`, feed by feed
     /// in the order they were added, each feed's in its list's order, at no row of that list
     /// (`row` is `far`): what `--images all` fetches once the reader's own list has all its own.
-    public func duePictures(outside feedURL: String, far: Int, limit: Int, now: Date = Date()) async throws(StoreError)
+    public func duePictures(outside feedURL: String, far: Int, limit: Int) async throws(StoreError)
         -> [PictureJob]
     {
         try await read { db in
@@ -823,7 +827,7 @@ extension Store {
                     JOIN picture ON picture.id = item.picture_id
                     WHERE item.feed_id IS NOT (SELECT id FROM feed WHERE url = ?) AND \(Self.pictureIsDue("?"))
                     ORDER BY item.feed_id, item.band, item.seq LIMIT ?
-                    """, arguments: [feedURL, now.timeIntervalSince1970, limit])
+                    """, arguments: [feedURL, clock.now().timeIntervalSince1970, limit])
             return Self.pictureJobs(rows.map { (position: far, row: $0) })
         }
     }
@@ -831,7 +835,7 @@ extension Store {
     /// Due pictures of the first `perPage` rows of each feed whose own list was never shown, feed
     /// by feed in the order they were added, each at its row in its feed's list. One statement for
     /// all feeds: each band's first row from the band sizes, then a seek per band.
-    public func duePicturesOfUnviewedFeeds(perPage: Int, now: Date = Date()) async throws(StoreError) -> [PictureJob] {
+    public func duePicturesOfUnviewedFeeds(perPage: Int) async throws(StoreError) -> [PictureJob] {
         try await read { db in
             let rows = try Row.fetchAll(
                 db,
@@ -846,7 +850,7 @@ extension Store {
                     JOIN picture ON picture.id = item.picture_id
                     WHERE band.start < ?1 AND \(Self.pictureIsDue("?2"))
                     ORDER BY item.feed_id, item.band, item.seq
-                    """, arguments: [perPage, now.timeIntervalSince1970])
+                    """, arguments: [perPage, clock.now().timeIntervalSince1970])
             return Self.pictureJobs(rows.map { (position: $0[5] as Int, row: $0) })
         }
     }
@@ -861,7 +865,7 @@ extension Store {
                     SELECT picture.id, picture.url, item.feed_id, item.band, item.seq FROM item
                     JOIN picture ON picture.id = item.picture_id
                     WHERE item.id = ? AND \(Self.pictureIsDue("?"))
-                    """, arguments: [number, Date().timeIntervalSince1970]
+                    """, arguments: [number, clock.now().timeIntervalSince1970]
             ).map { row in
                 PictureJob(
                     id: row["id"], url: row.text("url") ?? "", row: 0,
@@ -875,7 +879,7 @@ extension Store {
     /// first row when it is inside `rows` and still at its row (a later plan need not step again
     /// over the rows whose pictures the last one found cached).
     public func dueArticlePictures(
-        feedURL: String?, rows: Range<Int>, resuming resume: PlaceAtRow? = nil, limit: Int, now: Date = Date()
+        feedURL: String?, rows: Range<Int>, resuming resume: PlaceAtRow? = nil, limit: Int
     ) async throws(StoreError) -> [PictureJob] {
         try await read { db in
             var from = rows.lowerBound
@@ -885,7 +889,7 @@ extension Store {
                 from = resume.row
             }
             return try Self.dueArticlePictures(
-                db, feedURL: feedURL, rows: from..<rows.upperBound, limit: limit, now: now)
+                db, feedURL: feedURL, rows: from..<rows.upperBound, limit: limit, now: clock.now())
         }
     }
 
@@ -900,7 +904,7 @@ extension Store {
                     JOIN picture ON picture.id = shown.picture_id
                     WHERE item.id = ? AND \(Self.pictureIsDue("?"))
                     ORDER BY shown.position
-                    """, arguments: [number, Date().timeIntervalSince1970]
+                    """, arguments: [number, clock.now().timeIntervalSince1970]
             ).map { row in
                 PictureJob(
                     id: row["id"], url: row.text("url") ?? "", row: 0,
@@ -919,7 +923,7 @@ extension Store {
                         next_attempt_at = NULL, last_error = NULL, updated_at = ?
                     WHERE id = ?
                     """)
-            let now = Date().timeIntervalSince1970
+            let now = clock.now().timeIntervalSince1970
             for picture in pictures {
                 try update.execute(arguments: [
                     picture.file, picture.bytes, Int64(bitPattern: picture.hash), picture.mime, now, picture.id,
@@ -941,7 +945,7 @@ extension Store {
                     """,
                 arguments: [
                     permanent ? "failed" : "pending", retryAt.timeIntervalSince1970, error,
-                    Date().timeIntervalSince1970, id,
+                    clock.now().timeIntervalSince1970, id,
                 ])
         }
     }

@@ -5,6 +5,7 @@ import FeedSyncKit
 import FeedSyncStore
 import FeedSyncSync
 import Foundation
+import GRDB
 import Synchronization
 import Testing
 
@@ -100,6 +101,44 @@ final class TestClock: Sendable {
             #expect(server.requestedPages == [1, 4, 5, 6, 7, 8, 9, 10])
             #expect(try await library.list(ListQuery(feedURL: nil), page: 1, perPage: 10).total == 100)
             #expect(try await library.feeds().first?.historyStop == nil)
+        }
+    }
+
+    /// The store writes down the library's time, not the machine's: when a feed was added, when
+    /// each item was stored (and so where an item dated after that stands in the timeline), when a
+    /// failed picture is tried again, when the reader last moved.
+    @Test func theStoreStampsWhatItWritesWithTheLibrarysClock() async throws {
+        let home = try TempDirectory()
+        let past = Date(timeIntervalSince1970: 1_500_000_000)  // before the demo feed's dates
+        let clock = TestClock(past)
+        let library = try FeedSync(home: DataHome(override: home.path), access: .writing, clock: clock.source)
+        try await withServer(items: 10, perPage: 10) { server, url in
+            var faults = Faults()
+            faults.pictures[1] = .status(404)
+            server.setFaults(faults)
+            let feed = try await library.subscribe(url: url)
+            var settings = settings()
+            settings.pictures = PrefetchOptions(mode: .all)
+            let report = try #require(await library.pull([feed], settings: settings).first ?? nil)
+            #expect(report.error == nil, "\(String(describing: report.error))")
+            try await library.setReadingPosition(ReadingPosition(feedURL: nil, page: 1, perPage: 10))
+            // Items dated after the clock's now stand at the time they were stored: before `past + 1`.
+            #expect(try await library.markAll(read: true, feed: nil, before: past.addingTimeInterval(1)) == 10)
+            let times = try DatabaseQueue(path: DataHome(override: home.path).databasePath).read { db in
+                try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT (SELECT added_at FROM feed) AS added, (SELECT min(stored_at) FROM item) AS first,
+                            (SELECT max(stored_at) FROM item) AS last,
+                            (SELECT next_attempt_at FROM picture WHERE status != 'cached') AS retry,
+                            (SELECT updated_at FROM reading_position) AS moved
+                        """)
+            }
+            let at = past.timeIntervalSince1970
+            #expect(times?["added"] == at && times?["first"] == at && times?["last"] == at && times?["moved"] == at)
+            let retry = try #require(times?["retry"] as Double?)
+            // A 404 is tried again three days from the clock's now.
+            #expect(retry == at + PrefetchMachine.retryDelay(permanent: true, attempts: 0))
         }
     }
 
