@@ -703,7 +703,7 @@ public enum ArticleExtractor {
     static func resolve(_ article: DOMNode, base: URL?) {
         for node in article.descendants() {
             for name in ["href", "src", "poster"] {
-                guard let value = node[name]?.trimmingCharacters(in: .whitespaces) else { continue }
+                guard let value = node[name]?.trimmed else { continue }
                 if value.lowercased().hasPrefix("javascript:") {
                     if node.tag == "a" {
                         node.tag = "span"
@@ -719,11 +719,10 @@ public enum ArticleExtractor {
                 }
             }
             if let srcset = node["srcset"], let base {
-                let resolved = srcset.split(separator: ",").map { candidate -> String in
-                    let parts = candidate.split(separator: " ", omittingEmptySubsequences: true)
-                    guard let first = parts.first else { return String(candidate) }
-                    let url = URL(string: String(first), relativeTo: base)?.absoluteString ?? String(first)
-                    return ([url] + parts.dropFirst().map(String.init)).joined(separator: " ")
+                // Split as browsers do: a comma inside a candidate's URL is the URL's.
+                let resolved = ArticlePictures.candidates(srcset).map { url, descriptor in
+                    let absolute = URL(string: url, relativeTo: base)?.absoluteString ?? url
+                    return descriptor.isEmpty ? absolute : absolute + " " + descriptor
                 }
                 node.set("srcset", resolved.joined(separator: ", "))
             }

@@ -57,17 +57,29 @@ import Testing
             <p>\(Self.paragraph)</p>
             <div><img src="/placeholder.png" class="lazy"><noscript><img src="pictures/second.png"></noscript></div>
             <p>\(Self.paragraph) <a href="../about.html">About us</a> and <a href="javascript:void(0)">more</a>.</p>
+            <img src="/third.jpg" srcset="/img/w_300,h_200/third.jpg 300w,
+                third-large.jpg 900w">
             </article></body></html>
             """
         let article = try Self.extract(page)
+        #expect(
+            article.content.contains(
+                "srcset=\"https://news.example/img/w_300,h_200/third.jpg 300w, https://news.example/2026/third-large.jpg 900w\""
+            ),
+            "a comma inside a candidate's URL is the URL's: \(article.content)")
         #expect(article.content.contains("src=\"https://news.example/media/first.jpg\""))
         #expect(article.content.contains("src=\"https://news.example/2026/pictures/second.png\""))
         #expect(!article.content.contains("placeholder.png"), "the noscript copy replaces the placeholder")
         #expect(article.content.contains("href=\"https://news.example/about.html\""))
         #expect(!article.content.contains("javascript:"))
         #expect(article.text.contains("and more."), "the script link's text stays")
+        // The srcset's candidate for the reading column.
         let pictures = ArticlePictures.find(in: Array(article.content.utf8), base: nil).map(\.url)
-        #expect(pictures == ["https://news.example/media/first.jpg", "https://news.example/2026/pictures/second.png"])
+        #expect(
+            pictures == [
+                "https://news.example/media/first.jpg", "https://news.example/2026/pictures/second.png",
+                "https://news.example/2026/third-large.jpg",
+            ])
     }
 
     @Test func jsonLDNamesTheHeadlineAndAuthors() throws {
