@@ -239,13 +239,8 @@ public final class ReadingServer: Sendable {
             (try? SafeHTML.clean(
                 detail.content ?? detail.summary.map(SafeHTML.text) ?? "", base: item.link,
                 picture: { source, url in url != nil && url == own ? "/pictures/\(number)" : inside[source] })) ?? ""
-        // An article from the item's page follows the feed's own summary, where that says something else.
-        var summary = ""
-        if detail.contentSource == "page", let text = detail.summary, !text.isEmpty,
-            !(detail.content ?? "").contains(String(text.prefix(60)))
-        {
-            summary = "<p class=\"summary\"><em>\(SafeHTML.text(text))</em></p><hr>"
-        }
+        let summary =
+            detail.summaryBesideArticle.map { "<p class=\"summary\"><em>\(SafeHTML.text($0))</em></p><hr>" } ?? ""
         let page = """
             <!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="/content.css">\
             </head><body>\(summary)\(html)</body></html>

@@ -480,6 +480,15 @@ public struct ItemDetail: Sendable {
     public var articleError: String?
     /// The pictures the content shows, in its order.
     public var pictures: [ArticlePicture]
+
+    /// The feed's own summary, where an article from the item's page is shown and says something
+    /// else (the summary's start is nowhere in the article's text): `show` and the reading page
+    /// put it before the article.
+    public var summaryBesideArticle: String? {
+        guard contentSource == "page", let summary, !summary.isEmpty else { return nil }
+        let text = ReadableText.render(content ?? "", base: nil).paragraphs.joined(separator: " ")
+        return text.contains(summary.prefix(60)) ? nil : summary
+    }
 }
 
 /// A picture inside an item's content, and where its copy is.

@@ -40,6 +40,7 @@ import Testing
         #expect(found.count == 12)
         let plain = try await cli.run("show", String(try #require(shown.first?.value["number"] as? Int)))
         #expect(plain.stdout.contains("article: from the page"), "\(plain.stdout)")
+        #expect(plain.stdout.contains("Summary: Summary of item"), "the feed's own summary says something else")
     }
 
     @Test func aPageWithoutAnArticleLeavesTheFeedsTextAReasonAndTheFeedHealthy() async throws {

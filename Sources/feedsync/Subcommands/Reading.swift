@@ -76,11 +76,8 @@ struct Show: AsyncParsableCommand {
             lines.append("pictures: \(cached) of \(detail.pictures.count) cached")
         }
         if detail.contentSource == "page" {
-            // The article from the page; the feed's own summary first, where it says something else.
             lines.append("article: from the page")
-            if let summary = detail.summary, !summary.isEmpty,
-                !rendered.paragraphs.joined(separator: " ").contains(summary.prefix(60))
-            {
+            if let summary = detail.summaryBesideArticle {
                 lines.append("")
                 lines += Terminal.wrap("Summary: " + Terminal.safe(summary), width: width)
             }
