@@ -68,45 +68,12 @@ struct TinyTinyRSSUser {
 
     func closeDoor(port: Int) async throws { try await Self.script(cli, ["close", String(port)]) }
 
-    /// Feeds `titles` (each in the category its entry names, or none) and `count` articles spread
-    /// over them in turn, article n published n minutes after 2026-01-01, all unread.
+    /// Feeds `feeds` (each in the category its entry names, or none) and `count` articles spread
+    /// over them in turn, article n published n minutes after 2026-01-01, all unread
+    /// (`scripts/ttrss seed`, which the bench's account uses too).
     func seed(feeds: [(title: String, category: String?)], articles count: Int) async throws {
-        var sql = ""
-        for category in Set(feeds.compactMap(\.category)).sorted() {
-            sql += """
-                INSERT INTO ttrss_feed_categories (owner_uid, title)
-                    SELECT id, '\(category)' FROM ttrss_users WHERE login = '\(name)';
-
-                """
-        }
-        for (index, feed) in feeds.enumerated() {
-            let category =
-                feed.category.map {
-                    "(SELECT id FROM ttrss_feed_categories WHERE owner_uid = u.id AND title = '\($0)')"
-                } ?? "NULL"
-            sql += """
-                INSERT INTO ttrss_feeds (owner_uid, title, cat_id, feed_url, site_url)
-                    SELECT u.id, '\(feed.title)', \(category), 'http://[::1]/\(name)-\(index).xml', 'http://example.com/'
-                    FROM ttrss_users u WHERE login = '\(name)';
-
-                """
-        }
-        sql += """
-            INSERT INTO ttrss_entries (title, guid, link, updated, content, content_hash, date_entered, date_updated)
-                SELECT '\(name) article ' || n, '\(name)-' || n, 'http://example.com/\(name)/' || n,
-                    timestamp '2026-01-01' + n * interval '1 minute', '<p>The text of article ' || n || '.</p>', '',
-                    timestamp '2026-01-01' + n * interval '1 minute', timestamp '2026-01-01' + n * interval '1 minute'
-                FROM generate_series(1, \(count)) n;
-            INSERT INTO ttrss_user_entries (ref_id, uuid, feed_id, owner_uid, tag_cache, label_cache, unread)
-                SELECT e.id, '', f.id, u.id, '', '', true
-                FROM ttrss_users u
-                JOIN ttrss_entries e ON e.guid LIKE '\(name)-%'
-                JOIN ttrss_feeds f ON f.owner_uid = u.id
-                    AND f.feed_url = 'http://[::1]/\(name)-' || (split_part(e.guid, '-', 2)::int % \(feeds.count)) || '.xml'
-                WHERE u.login = '\(name)';
-
-            """
-        try await self.sql(sql)
+        let named = feeds.map { feed in feed.category.map { feed.title + "/" + $0 } ?? feed.title }
+        try await Self.script(cli, ["seed", name, String(count)] + named)
     }
 
     /// The server's id of the article seeded as number `n`.
