@@ -100,6 +100,18 @@ public enum TinyTinyRSSAnswer {
         return (articles, entries.count - articles.count)
     }
 
+    /// A page of headlines asked for their ids only: the ids in range, and how many entries the
+    /// page held (a short page is the last).
+    public static func articleIDs(_ data: Data) throws(RemoteRefusal) -> (ids: [Int64], entries: Int) {
+        guard case .array(let entries) = try content(data) else {
+            throw RemoteRefusal(code: nil, description: "the headlines are not a list")
+        }
+        guard entries.count <= articlesPerAnswer else {
+            throw RemoteRefusal(code: nil, description: "the answer holds more than \(articlesPerAnswer) articles")
+        }
+        return (entries.compactMap { id($0["id"]) }, entries.count)
+    }
+
     static func id(_ value: JSONValue?) -> Int64? {
         guard let number = value?.integer.map(Int64.init), ids.contains(number) else { return nil }
         return number

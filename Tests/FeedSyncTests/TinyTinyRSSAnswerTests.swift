@@ -35,6 +35,16 @@ import Testing
         #expect(article.item.contentPictures?.map(\.url) == ["http://example.com/a.png"])
     }
 
+    @Test func aPageOfIdsKeepsTheIdsInRangeAndCountsEveryEntry() throws {
+        let content = """
+            [{"id": 7, "title": "t"}, {"id": -5}, {"id": 1152921504606846976}, {"title": "no id"}, "not an object",
+             {"id": 9}]
+            """
+        let page = try TinyTinyRSSAnswer.articleIDs(Self.answer(content))
+        #expect(page.ids == [7, 9] && page.entries == 6)
+        #expect(throws: RemoteRefusal.self) { try TinyTinyRSSAnswer.articleIDs(Self.answer("{}")) }
+    }
+
     @Test func refusalsAreNamedByTheirCodeAndOtherAnswersAreOneSentence() throws {
         #expect(throws: RemoteRefusal(code: "NOT_LOGGED_IN", description: "the server answered NOT_LOGGED_IN")) {
             try TinyTinyRSSAnswer.articles(Self.answer("{\"error\": \"NOT_LOGGED_IN\"}", status: 1))
