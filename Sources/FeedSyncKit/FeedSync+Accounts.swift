@@ -120,25 +120,44 @@ extension FeedSync {
     /// Subscribes the account to the feed at `url` on its server, has the server fetch it, then
     /// syncs the account, so its items are here as `add`'s are. The feed's number here.
     public func subscribe(_ url: String, account: Account) async throws(SyncError) -> Feed {
+        try await subscribe([url], account: account)[0].get()
+    }
+
+    /// Subscribes the account to each feed of `urls` on its server in turn (each fetched there
+    /// now), then syncs the account once, so their items are here as `add`'s are. For each URL
+    /// tried, its feed here or why not; the URLs after one whose failure would be every one's
+    /// (the server gone, the account refused) are not tried, and the result is shorter.
+    public func subscribe(_ urls: [String], account: Account) async throws(SyncError) -> [Result<Feed, SyncError>] {
         precondition(lock != nil, "a running pull writes the accounts: open for .writing")
-        if let problem = HTTPRequest.problem(with: url) {
-            throw SyncError(.usage, "\(String(reflecting: url)) cannot be used: \(problem)")
-        }
-        // The account as stored now: an earlier subscription's sync (`import --account`) moved its place.
-        let current = try await self.account(named: account.name)
-        let (id, synced) = try await withService(current) { service throws(SyncError) in
-            (
-                try await service.subscribe(url),
-                await AccountSync(store: store, service: service).run(current, now: clock.now())
-            )
-        }
-        if let error = synced.error { throw error }
-        do {
-            if let feed = try await store.feeds().first(where: { $0.accountID == account.id && $0.remoteID == id }) {
-                return feed
+        var subscribed: [Result<Int64, SyncError>] = []
+        let syncError = try await withService(account) { service throws(SyncError) -> SyncError? in
+            for url in urls {
+                do throws(SyncError) {
+                    if let problem = HTTPRequest.problem(with: url) {
+                        throw SyncError(.usage, "\(String(reflecting: url)) cannot be used: \(problem)")
+                    }
+                    subscribed.append(.success(try await service.subscribe(url)))
+                } catch {
+                    subscribed.append(.failure(error))
+                    if error.kind == .transient || error.kind == .denied { break }
+                }
             }
-        } catch { throw SyncError(.local, error.message) }
-        throw SyncError(.data, "the server subscribed to \(url) but does not list it")
+            guard subscribed.contains(where: { (try? $0.get()) != nil }) else { return nil }
+            return await AccountSync(store: store, service: service).run(account, now: clock.now()).error
+        }
+        let feeds: [Feed]
+        do { feeds = try await store.feeds().filter { $0.accountID == account.id } } catch {
+            throw SyncError(.local, error.message)
+        }
+        return zip(urls, subscribed).map { url, outcome in
+            outcome.flatMap { id in
+                if let syncError { return .failure(syncError) }
+                guard let feed = feeds.first(where: { $0.remoteID == id }) else {
+                    return .failure(SyncError(.data, "the server subscribed to \(url) but does not list it"))
+                }
+                return .success(feed)
+            }
+        }
     }
 
     /// Unsubscribes an account's feed on its server, then removes it here as `remove` does.

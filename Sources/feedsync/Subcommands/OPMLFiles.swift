@@ -53,36 +53,26 @@ struct Import: AsyncParsableCommand {
         if invalid > 0 { throw ExitCode(Exit.dataError) }
     }
 
-    /// Subscribes the account to each feed on its server, one at a time, saying which failed.
+    /// Subscribes the account to each feed on its server, then syncs it once, saying which failed.
     func importOnServer(_ entries: [OPML.Entry], missing: [Int], account name: String) async throws {
         let library = try await homeOptions.open(.writing)
         let account = try await fail { try await library.account(named: name) }
-        var failed = missing.count
         for line in missing { complain("\(file), line \(line): a feed outline without xmlUrl") }
+        let outcomes = try await fail { try await library.subscribe(entries.map(\.url), account: account) }
         var added = 0
-        for entry in entries {
-            let outcome = await Self.subscribe(entry.url, account, in: library)
-            guard let error = outcome else {
+        var failed = missing.count
+        for (entry, outcome) in zip(entries, outcomes) {
+            guard case .failure(let error) = outcome else {
                 added += 1
                 continue
             }
             complain("\(file), line \(entry.line): \(error.message)")
-            // The server gone or refusing: the other feeds would fare no better.
+            // The server gone or refusing the account: what follows was not tried, or not synced.
             if error.kind == .transient || error.kind == .denied { throw ExitCode(Exit.code(for: error.kind)) }
             failed += 1
         }
         try Output.line("\(added) subscribed on account \(Terminal.safe(name)), \(failed) not")
         if failed > 0 { throw ExitCode(Exit.dataError) }
-    }
-
-    /// Why the account did not subscribe to `url`, or nil when it did.
-    static func subscribe(_ url: String, _ account: Account, in library: FeedSync) async -> SyncError? {
-        do {
-            _ = try await library.subscribe(url, account: account)
-            return nil
-        } catch {
-            return error
-        }
     }
 
     func read() throws -> Data {
