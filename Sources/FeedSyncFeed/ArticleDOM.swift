@@ -35,12 +35,14 @@ final class DOMNode {
 
     fileprivate init(tag: String, attributes: [(name: String, value: String)], text: String, arena: DOMArena) {
         self.tag = tag
+        isText = tag == "#text"
         self.attributes = attributes
         self.text = text
         self.arena = arena
     }
 
-    var isText: Bool { tag == "#text" }
+    /// A text node ("#text"): set when the node is made, as no element is ever renamed to or from it.
+    let isText: Bool
 
     /// A text node of white space only.
     var isBlankText: Bool { isText && text.allSatisfy(\.isWhitespace) }

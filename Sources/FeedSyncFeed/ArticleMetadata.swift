@@ -38,10 +38,7 @@ extension ArticleExtractor {
                         values[String(name)] = content
                     }
                 }
-                if let name = meta["name"]?.lowercased().trimmingCharacters(in: .whitespaces)
-                    .replacingOccurrences(of: ".", with: ":").replacingOccurrences(of: "-", with: ":"),
-                    Self.names.contains(name)
-                {
+                if let name = meta["name"].map(Self.metaName), Self.names.contains(name) {
                     values[name] = content
                 }
             }
@@ -72,11 +69,16 @@ extension ArticleExtractor {
 
         static func bounded(_ text: String) -> String { FeedLimits.boundedTitle(text) }
 
+        /// A `<meta name>` as `names` holds it: lower case, trimmed, `.` and `-` as `:`.
+        static func metaName(_ name: String) -> String {
+            String(name.trimmed.lowercased().map { $0 == "." || $0 == "-" ? ":" : $0 })
+        }
+
         /// What the page's JSON-LD says of an article, when it describes one.
         static func jsonLD(_ document: DOMNode) -> Metadata {
             var found = Metadata()
             for script in document.descendants(["script"]) where script["type"]?.lowercased() == "application/ld+json" {
-                var text = script.textContent.trimmingCharacters(in: .whitespacesAndNewlines)
+                var text = script.textContent.trimmed
                 if text.hasPrefix("<![CDATA[") { text.removeFirst(9) }
                 if text.hasSuffix("]]>") { text.removeLast(3) }
                 guard text.utf8.count < 1 << 20, let value = try? JSONValue.parse(Data(text.utf8)) else { continue }
@@ -158,13 +160,13 @@ extension ArticleExtractor {
                 if words(title) < 3 { title = String(original[first.upperBound...]) }
             } else if title.contains(": ") {
                 let headings = document.descendants(["h1", "h2"]).map { HTMLText.collapsingWhitespace($0.textContent) }
-                if !headings.contains(title.trimmingCharacters(in: .whitespaces)) {
-                    if let last = original.range(of: ":", options: .backwards) {
-                        title = String(original[last.upperBound...])
+                if !headings.contains(title.trimmed) {
+                    if let last = original.lastIndex(of: ":") {
+                        title = String(original[original.index(after: last)...])
                     }
-                    if words(title) < 3, let first = original.range(of: ":") {
-                        title = String(original[first.upperBound...])
-                    } else if let first = original.range(of: ":"), words(String(original[..<first.lowerBound])) > 5 {
+                    if words(title) < 3, let first = original.firstIndex(of: ":") {
+                        title = String(original[original.index(after: first)...])
+                    } else if let first = original.firstIndex(of: ":"), words(String(original[..<first])) > 5 {
                         title = original
                     }
                 }

@@ -82,6 +82,17 @@ import Testing
             ])
     }
 
+    @Test func metaNamesAreReadInAnyCaseWithDotsAndDashesAsColons() throws {
+        #expect(ArticleExtractor.Metadata.metaName(" DC.Creator ") == "dc:creator")
+        #expect(ArticleExtractor.Metadata.metaName("twitter-title") == "twitter:title")
+        let page = """
+            <html><head><meta name="DC.Title" content="The council's library"><meta name="Dc-Creator" content="Ann">
+            </head><body><article><p>\(Self.paragraph)</p><p>\(Self.paragraph)</p></article></body></html>
+            """
+        let article = try Self.extract(page)
+        #expect(article.title == "The council's library" && article.byline == "Ann")
+    }
+
     @Test func jsonLDNamesTheHeadlineAndAuthors() throws {
         let page = """
             <html><head><title>Home | Site</title><script type="application/ld+json">
