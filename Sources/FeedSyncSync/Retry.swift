@@ -31,7 +31,7 @@ public struct RetryPolicy: Sendable {
 
     /// Reads `Retry-After`: delay-seconds (digits only, as RFC 9110 has them) or an HTTP-date,
     /// within 0 and `longestRetryAfter` seconds. Anything else is no answer.
-    public static func retryAfter(_ value: String?, now: Date = Date()) -> Double? {
+    public static func retryAfter(_ value: String?, now: Date) -> Double? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty, value.utf8.count <= 64 else {
             return nil
         }
