@@ -101,15 +101,21 @@ public enum TinyTinyRSSAnswer {
     }
 
     /// A page of headlines asked for their ids only: the ids in range, and how many entries the
-    /// page held (a short page is the last).
-    public static func articleIDs(_ data: Data) throws(RemoteRefusal) -> (ids: [Int64], entries: Int) {
+    /// page held (a short page is the last). A struct, not a tuple: it is a task group's result,
+    /// where a labelled tuple miscompiles in release builds.
+    public struct HeadlineIDs: Sendable {
+        public var ids: [Int64]
+        public var entries: Int
+    }
+
+    public static func articleIDs(_ data: Data) throws(RemoteRefusal) -> HeadlineIDs {
         guard case .array(let entries) = try content(data) else {
             throw RemoteRefusal(code: nil, description: "the headlines are not a list")
         }
         guard entries.count <= articlesPerAnswer else {
             throw RemoteRefusal(code: nil, description: "the answer holds more than \(articlesPerAnswer) articles")
         }
-        return (entries.compactMap { id($0["id"]) }, entries.count)
+        return HeadlineIDs(ids: entries.compactMap { id($0["id"]) }, entries: entries.count)
     }
 
     static func id(_ value: JSONValue?) -> Int64? {

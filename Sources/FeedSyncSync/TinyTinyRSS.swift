@@ -85,7 +85,7 @@ public final class TinyTinyRSS: AccountService {
         var ids = Set<Int64>()
         // Two pages at a time: the server answers them at once.
         for first in stride(from: 0, to: Self.maxPages, by: 2) {
-            let pages = await withTaskGroup(of: (Int, Result<IDsPage, SyncError>).self) { group in
+            let pages = await withTaskGroup(of: (Int, Result<TinyTinyRSSAnswer.HeadlineIDs, SyncError>).self) { group in
                 for page in first..<first + 2 {
                     group.addTask {
                         do throws(SyncError) {
@@ -95,7 +95,7 @@ public final class TinyTinyRSS: AccountService {
                         }
                     }
                 }
-                var pages: [(Int, Result<IDsPage, SyncError>)] = []
+                var pages: [(Int, Result<TinyTinyRSSAnswer.HeadlineIDs, SyncError>)] = []
                 for await page in group { pages.append(page) }
                 return pages.sorted { $0.0 < $1.0 }.map(\.1)
             }
@@ -108,25 +108,14 @@ public final class TinyTinyRSS: AccountService {
         return ids
     }
 
-    /// The ids on one page of headlines, and how many headlines it held. (A struct: a labelled
-    /// tuple inside a task group's result miscompiles in release builds.)
-    struct IDsPage: Sendable {
-        var ids: [Int64]
-        var entries: Int
-    }
-
     /// One page of the ids of the articles in `state` (their headlines, without content).
-    func idsPage(_ state: RemoteState, _ page: Int) async throws(SyncError) -> IDsPage {
+    func idsPage(_ state: RemoteState, _ page: Int) async throws(SyncError) -> TinyTinyRSSAnswer.HeadlineIDs {
         try await call(
             "getHeadlines",
             [
                 "feed_id": state == .starred ? -1 : -4, "view_mode": state == .unread ? "unread" : "all_articles",
                 "skip": page * pageSize, "limit": pageSize, "show_content": false, "excerpt_length": 0,
-            ],
-            { data throws(RemoteRefusal) in
-                let page = try TinyTinyRSSAnswer.articleIDs(data)
-                return IDsPage(ids: page.ids, entries: page.entries)
-            })
+            ], TinyTinyRSSAnswer.articleIDs)
     }
 
     public func send(_ field: RemoteState, _ value: Bool, ids: [Int64]) async throws(SyncError) {
