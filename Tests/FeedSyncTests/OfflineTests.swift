@@ -53,15 +53,17 @@ import Testing
     /// A port on 127.0.0.1 that nothing listens on (listened on, then let go).
     static func closedPort() throws -> UInt16 { try SilentServer().port }
 
-    /// A server on 127.0.0.1 that accepts connections and never answers a byte.
+    /// A server on 127.0.0.1 that accepts connections and never answers a byte, on `port` or
+    /// else a free one.
     final class SilentServer: Sendable {
         let port: UInt16
         private let fd: Int32
 
-        init() throws {
+        init(port: UInt16 = 0) throws {
             fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let fd = fd
@@ -70,8 +72,11 @@ import Testing
                     bind(fd, $0, length) == 0 && listen(fd, 64) == 0 && getsockname(fd, $0, &length) == 0
                 }
             }
-            guard bound else { throw POSIXError(.EADDRINUSE) }
-            port = UInt16(bigEndian: address.sin_port)
+            guard bound else {
+                close(fd)
+                throw POSIXError(.EADDRINUSE)
+            }
+            self.port = UInt16(bigEndian: address.sin_port)
         }
 
         deinit { close(fd) }

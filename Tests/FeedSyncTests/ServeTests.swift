@@ -56,9 +56,18 @@ import Testing
         throw CancellationError()
     }
 
+    /// A free port below the range the kernel gives connections for their own end (32768–60999):
+    /// a port from that range was taken by another test's connection between two runs of serve.
+    static func portNoConnectionTakes() throws -> UInt16 {
+        for _ in 0..<100 {
+            if let free = try? OfflineTests.SilentServer(port: .random(in: 20_000..<32_000)) { return free.port }
+        }
+        throw POSIXError(.EADDRINUSE)
+    }
+
     @Test func thePagesAddressStaysGoodFromOneStartToTheNextUntilANewToken() async throws {
         let cli = try CLI()
-        let port = String(try OfflineTests.closedPort())
+        let port = String(try Self.portNoConnectionTakes())
         let first = try await serve(cli, ["--port", port])
         first.process.kill9()
         _ = try await first.process.wait()
