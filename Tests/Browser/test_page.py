@@ -186,8 +186,10 @@ def main():
             if SCREENSHOT:
                 page.screenshot(path=SCREENSHOT)
 
-            # Scroll down to row 500 in steps, as a reader would.
-            for row in range(0, 501, 25):
+            # Scroll down to row 500 in steps, as a reader would. (No step stops on rows 200-208,
+            # whose pictures must still be missing at the end: on a loaded machine a stop can last
+            # long enough to count as settled, and the page's server fetches its rows.)
+            for row in list(range(0, 500, 30)) + [500]:
                 page.evaluate(f"document.getElementById('list').scrollTop = {row * ROW}")
                 page.wait_for_timeout(30)
             page.wait_for_function("() => document.querySelector('.row[data-row=\"500\"]:not(.loading)') !== null")
@@ -248,15 +250,13 @@ def main():
             # The separate pull has ended: where the reader stops on rows whose pictures were never
             # fetched, the page's server fetches them at once. (serve's own pull, every 10 s, may
             # run meanwhile and fetch the window below the rows in view too: never a row above.)
-            # Rows 212-220 were never in view: the scroll down stopped every 25 rows, and on a
-            # loaded machine a stop can last long enough to count as settled (row 200's did).
             seen_before = len(open(log).read().splitlines())
-            page.evaluate(f"document.getElementById('list').scrollTop = {212 * ROW}")
+            page.evaluate(f"document.getElementById('list').scrollTop = {200 * ROW}")
             page.wait_for_function(
                 f"() => {thumbs}.every(t => t.tagName === 'IMG' && t.complete && t.naturalWidth > 0)", timeout=15000)
             fetched = sorted(601 - int(re.search(r"(\d+)", line).group(1))
                              for line in open(log).read().splitlines()[seen_before:] if line.startswith("/pictures/"))
-            check(set(range(212, 221)) <= set(fetched) and min(fetched) >= 212,
+            check(set(range(200, 209)) <= set(fetched) and min(fetched) >= 200,
                   f"rows in view fetched their missing pictures at once: {fetched}")
 
             # The hostile item: its title is text, its content loses what runs and what is remote.
