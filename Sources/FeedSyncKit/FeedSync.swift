@@ -32,14 +32,15 @@ public final class FeedSync: Sendable {
     let pictures: PictureCache
     /// The process's picture prefetch: its pulls' and the reading page's picture downloads.
     let prefetcher: PicturePrefetcher
-    /// The time a pull's schedule reads: which feeds are due, due times, backoff, `Retry-After`.
-    public let clock: TimeSource
     let lock: PullLock?
+
+    /// The time a pull's schedule reads (which feeds are due, due times, backoff, `Retry-After`),
+    /// the store's: the one it stamps its records with.
+    public var clock: TimeSource { store.clock }
 
     /// Opens `home` (created if needed). Throws `SyncError` (the folder, the lock) or `StoreError`.
     public init(home: DataHome, access: Access, clock: TimeSource = .system) throws {
         self.home = home
-        self.clock = clock
         switch access {
         case .reading:
             if !FileManager.default.fileExists(atPath: home.databasePath) { try home.prepare() }
@@ -63,7 +64,6 @@ public final class FeedSync: Sendable {
     private init(sharing library: FeedSync, lock: PullLock) {
         home = library.home
         store = library.store
-        clock = library.clock
         pictures = library.pictures
         prefetcher = library.prefetcher
         self.lock = lock
