@@ -139,7 +139,7 @@ extension FeedSync {
                     subscribed.append(.success(try await service.subscribe(url)))
                 } catch {
                     subscribed.append(.failure(error))
-                    if error.kind == .transient || error.kind == .denied { break }
+                    if error.isTheServers { break }
                 }
             }
             guard subscribed.contains(where: { (try? $0.get()) != nil }) else { return nil }

@@ -38,6 +38,10 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// Whether the next request to the same server would fail as this one did: the server gone,
+    /// or the account refused.
+    public var isTheServers: Bool { kind == .transient || kind == .denied }
 }
 
 extension SyncError.Kind {

@@ -68,7 +68,7 @@ struct Import: AsyncParsableCommand {
             }
             complain("\(file), line \(entry.line): \(error.message)")
             // The server gone or refusing the account: what follows was not tried, or not synced.
-            if error.kind == .transient || error.kind == .denied { throw ExitCode(Exit.code(for: error.kind)) }
+            if error.isTheServers { throw ExitCode(Exit.code(for: error.kind)) }
             failed += 1
         }
         try Output.line("\(added) subscribed on account \(Terminal.safe(name)), \(failed) not")
