@@ -133,7 +133,7 @@ public enum ArticleExtractor {
         {
             let previous = parent.children[..<index].last { !$0.isBlankText }
             if let previous, !previous.isText {
-                let placeholder = previous.tag == "img" ? previous : previous.descendants(["img"]).first
+                let placeholder = previous.tag == "img" ? previous : previous.first(["img"])
                 if let placeholder, previous.tag == "img" || previous.descendants(["img"]).count == 1 {
                     placeholder.replace(with: image)
                     noscript.detach()
@@ -251,9 +251,9 @@ public enum ArticleExtractor {
 
     static func isHidden(_ node: DOMNode) -> Bool {
         if node["hidden"] != nil { return true }
-        if node["aria-hidden"] == "true", !(node["class"] ?? "").contains("fallback-image") { return true }
+        if node["aria-hidden"] == "true", !(node["class"] ?? "").containsUTF8("fallback-image") { return true }
         let style = (node["style"] ?? "").lowercased().filter { !$0.isWhitespace }
-        return style.contains("display:none") || style.contains("visibility:hidden")
+        return style.containsUTF8("display:none") || style.containsUTF8("visibility:hidden")
     }
 
     // MARK: Finding the article
@@ -262,7 +262,7 @@ public enum ArticleExtractor {
     static let blockInDiv: Set<String> = ["blockquote", "dl", "div", "img", "ol", "p", "pre", "table", "ul"]
 
     static func grab(_ document: DOMNode, flags: Flags) -> DOMNode? {
-        guard let body = document.descendants(["body"]).first ?? document.descendants(["html"]).first else {
+        guard let body = document.first(["body"]) ?? document.first(["html"]) else {
             return nil
         }
         var toScore: [DOMNode] = []
@@ -577,18 +577,18 @@ public enum ArticleExtractor {
         for image in article.descendants(["img", "picture", "figure", "source"]) {
             let src = image["src"] ?? ""
             let placeholder =
-                src.isEmpty || src.hasPrefix("data:") || src.contains("placeholder")
-                || src.contains("blank.") || src.contains("lazy")
+                src.isEmpty || src.hasPrefix("data:") || src.containsUTF8("placeholder")
+                || src.containsUTF8("blank.") || src.containsUTF8("lazy")
             for (name, value) in image.attributes where name != "src" && name != "srcset" {
                 let lowered = value.lowercased()
                 guard name.hasPrefix("data-") || name == "original" else { continue }
                 let looksLikePicture = [".jpg", ".jpeg", ".png", ".webp", ".gif", ".avif"].contains {
-                    lowered.contains($0)
+                    lowered.containsUTF8($0)
                 }
                 guard looksLikePicture else { continue }
-                if name.contains("srcset") {
+                if name.containsUTF8("srcset") {
                     image.set("srcset", value)
-                } else if placeholder, !value.contains(" "), !lowered.hasPrefix("data:") {
+                } else if placeholder, !value.containsUTF8(" "), !lowered.hasPrefix("data:") {
                     image.set("src", value)
                 }
             }
@@ -653,7 +653,7 @@ public enum ArticleExtractor {
     static func isByline(_ node: DOMNode) -> Bool {
         let rel = node["rel"]?.lowercased()
         let itemprop = node["itemprop"]?.lowercased() ?? ""
-        guard rel == "author" || itemprop.contains("author") || matches(node, bylineHints) else { return false }
+        guard rel == "author" || itemprop.containsUTF8("author") || matches(node, bylineHints) else { return false }
         let length = node.textLength
         return length > 0 && length < 100
     }

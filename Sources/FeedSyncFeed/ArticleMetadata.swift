@@ -57,7 +57,7 @@ extension ArticleExtractor {
             metadata.siteName = jsonLD.siteName ?? values["og:site_name"]
             let published = jsonLD.published ?? values["article:published_time"]
             metadata.published = published.flatMap(FeedDate.normalise)
-            metadata.lang = document.descendants(["html"]).first?["lang"].map(HTMLText.decodedText).flatMap {
+            metadata.lang = document.first(["html"])?["lang"].map(HTMLText.decodedText).flatMap {
                 $0.isEmpty ? nil : $0
             }
             metadata.title = metadata.title.map(bounded)
@@ -148,7 +148,7 @@ extension ArticleExtractor {
 
         /// The page's `<title>`, less the site's name where a separator sets it apart.
         static func title(of document: DOMNode) -> String? {
-            let original = HTMLText.collapsingWhitespace(document.descendants(["title"]).first?.textContent ?? "")
+            let original = HTMLText.collapsingWhitespace(document.first(["title"])?.textContent ?? "")
             var title = original
             var hierarchical = false
             func words(_ text: String) -> Int { text.split(whereSeparator: \.isWhitespace).count }

@@ -116,7 +116,7 @@ public enum ReadableText {
         /// The reference number of `href`, made absolute against the base; nil when it is not a
         /// link to follow.
         mutating func reference(_ href: String?) -> Int? {
-            guard let href = href?.trimmingCharacters(in: .whitespacesAndNewlines), !href.isEmpty,
+            guard let href = href?.trimmed, !href.isEmpty,
                 !href.hasPrefix("#")
             else { return nil }
             let absolute = href.lowercased().hasPrefix("mailto:") ? href : DocumentURL.resolve(href, against: base)

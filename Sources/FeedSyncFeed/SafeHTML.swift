@@ -146,7 +146,7 @@ public enum SafeHTML {
 
     /// `url` resolved against `base` when it is one of `schemes`, else nil.
     static func absolute(_ url: String, _ base: URL?, schemes: Set<String>) -> String? {
-        let trimmed = url.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = url.trimmed
         guard let resolved = URL(string: trimmed, relativeTo: base)?.absoluteURL,
             let scheme = resolved.scheme?.lowercased(), schemes.contains(scheme)
         else { return nil }

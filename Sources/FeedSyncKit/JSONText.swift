@@ -25,6 +25,11 @@ public enum JSON {
         var out: [UInt8] = [0x22]
         out.reserveCapacity(text.utf8.count + 16)
         for scalar in Redact.passwords(in: text).unicodeScalars {
+            // Printable ASCII but the quote and the backslash, nearly all of most text, as it is.
+            if (0x20..<0x7F).contains(scalar.value), scalar != "\"", scalar != "\\" {
+                out.append(UInt8(scalar.value))
+                continue
+            }
             switch scalar {
             case "\"": out += #"\""#.utf8
             case "\\": out += #"\\"#.utf8

@@ -366,6 +366,16 @@ func decode(
         #expect(HTMLText.cut("one two three four", to: 12) == "one two…")
     }
 
+    @Test func aByteSearchFindsWhatContainsFinds() {
+        for (text, part) in [
+            ("lazy-placeholder.png", "lazy"), ("a.png", "a.png"), ("img/blank.gif", "blank."), ("", ""),
+            ("display:none", "display:nonе"), ("abc", "abcd"), ("aab", "ab"), ("né.jpg", "é.j"), ("xyz", ""),
+            ("ab", "b"), ("ab", "c"),
+        ] {
+            #expect(text.containsUTF8(part) == (part.isEmpty || text.contains(part)), "\(text) \(part)")
+        }
+    }
+
     @Test func aSummaryMadeFromPartOfTheHTMLIsTheSameAsFromAllOfIt() {
         let pieces = [
             "word", " ", "<p>", "</p>\n  ", "&amp;", "&nbsp;", "é", "漢字", "😀", "<script>x</script>", "\t\r\n",
