@@ -11,8 +11,10 @@ import Foundation
 public struct ArticleOptions: Sendable {
     /// Pages asked of one host in one pull; the rest wait for the next (status says how many).
     public var perHost = 20
-    /// Pages fetched at once (the client's per-host limit holds too).
-    public var concurrency = 2
+    /// Pages asked for at once. The client's per-host limit (two connections) holds too, so
+    /// pages of one host beyond it wait in the client, which starts each as a connection frees,
+    /// with no trip back here between two pages.
+    public var concurrency = 4
     /// A page longer than this is not read.
     public var maxBytes = 2 << 20
     public init() {}
@@ -60,25 +62,30 @@ extension FeedSync {
             perHost[host, default: 0] += 1
             return perHost[host]! <= options.perHost
         }
-        await withTaskGroup(of: FetchedPage.self) { group in
+        // Pages are read (their articles found) on every core while the next are fetched: at most
+        // `concurrency` fetches at once, and at most `concurrency` + cores pages held. What they
+        // gave is stored a few at a time (each item's rows whole in one transaction).
+        let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        await withTaskGroup(of: ArticleStep.self) { group in
             var next = jobs.makeIterator()
-            func start() {
-                guard !Task.isCancelled, let job = next.next() else { return }
-                group.addTask {
-                    let request = HTTPRequest(
-                        url: job.link, headers: [("Accept", "text/html,application/xhtml+xml;q=0.9")],
-                        maxBodyBytes: options.maxBytes)
-                    do throws(TransportError) {
-                        return FetchedPage(job: job, response: .success(try await client.get(request)))
-                    } catch {
-                        return FetchedPage(job: job, response: .failure(error))
+            var (fetching, reading) = (0, 0)
+            func fill() {
+                while fetching < options.concurrency, fetching + reading < options.concurrency + cores,
+                    !Task.isCancelled, let job = next.next()
+                {
+                    fetching += 1
+                    group.addTask {
+                        let request = HTTPRequest(
+                            url: job.link, headers: [("Accept", "text/html,application/xhtml+xml;q=0.9")],
+                            maxBodyBytes: options.maxBytes)
+                        do throws(TransportError) {
+                            return .fetched(FetchedPage(job: job, response: .success(try await client.get(request))))
+                        } catch {
+                            return .fetched(FetchedPage(job: job, response: .failure(error)))
+                        }
                     }
                 }
             }
-            for _ in 0..<options.concurrency { start() }
-            // The next page is asked for as soon as one arrives; the one that arrived is read here
-            // meanwhile, instead of holding a fetch's place, and what the pages gave is stored a
-            // few at a time (each item's rows whole in one transaction).
             var kept: [ArticleOutcome] = []
             func keep() async {
                 let outcomes = kept
@@ -93,13 +100,27 @@ extension FeedSync {
                     for outcome in outcomes { onEvent(ArticleEvent(itemID: outcome.itemID, failure: error.message)) }
                 }
             }
-            for await page in group {
-                start()
-                kept.append(outcome(of: page, options: options))
-                if kept.count == 16 { await keep() }
+            fill()
+            for await step in group {
+                switch step {
+                case .fetched(let page):
+                    (fetching, reading) = (fetching - 1, reading + 1)
+                    group.addTask { .read(self.outcome(of: page, options: options)) }
+                case .read(let outcome):
+                    reading -= 1
+                    kept.append(outcome)
+                    if kept.count == 16 { await keep() }
+                }
+                fill()
             }
             if !kept.isEmpty { await keep() }
         }
+    }
+
+    /// What one of `fetchArticles`' tasks gave: an item's page, or what was found in it.
+    enum ArticleStep: Sendable {
+        case fetched(FetchedPage)
+        case read(ArticleOutcome)
     }
 
     /// An item's page as it came back.

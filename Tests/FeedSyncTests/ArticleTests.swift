@@ -72,8 +72,14 @@ import Testing
     @Test func aPullAsksAHostForAtMostTwentyPagesAndTheNextPullTheRest() async throws {
         let cli = try CLI()
         try await withServer(items: 30, perPage: 30) { server, url in
+            // Each page held a while, so they overlap: four are asked for at once, two connections.
+            var faults = Faults()
+            faults.articles = Dictionary(uniqueKeysWithValues: (1...30).map { ($0, .stall(0.1)) })
+            server.setFaults(faults)
             #expect(try await cli.run("add", url, "--full-text").status == 0)
             #expect(server.requests.filter { $0.path.hasPrefix("/items/") }.count == 20)
+            #expect(server.peakConcurrentRequests == 2)
+            #expect(Set(server.requests.compactMap(\.clientPort)).count <= 2)
             let waiting = try await cli.run("status")
             #expect(waiting.stdout.contains("articles:      20 stored, 10 waiting"), "\(waiting.stdout)")
             server.clearLog()
