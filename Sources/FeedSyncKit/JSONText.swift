@@ -58,6 +58,8 @@ public enum JSON {
 public enum Redact {
     /// `text` with the password of every URL in it replaced by `***`.
     public static func passwords(in text: String) -> String {
+        // No `@`, no user information: most text, every title, is returned without a copy.
+        guard text.utf8.contains(UInt8(ascii: "@")) else { return text }
         let bytes = Array(text.utf8)
         var out: [UInt8] = []
         var index = 0

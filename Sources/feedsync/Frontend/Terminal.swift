@@ -20,8 +20,11 @@ enum Terminal {
     /// A password in a URL (`http://user:secret@host/`) is replaced by `***`.
     static func safe(_ text: String) -> String {
         let redacted = Redact.passwords(in: text)
-        // Nearly every title and URL is safe as it is: returned without being rebuilt.
-        guard redacted.unicodeScalars.contains(where: SafeText.isUnsafe) else { return redacted }
+        // Nearly every title and URL is safe as it is: returned without being rebuilt, printable
+        // ASCII without looking at its scalars one by one.
+        guard printableASCIIWidth(redacted) == nil, redacted.unicodeScalars.contains(where: SafeText.isUnsafe) else {
+            return redacted
+        }
         var scalars = String.UnicodeScalarView()
         for scalar in redacted.unicodeScalars {
             if !SafeText.isUnsafe(scalar) {
