@@ -38,6 +38,13 @@ public final class FeedSync: Sendable {
     /// the store's: the one it stamps its records with.
     public var clock: TimeSource { store.clock }
 
+    /// For a command that goes to the network: loads libcurl beside the command's own start
+    /// (`HTTPClient.preload`). `networkLoaded()` is owed before the process exits.
+    public static func preloadNetwork() { HTTPClient.preload() }
+
+    /// Waits for the loading `preloadNetwork` started (`HTTPClient.waitForLoading`).
+    public static func networkLoaded() { HTTPClient.waitForLoading() }
+
     /// Opens `home` (created if needed). Throws `SyncError` (the folder, the lock) or `StoreError`.
     public init(home: DataHome, access: Access, clock: TimeSource = .system) throws {
         self.home = home

@@ -32,7 +32,7 @@ final class CurlLoop: @unchecked Sendable {
     private let idlePoll: Int32
 
     /// Loads libcurl once per process; what failed, or nil.
-    private static let loadFailure: String? = fs_curl_load().map { String(cString: $0) }
+    static let loadFailure: String? = fs_curl_load().map { String(cString: $0) }
 
     init(configuration: TransportConfiguration) {
         self.configuration = configuration

@@ -118,6 +118,8 @@ struct Pull: AsyncParsableCommand {
     }
 
     func run() async throws {
+        FeedSync.preloadNetwork()  // while the store opens (and, the first time, is created)
+        defer { FeedSync.networkLoaded() }  // before any exit, even one that never makes a client
         let library = try await homeOptions.open(.writing)
         var settings = FeedSync.PullSettings()
         settings.feeds.maxPages = maxPages
