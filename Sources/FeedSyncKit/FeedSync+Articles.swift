@@ -11,9 +11,9 @@ import Foundation
 public struct ArticleOptions: Sendable {
     /// Pages asked of one host in one pull; the rest wait for the next (status says how many).
     public var perHost = 20
-    /// Pages asked for at once. The client's per-host limit (two connections) holds too, so
-    /// pages of one host beyond it wait in the client, which starts each as a connection frees,
-    /// with no trip back here between two pages.
+    /// Pages asked for at once. The client's per-host limit (`PullSettings.perHost`) holds too,
+    /// so pages of one host beyond it wait in the client, which starts each as a connection
+    /// frees, with no trip back here between two pages.
     public var concurrency = 4
     /// A page longer than this is not read.
     public var maxBytes = 2 << 20
