@@ -5,6 +5,7 @@ import FeedSyncFeed
 import FeedSyncStore
 import FeedSyncTransport
 import Foundation
+import Synchronization
 
 public enum FeedSyncVersion {
     public static let string = "0.1.0"
@@ -92,6 +93,8 @@ public struct PullOptions: Sendable {
     public var onCommit: @Sendable (_ refreshed: Bool) -> Void
     /// What the run has learnt of the network, shared by its feeds; nil for a pull on its own.
     public var network: RunNetwork?
+    /// The run's turns for reading a document held in memory, shared by its feeds; nil for no limit.
+    public var reading: WorkGate?
 
     public init(
         maxPages: Int? = nil, retry: RetryPolicy = RetryPolicy(), schedule: Schedule = Schedule(),
@@ -265,6 +268,8 @@ public final class SyncEngine: Sendable {
                     try await read(
                         file, format: expected, context: context, inParts: inParts, machine: &machine,
                         onCommit: options.onCommit)
+                } else if let gate = options.reading {
+                    try await gate.run { try FeedDocument.decode(response.body, format: expected, context: context) }
                 } else {
                     try FeedDocument.decode(response.body, format: expected, context: context)
                 }
@@ -443,5 +448,48 @@ public final class SyncEngine: Sendable {
 func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// At most `width` pieces of work at once; the others wait their turn, first come first served.
+/// A pull reads its feeds' documents through one, a core narrower than the machine: the store's
+/// single writer is the critical path of a many-feed pull, and documents read on every core beside
+/// it slowed it (BENCHMARKS.md, P3). A long document read from its file has a thread of its own
+/// and commits as it reads, so it does not take a turn.
+public final class WorkGate: Sendable {
+    private struct State {
+        var free: Int
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state: Mutex<State>
+
+    public init(width: Int) {
+        state = Mutex(State(free: max(1, width)))
+    }
+
+    func run<T>(_ work: () throws -> T) async rethrows -> T {
+        await withCheckedContinuation { (turn: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                guard state.free == 0 else {
+                    state.free -= 1
+                    return true
+                }
+                state.waiting.append(turn)
+                return false
+            }
+            if now { turn.resume() }
+        }
+        defer {
+            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard !state.waiting.isEmpty else {
+                    state.free += 1
+                    return nil
+                }
+                return state.waiting.removeFirst()
+            }
+            next?.resume()
+        }
+        return try work()
     }
 }

@@ -1,6 +1,7 @@
 import FeedSyncFeed
 import FeedSyncTransport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import FeedSyncStore
@@ -291,5 +292,44 @@ extension Feed {
         var feed = self
         change(&feed)
         return feed
+    }
+}
+
+/// A run's feeds read their documents through one `WorkGate` (cores − 1 wide), so the store's
+/// writer keeps a core: at most its width at once, every one read.
+@Suite struct WorkGateTests {
+    struct Counts {
+        var now = 0
+        var most = 0
+        var finished: [Int] = []
+    }
+
+    final class Counter: Sendable {
+        let counts = Mutex(Counts())
+    }
+
+    @Test(arguments: [1, 2]) func atMostItsWidthRunAtOnceAndEveryOneRuns(width: Int) async {
+        let gate = WorkGate(width: width)
+        let counter = Counter()
+        await withTaskGroup(of: Void.self) { group in
+            for number in 0..<6 {
+                group.addTask {
+                    await gate.run {
+                        counter.counts.withLock {
+                            $0.now += 1
+                            $0.most = max($0.most, $0.now)
+                        }
+                        usleep(20_000)
+                        counter.counts.withLock {
+                            $0.now -= 1
+                            $0.finished.append(number)
+                        }
+                    }
+                }
+            }
+        }
+        let result = counter.counts.withLock { $0 }
+        #expect(result.most >= 1 && result.most <= width)
+        #expect(result.finished.sorted() == Array(0..<6))
     }
 }
