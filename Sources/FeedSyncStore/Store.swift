@@ -226,6 +226,10 @@ public final class Store: Sendable {
         try await read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
     }
 
+    // Reads and writes run on the caller's thread (GRDB's synchronous API), not by its async API's
+    // two thread hops a call: a long document's 120 commits took P2 5–8 % longer so, and a
+    // cancelled pull still writes its feeds' records, which the async API refuses
+    // (docs/architecture.md, Concurrency model).
     func read<T>(_ body: (Database) throws -> T) async throws(StoreError) -> T {
         do { return try database.read(body) } catch { throw Self.storeError(error, "cannot read \(path)") }
     }
