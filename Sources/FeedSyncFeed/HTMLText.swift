@@ -36,15 +36,35 @@ enum HTMLText {
         return String(decoding: text.bytes[..<space], as: UTF8.self) + "…"
     }
 
+    /// A printable ASCII character other than "<" and "&": text as it is.
+    private static func isPlain(_ byte: UInt8) -> Bool {
+        byte > 0x20 && byte < 0x80 && byte != UInt8(ascii: "<") && byte != UInt8(ascii: "&")
+    }
+
     private static func plainText(_ bytes: [UInt8], limit: Int?) -> PlainText {
         var text = PlainText(capacity: min(bytes.count, limit.map { 4 * ($0 + 1) } ?? .max))
         var index = 0
         while index < bytes.count, !text.holds(limit) {
             let byte = bytes[index]
-            // Most bytes are a printable ASCII character other than "<" and "&", or a space.
-            if byte > 0x20, byte < 0x80, byte != UInt8(ascii: "<"), byte != UInt8(ascii: "&") {
-                text.append(byte)
-                index += 1
+            // Most of a text is words: printable ASCII other than "<" and "&", one space between
+            // them. Such a run is the text as it is, copied at once, no further than it needs.
+            if Self.isPlain(byte) {
+                let stop = index + min(bytes.count - index, text.room(limit))
+                let end = bytes.withUnsafeBufferPointer { input in
+                    var end = index + 1
+                    while end < stop {
+                        if Self.isPlain(input[end]) {
+                            end += 1
+                        } else if input[end] == 0x20, end + 1 < stop, Self.isPlain(input[end + 1]) {
+                            end += 2
+                        } else {
+                            break
+                        }
+                    }
+                    return end
+                }
+                text.append(bytes[index..<end])
+                index = end
                 continue
             }
             if byte == 0x20 {
@@ -97,6 +117,19 @@ enum HTMLText {
             pendingSpace = false
             bytes.append(byte)
             ascii = ascii && byte < 0x80
+        }
+
+        /// Printable ASCII (`isPlain`) and single spaces between it, appended at once.
+        mutating func append(_ run: ArraySlice<UInt8>) {
+            if pendingSpace { bytes.append(UInt8(ascii: " ")) }
+            pendingSpace = false
+            bytes.append(contentsOf: run)
+        }
+
+        /// How many more bytes `holds(limit)` may want: at least one.
+        func room(_ limit: Int?) -> Int {
+            guard let limit else { return .max }
+            return max(1, (ascii ? limit + 1 : 4 * (limit + 1)) - bytes.count)
         }
 
         /// Whether there is enough for `cut(_:to: limit)`: `limit + 1` characters. An ASCII byte
