@@ -93,7 +93,8 @@ public struct PullOptions: Sendable {
     public var onCommit: @Sendable (_ refreshed: Bool) -> Void
     /// What the run has learnt of the network, shared by its feeds; nil for a pull on its own.
     public var network: RunNetwork?
-    /// The run's turns for reading a document held in memory, shared by its feeds; nil for no limit.
+    /// The run's turns for reading a document held in memory, shared by its feeds; nil: each is
+    /// read on the pull's own thread.
     public var reading: WorkGate?
 
     public init(
@@ -168,6 +169,9 @@ public final class SyncEngine: Sendable {
     /// read from there in parts of `partSize` items, each committed as it is read.
     static let inMemoryBytes = 4 << 20
     static let partSize = 250
+    /// A document taking its turn (`PullOptions.reading`) is read at this niceness: the store's
+    /// writer, which waits for it, comes first.
+    static let readingNiceness: Int32 = 10
 
     public init(store: Store, client: HTTPClient, downloadPath: String? = nil) {
         self.store = store
@@ -269,7 +273,11 @@ public final class SyncEngine: Sendable {
                         file, format: expected, context: context, inParts: inParts, machine: &machine,
                         onCommit: options.onCommit)
                 } else if let gate = options.reading {
-                    try await gate.run { try FeedDocument.decode(response.body, format: expected, context: context) }
+                    try await gate.run {
+                        try await onOwnThread(niceness: Self.readingNiceness) {
+                            try FeedDocument.decode(response.body, format: expected, context: context)
+                        }
+                    }
                 } else {
                     try FeedDocument.decode(response.body, format: expected, context: context)
                 }
@@ -444,18 +452,26 @@ public final class SyncEngine: Sendable {
 }
 
 /// Runs `body` on a thread of its own and returns what it returns: for work that blocks (reading
-/// and parsing a long file), which must not hold a thread of the cooperative pool.
-func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+/// and parsing a long file), which must not hold a thread of the cooperative pool. `niceness` is
+/// added to that thread's (on Linux, `setpriority` of the calling thread is its own alone).
+func onOwnThread<T: Sendable>(niceness: Int32 = 0, _ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
+        Thread {
+            if niceness != 0 {
+                let which = __priority_which_t(PRIO_PROCESS.rawValue)
+                setpriority(which, 0, min(19, getpriority(which, 0) + niceness))
+            }
+            continuation.resume(with: Result { try body() })
+        }.start()
     }
 }
 
 /// At most `width` pieces of work at once; the others wait their turn, first come first served.
-/// A pull reads its feeds' documents through one, a core narrower than the machine: the store's
-/// single writer is the critical path of a many-feed pull, and documents read on every core beside
-/// it slowed it (BENCHMARKS.md, P3). A long document read from its file has a thread of its own
-/// and commits as it reads, so it does not take a turn.
+/// A pull's feeds read the documents they hold in memory through one as wide as the machine has
+/// cores, each on a thread of its own below the store writer's priority: the writer is the
+/// critical path of a many-feed pull, and reading beside it at its own priority slowed it, one
+/// document at a time left it waiting (BENCHMARKS.md, P3). A long document read from its file
+/// has a thread of its own and commits as it reads, so it does not take a turn.
 public final class WorkGate: Sendable {
     private struct State {
         var free: Int
@@ -468,7 +484,7 @@ public final class WorkGate: Sendable {
         state = Mutex(State(free: max(1, width)))
     }
 
-    func run<T>(_ work: () throws -> T) async rethrows -> T {
+    func run<T>(_ work: () async throws -> T) async rethrows -> T {
         await withCheckedContinuation { (turn: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state in
                 guard state.free == 0 else {
@@ -490,6 +506,6 @@ public final class WorkGate: Sendable {
             }
             next?.resume()
         }
-        return try work()
+        return try await work()
     }
 }

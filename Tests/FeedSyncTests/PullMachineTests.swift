@@ -295,9 +295,10 @@ extension Feed {
     }
 }
 
-/// A run's feeds read their documents through one `WorkGate` (cores − 1 wide), so the store's
-/// writer keeps a core: at most its width at once, every one read.
-@Suite struct WorkGateTests {
+/// How a run's feeds read the documents they hold in memory: in turns (one `WorkGate` as wide as
+/// the machine has cores: at most its width at once, every one read), each on a thread of its own
+/// below the pull's priority, so the store's writer comes first.
+@Suite struct DocumentReadingTests {
     struct Counts {
         var now = 0
         var most = 0
@@ -331,5 +332,14 @@ extension Feed {
         let result = counter.counts.withLock { $0 }
         #expect(result.most >= 1 && result.most <= width)
         #expect(result.finished.sorted() == Array(0..<6))
+    }
+
+    @Test func aDocumentIsReadBelowThePullsPriorityOnAThreadOfItsOwn() async throws {
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        let base = getpriority(which, 0)
+        let reading = try await onOwnThread(niceness: SyncEngine.readingNiceness) { getpriority(which, 0) }
+        #expect(reading == min(19, base + SyncEngine.readingNiceness))
+        #expect(try await onOwnThread { getpriority(which, 0) } == base)
+        #expect(getpriority(which, 0) == base)
     }
 }
