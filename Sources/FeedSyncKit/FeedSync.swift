@@ -385,7 +385,6 @@ public final class FeedSync: Sendable {
         feedOptions.onEvent = { onUpdate(.feed($0)) }
         feedOptions.onCommit = { prefetch.pagesChanged(refreshing: $0) }
         feedOptions.network = network
-        feedOptions.reading = WorkGate(width: ProcessInfo.processInfo.activeProcessorCount)
         let options = feedOptions
         return await withTaskCancellationHandler {
             // Pictures download while pages keep flowing.

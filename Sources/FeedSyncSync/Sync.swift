@@ -93,9 +93,9 @@ public struct PullOptions: Sendable {
     public var onCommit: @Sendable (_ refreshed: Bool) -> Void
     /// What the run has learnt of the network, shared by its feeds; nil for a pull on its own.
     public var network: RunNetwork?
-    /// The run's turns for reading a document held in memory, shared by its feeds; nil: each is
-    /// read on the pull's own thread.
-    public var reading: WorkGate?
+    /// The turns for reading a document held in memory, shared by every feed pulled with these
+    /// options (a run's feeds share one value).
+    public var reading = WorkGate(width: ProcessInfo.processInfo.activeProcessorCount)
 
     public init(
         maxPages: Int? = nil, retry: RetryPolicy = RetryPolicy(), schedule: Schedule = Schedule(),
@@ -272,14 +272,12 @@ public final class SyncEngine: Sendable {
                     try await read(
                         file, format: expected, context: context, inParts: inParts, machine: &machine,
                         onCommit: options.onCommit)
-                } else if let gate = options.reading {
-                    try await gate.run {
+                } else {
+                    try await options.reading.run {
                         try await onOwnThread(niceness: Self.readingNiceness) {
                             try FeedDocument.decode(response.body, format: expected, context: context)
                         }
                     }
-                } else {
-                    try FeedDocument.decode(response.body, format: expected, context: context)
                 }
             return machine.decoded(found, page, from: response)
         } catch let error as FeedError {
