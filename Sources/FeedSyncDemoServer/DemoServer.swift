@@ -291,7 +291,9 @@ public final class DemoServer: Sendable {
     /// Writes each request's path from now on to the file at `path` (created, or appended to), one
     /// line each, as it arrives.
     public func logRequests(to path: String) throws {
-        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: path) {
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+        }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         handle.seekToEndOfFile()
         logFile.withLock { $0 = handle }
@@ -439,7 +441,7 @@ public final class DemoServer: Sendable {
         case .status(let code)?:
             return HTTPResponse(statusCode: HTTPStatusCode(code, phrase: "Injected"), headers: headers)
         case .noise(let header, let count)?:
-            var random = SplitMix(seed: UInt64(number ?? 0))
+            var random = SplitMix(seed: UInt64(number))
             var body = header
             body.reserveCapacity(count)
             while body.count < count { withUnsafeBytes(of: random.next()) { body.append(contentsOf: $0) } }
