@@ -6,11 +6,25 @@ import PackageDescription
 // (pkg-config would give the same path, but also its `-lxml2`: see CXML below.)
 let libxml2Headers: [SwiftSetting] = [.unsafeFlags(["-Xcc", "-I/usr/include/libxml2"])]
 
+// The executables' links. The toolchain's lld packs the release binary's 84 000 relative
+// relocations (DT_RELR, glibc 2.36+; gold, the default linker, cannot): ld.so then reads 15 KB
+// instead of 2 MB at every start, and the binary stays position-independent (BENCHMARKS.md, P5).
+// The driver exports every symbol (28 000), for a crash backtracer a statically linked feedsync
+// never finds (swift-backtrace is not installed beside it); the runtime still looks its own path
+// up at start with dladdr, which walks them all: 0.5-1 ms of every command (BENCHMARKS.md, P5).
+// SwiftPM applies these to the test binaries' links too.
+let executableLinking: [LinkerSetting] = [
+    .unsafeFlags([
+        "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
+    ])
+]
+
 let package = Package(
     name: "feedsync",
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "feedsync", targets: ["feedsync"]),
+        .executable(name: "feedsync-serve", targets: ["feedsync-serve"]),
         .executable(name: "feedsync-demo-server", targets: ["feedsync-demo-server"]),
         // The decoders, for the fuzz targets in Fuzz/ (a package of their own: see docs/fuzzing.md).
         .library(name: "FeedSyncFeed", targets: ["FeedSyncFeed"]),
@@ -89,29 +103,34 @@ let package = Package(
             swiftSettings: libxml2Headers,
             plugins: ["EmbedFiles"]),
 
+        // What both executables share: the data home option, messages and exit codes, output,
+        // terminal text, interruption, and `serve`'s options.
+        .target(
+            name: "FeedSyncFrontend",
+            dependencies: ["FeedSyncKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: libxml2Headers),
+
         // Thin executable: parse arguments, call FeedSyncKit, format output, map errors to exit codes.
+        // `feedsync serve` hands its arguments to feedsync-serve, installed beside it, so that no
+        // other command loads the web server's modules (BENCHMARKS.md, P5).
         .executableTarget(
             name: "feedsync",
             dependencies: [
-                "FeedSyncKit",
-                "FeedSyncServe",
+                "FeedSyncKit", "FeedSyncFrontend",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: libxml2Headers,
-            // The toolchain's lld packs the release binary's 84 000 relative relocations (DT_RELR,
-            // glibc 2.36+; gold, the default linker, cannot): ld.so then reads 15 KB instead of
-            // 2 MB at every start, and the binary stays position-independent (BENCHMARKS.md, P5).
-            // The driver exports every symbol (28 000), for a crash backtracer a statically linked
-            // feedsync never finds (swift-backtrace is not installed beside it); the runtime still
-            // looks its own path up at start with dladdr, which walks them all: 0.5-1 ms of every
-            // command (BENCHMARKS.md, P5).
-            // SwiftPM applies these to the test binaries' links too.
-            linkerSettings: [
-                .unsafeFlags([
-                    "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker",
-                    "--no-export-dynamic",
-                ])
-            ]),
+            linkerSettings: executableLinking),
+
+        // The reading page's process: `feedsync serve` becomes it.
+        .executableTarget(
+            name: "feedsync-serve",
+            dependencies: [
+                "FeedSyncKit", "FeedSyncFrontend", "FeedSyncServe",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: libxml2Headers,
+            linkerSettings: executableLinking),
 
         // Loopback feed server shared by tests, benchmarks and the README's demo.
         .target(
@@ -126,7 +145,7 @@ let package = Package(
 
         .testTarget(
             name: "FeedSyncTests",
-            dependencies: ["FeedSyncKit", "FeedSyncDemoServer", "feedsync"],
+            dependencies: ["FeedSyncKit", "FeedSyncDemoServer", "feedsync", "feedsync-serve"],
             resources: [.copy("Fixtures")],
             swiftSettings: libxml2Headers),
     ],

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FeedSyncFrontend
 import FeedSyncSync
 import Foundation
 
@@ -20,34 +21,14 @@ struct FeedSyncCommand: AsyncParsableCommand {
             Status.self, GC.self, Serve.self,
         ])
 
-    /// As swift-argument-parser's own `main`, but its messages (which echo the arguments given)
-    /// are made safe for a terminal like every other message, and written with a checked write.
+    /// As swift-argument-parser's own `main`, messages made safe (`runAsRoot`), and a word that
+    /// is no command answered with the nearest.
     static func main() async {
         if let typo = unknownCommand(Array(CommandLine.arguments.dropFirst())) {
             complain(typo)
             Glibc.exit(Exit.usage)
         }
-        do {
-            var command = try await asyncParseAsRoot()
-            if var command = command as? any AsyncParsableCommand {
-                try await command.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            let code = exitCode(for: error)
-            let message = fullMessage(for: error)
-            if !message.isEmpty {
-                let safe = message.split(separator: "\n", omittingEmptySubsequences: false)
-                    .map { Terminal.safe(String($0)) }.joined(separator: "\n")
-                if code == .success {
-                    if (try? Output.line(safe)) == nil { Glibc.exit(Exit.ioError) }
-                } else {
-                    Output.error(safe)
-                }
-            }
-            Glibc.exit(code.rawValue)
-        }
+        await runAsRoot()
     }
 
     /// What to say when the first word is no command (the parser says only "Unexpected argument"):

@@ -62,7 +62,8 @@ import Testing
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         for file in [
-            "bin/feedsync", "share/man/man1/feedsync.1", "share/bash-completion/completions/feedsync",
+            "bin/feedsync", "bin/feedsync-serve", "share/man/man1/feedsync.1",
+            "share/bash-completion/completions/feedsync",
             "share/zsh/site-functions/_feedsync", "share/fish/vendor_completions.d/feedsync.fish",
         ] {
             let size = (try? FileManager.default.attributesOfItem(atPath: prefix.path + "/" + file))?[.size] as? Int

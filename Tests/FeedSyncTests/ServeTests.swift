@@ -65,6 +65,30 @@ import Testing
         throw POSIXError(.EADDRINUSE)
     }
 
+    /// `feedsync serve` becomes feedsync-serve, found beside it (the same process: what starts it
+    /// can stop it), which hears SIGTERM and ends with 0; with no feedsync-serve beside it,
+    /// feedsync says so in one sentence and exits 74.
+    @Test func serveBecomesTheServerBesideItWhichEndsAtSIGTERM() async throws {
+        let cli = try CLI()
+        let served = try await serve(cli, ["--port", "0"])
+        #expect(try served.curl("/api/items").status == 200)
+        let pid = served.process.process.processIdentifier
+        let program = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
+        #expect(program.hasSuffix("/feedsync-serve"), "\(program)")
+        kill(pid, SIGTERM)
+        let ended = try await served.process.wait()
+        #expect(ended.status == 0, "\(ended.stderr)")
+
+        let alone = try TempDirectory()
+        try FileManager.default.copyItem(atPath: CLI.binary, toPath: alone.path + "/feedsync")
+        let result = try await cli.start(["serve", "--port", "0"], executable: alone.path + "/feedsync").wait()
+        let folder = URL(fileURLWithPath: alone.path).resolvingSymlinksInPath().path
+        #expect(result.status == 74)
+        #expect(
+            result.stderr.hasPrefix("feedsync: cannot start \(folder)/feedsync-serve (No such file or directory)")
+                && result.stderr.filter { $0 == "\n" }.count == 1, "\(result.stderr)")
+    }
+
     @Test func thePagesAddressStaysGoodFromOneStartToTheNextUntilANewToken() async throws {
         let cli = try CLI()
         let port = String(try Self.portNoConnectionTakes())

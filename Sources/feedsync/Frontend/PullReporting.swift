@@ -1,3 +1,4 @@
+import FeedSyncFrontend
 import FeedSyncKit
 import FeedSyncSync
 import Synchronization

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FeedSyncFrontend
 import FeedSyncImages
 import FeedSyncKit
 import FeedSyncStore

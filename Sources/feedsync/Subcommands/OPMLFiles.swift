@@ -1,5 +1,6 @@
 import ArgumentParser
 import FeedSyncFeed
+import FeedSyncFrontend
 import FeedSyncKit
 import FeedSyncStore
 import FeedSyncSync

@@ -1,154 +1,37 @@
 import ArgumentParser
-import FeedSyncImages
-import FeedSyncKit
-import FeedSyncServe
-import FeedSyncStore
-import FeedSyncSync
+import FeedSyncFrontend
 import Foundation
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "serve",
-        abstract: "Serve a reading page on this machine; its scrolling steers the picture prefetch.",
-        discussion: """
-            Prints the page's address with its access token; every request needs that token. With \
-            --pull-every, pulls the feeds that are due in the background, taking the pull lock only \
-            while it pulls (a cron pull and serve never run at once, and neither fails because of \
-            the other).
-            """)
+        commandName: "serve", abstract: ServeOptions.abstract, discussion: ServeOptions.discussion)
 
-    @OptionGroup var homeOptions: HomeOptions
+    @OptionGroup var options: ServeOptions
 
-    @Option(
-        help: ArgumentHelp(
-            "The port to listen on (default \(Serve.defaultPort), a free one when it is taken); 0 picks a free one.",
-            valueName: "n"))
-    var port: Int?
-
-    @Flag(help: "Make a new access token; the page's old address and its cookie stop working.")
-    var newToken = false
-
-    /// The port a bookmark of the page finds it on, day after day.
-    static let defaultPort = 47070
-
-    @Option(
-        help: ArgumentHelp(
-            "The address to listen on. Another than 127.0.0.1 is reachable from other machines.",
-            valueName: "address"))
-    var bind = "127.0.0.1"
-
-    @Option(
-        help: ArgumentHelp(
-            "Pull the feeds that are due this often (15m, 1h; minutes without a unit).", valueName: "duration"),
-        transform: Interval.parse)
-    var pullEvery: Double?
-
-    @Flag(help: "Open the page with $BROWSER or xdg-open.")
-    var open = false
-
-    func validate() throws {
-        if let port { try check(port, in: 0...65535, "--port") }
-        // Often is harmless to publishers: a pull asks only the feeds that are due.
-        if let pullEvery { try check(pullEvery, in: 10...Schedule.maxInterval, "--pull-every (seconds)") }
-        if bind.isEmpty || bind.utf8.count > 255 || bind.unicodeScalars.contains(where: SafeText.isUnsafe) {
-            throw ValidationError("--bind must be an address such as 127.0.0.1")
-        }
-    }
-
+    /// The page is served by `feedsync-serve`, installed beside this program, which this process
+    /// becomes with the same arguments: the web server's modules live there, so that no other
+    /// command pays for them at its start (BENCHMARKS.md, P5).
     func run() async throws {
-        let library = try await homeOptions.open(.serving)
-        let token = Self.token(in: library.home, new: newToken)
-        var settings = ReadingServer.Settings(token: token)
-        settings.bind = bind
-        settings.port = port ?? Self.defaultPort
-        let port = settings.port
-        let shown = bind == "0.0.0.0" || bind == "::" ? "127.0.0.1" : bind
-        let opens = open
-        let serveOn: @Sendable (Int) async throws -> Void = { [settings] port in
-            var settings = settings
-            settings.port = port
-            try await ReadingServer(library: library, settings: settings).run { port in
-                let address = "http://\(shown.contains(":") ? "[\(shown)]" : shown):\(port)/?token=\(token)"
-                try? Output.line(address)
-                if opens { Self.openInBrowser(address, home: library.home) }
-            }
-        }
-        // The default port taken (another serve, or anything else): a free one, said so.
-        let fallsBack = self.port == nil && port != 0
-        let work = Task {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    do {
-                        try await serveOn(port)
-                    } catch is ReadingServer.PortTaken where fallsBack {
-                        complain("port \(Self.defaultPort) is taken; serving on another (the address below)")
-                        try await serveOn(0)
-                    }
-                }
-                if let pullEvery {
-                    group.addTask { await library.pullRepeatedly(every: pullEvery) }
-                }
-                try await group.next()
-                group.cancelAll()
-            }
-        }
-        if bind != "127.0.0.1" && bind != "localhost" && bind != "::1" {
-            complain("warning: --bind \(bind) makes the page reachable from other machines; it still needs the token")
-        }
-        let interruption = Interruption { work.cancel() }
-        defer { interruption.stop() }
-        do {
-            try await work.value
-        } catch is CancellationError {
-        } catch {
-            complain("cannot serve on \(bind):\(port): \(error)")
-            throw ExitCode(Exit.tempFail)
-        }
+        let server = Self.beside("feedsync-serve")
+        // The new program keeps this thread's blocked signals: none, as when it starts by itself,
+        // so that SIGINT and SIGTERM reach it.
+        var none = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, nil)
+        // `feedsync serve ARGUMENTS`: nothing comes before the command.
+        let arguments = ([server] + CommandLine.arguments.dropFirst(2)).map { strdup($0) } + [nil]
+        execv(server, arguments)
+        complain(
+            "cannot start \(server) (\(String(cString: strerror(errno)))), which serves the page; "
+                + "install it beside feedsync (scripts/install)")
+        throw ExitCode(Exit.ioError)
     }
 
-    /// The page's access token: kept in the data home (`serve.token`, only its owner reads it), so
-    /// the page's address stays good from one start to the next; made anew when there is none,
-    /// it is not one, or `new`. Made for this run only when it cannot be kept.
-    static func token(in home: DataHome, new: Bool) -> String {
-        let path = home.dataDirectory + "/serve.token"
-        func valid(_ text: String) -> Bool {
-            text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-        }
-        if !new {
-            let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            if fd >= 0 {
-                var buffer = [UInt8](repeating: 0, count: 64)
-                let count = read(fd, &buffer, buffer.count)
-                close(fd)
-                let text = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
-                if valid(text) { return text }
-            }
-        }
-        var bytes = SystemRandomNumberGenerator()
-        let token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &bytes)) }.joined()
-        unlink(path)
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            complain("cannot keep the page's token in \(path); this address holds until serve stops")
-            return token
-        }
-        _ = (token + "\n").utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
-        close(fd)
-        return token
-    }
-
-    /// Opens the page without its token on any command line (where every local user could read
-    /// it): through a file of the data home only its owner can read, which redirects there.
-    static func openInBrowser(_ address: String, home: DataHome) {
-        let path = home.dataDirectory + "/open.html"
-        unlink(path)
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return complain("cannot write \(path) to open the page; open the address above") }
-        let page = "<!doctype html><meta http-equiv=\"refresh\" content=\"0;url=\(address)\">\n"
-        _ = page.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
-        close(fd)
-        // Browser.open waits for the browser; the server goes on meanwhile.
-        Thread { _ = Browser.open("file://" + path) }.start()
+    /// The program named `name` in this program's folder.
+    static func beside(_ name: String) -> String {
+        var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &path, Int(PATH_MAX))
+        let own = length > 0 ? String(decoding: path.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        return URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent(name).path
     }
 }

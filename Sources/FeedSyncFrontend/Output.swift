@@ -4,15 +4,15 @@ import Foundation
 /// Standard output and error, written with write(2). A write that fails (a full disk, a pipe
 /// closed with SIGPIPE ignored) ends the command with exit 74 instead of trapping or going
 /// unnoticed: a cron job whose output is lost must not look like one that succeeded.
-enum Output {
+package enum Output {
     /// Writes `text` and a line break to standard output; exit 74 when it cannot.
-    static func line(_ text: String) throws {
+    package static func line(_ text: String) throws {
         try write(text + "\n")
     }
 
     /// Writes lines for a person: on a terminal each is cut (with "…") to the terminal's width,
     /// counted in the cells it draws, so none wraps and breaks a table; on a pipe as they are.
-    static func fitted(_ text: String) throws {
+    package static func fitted(_ text: String) throws {
         guard Terminal.isInteractive else { return try line(text) }
         let width = Terminal.width
         try line(
@@ -21,7 +21,7 @@ enum Output {
     }
 
     /// Writes `text` as it is to standard output; exit 74 when it cannot.
-    static func write(_ text: String) throws {
+    package static func write(_ text: String) throws {
         guard let failure = write(text, to: STDOUT_FILENO) else { return }
         complain("cannot write the output: \(String(cString: strerror(failure)))")
         throw ExitCode(Exit.ioError)
@@ -29,14 +29,14 @@ enum Output {
 
     /// Writes `text` to standard output if it can, saying nothing when it cannot: for the progress
     /// line, whose loss the command's last write will notice.
-    static func attempt(_ text: String) {
+    package static func attempt(_ text: String) {
         _ = write(text, to: STDOUT_FILENO)
     }
 
     /// Writes one line to standard error. When even that fails there is nowhere left to say
     /// anything: the process ends at once with exit 74 (`_exit`, which a killed pull also
     /// survives: every transaction is whole or absent).
-    static func error(_ text: String, newline: Bool = true) {
+    package static func error(_ text: String, newline: Bool = true) {
         if write(newline ? text + "\n" : text, to: STDERR_FILENO) != nil { _exit(Exit.ioError) }
     }
 

@@ -5,18 +5,18 @@ import Synchronization
 /// SIGINT and SIGTERM during a pull: the first cancels the work, so each feed stops between
 /// transactions (a page is committed whole or not at all) and records how far it got; a second
 /// ends the process at once, as the default would.
-final class Interruption {
+package final class Interruption {
     private let sources: [any DispatchSourceSignal]
     private let caught = Caught()
 
-    var happened: Bool { caught.flag.withLock { $0 } }
+    package var happened: Bool { caught.flag.withLock { $0 } }
 
     private final class Caught: Sendable {
         let flag = Mutex(false)
     }
 
     /// Calls `cancel` (on another thread) at the first SIGINT or SIGTERM until `stop`.
-    init(cancel: @escaping @Sendable () -> Void) {
+    package init(cancel: @escaping @Sendable () -> Void) {
         var sources: [any DispatchSourceSignal] = []
         let caught = caught
         for number in [SIGINT, SIGTERM] {
@@ -37,7 +37,7 @@ final class Interruption {
     }
 
     /// Stops watching: the signals end the process again, as by default.
-    func stop() {
+    package func stop() {
         for source in sources { source.cancel() }
         for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
     }

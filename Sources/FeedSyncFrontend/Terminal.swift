@@ -2,12 +2,12 @@ import FeedSyncKit
 import Foundation
 
 /// Making untrusted text (titles and URLs from the network) safe to print.
-enum Terminal {
+package enum Terminal {
     /// Whether standard output is a terminal.
-    static var isInteractive: Bool { isatty(STDOUT_FILENO) == 1 }
+    package static var isInteractive: Bool { isatty(STDOUT_FILENO) == 1 }
 
     /// Columns of the terminal; `COLUMNS` or 80 when output is not a terminal.
-    static var width: Int {
+    package static var width: Int {
         var size = winsize()
         if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
         if let columns = getenv("COLUMNS").flatMap({ Int(String(cString: $0)) }), columns > 0 {
@@ -18,7 +18,7 @@ enum Terminal {
 
     /// Line breaks and tabs become spaces; any other unsafe character becomes U+FFFD, visibly.
     /// A password in a URL (`http://user:secret@host/`) is replaced by `***`.
-    static func safe(_ text: String) -> String {
+    package static func safe(_ text: String) -> String {
         let redacted = Redact.passwords(in: text)
         // Nearly every title and URL is safe as it is: returned without being rebuilt, printable
         // ASCII without looking at its scalars one by one.
@@ -41,7 +41,7 @@ enum Terminal {
     }
 
     /// Cells a character takes: 2 for East Asian wide and emoji, 0 for combining marks.
-    static func cells(_ character: Character) -> Int {
+    package static func cells(_ character: Character) -> Int {
         guard let first = character.unicodeScalars.first else { return 0 }
         if character.unicodeScalars.contains(where: { $0.value == 0xFE0F }) { return 2 }
         switch first.value {
@@ -57,7 +57,7 @@ enum Terminal {
     }
 
     /// Cuts `text` to at most `width` cells, ending in `…` when cut.
-    static func truncate(_ text: String, toCells width: Int) -> String {
+    package static func truncate(_ text: String, toCells width: Int) -> String {
         if let cells = printableASCIIWidth(text), cells <= width { return text }
         var used = 0
         var result = ""
@@ -73,7 +73,7 @@ enum Terminal {
         return result
     }
 
-    static func displayWidth(_ text: String) -> Int {
+    package static func displayWidth(_ text: String) -> Int {
         printableASCIIWidth(text) ?? text.reduce(0) { $0 + cells($1) }
     }
 
@@ -87,7 +87,7 @@ enum Terminal {
 
     /// `text` (already safe) in lines of at most `width` cells, broken at spaces; a word longer
     /// than a line is broken where the line ends.
-    static func wrap(_ text: String, width: Int) -> [String] {
+    package static func wrap(_ text: String, width: Int) -> [String] {
         var lines: [String] = []
         var line = ""
         var used = 0
