@@ -56,9 +56,9 @@ public struct PrefetchMachine: Sendable {
 
     /// Downloads run `concurrency` at a time in the client's lane; as many more wait there.
     public let concurrency: Int
-    /// Written pictures are made durable and recorded together: at this many, when nothing else is
-    /// downloading, and at least every `recordInterval`. Fewer, larger batches mean fewer flushes
-    /// and transactions; the interval bounds what a killed pull downloads again.
+    /// Written pictures are recorded together: at this many, when nothing else is downloading, and
+    /// at least every `recordInterval`. Fewer, larger batches mean fewer transactions; the interval
+    /// bounds what a killed pull downloads again.
     public static let batch = 128
     public static let recordInterval: TimeInterval = 0.25
     /// Committed pages are planned for at once when the queue runs short, otherwise at most this

@@ -16,7 +16,7 @@ import Testing
         ("NSCondition", #"\bNSCondition(Lock)?\("#),
         ("DispatchQueue", #"\bDispatchQueue\("#),
         ("DispatchSemaphore", #"\bDispatchSemaphore\("#),
-        ("Thread", #"(?<![A-Za-z.])Thread\s*[{(]"#),
+        ("Thread", #"(?<![A-Za-z.])Thread(\.detachNewThread)?\s*[{(]"#),
         ("Task", #"(?<![A-Za-z.])Task(\.detached)?\s*[{(]"#),
         ("AsyncStream", #"\bAsync(Throwing)?Stream\b"#),
         ("continuation", #"\bwith(Checked|Unsafe)(Throwing)?Continuation\b"#),

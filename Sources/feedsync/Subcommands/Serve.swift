@@ -29,9 +29,7 @@ struct Serve: AsyncParsableCommand {
 
     /// The program named `name` in this program's folder.
     static func beside(_ name: String) -> String {
-        var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &path, Int(PATH_MAX))
-        let own = length > 0 ? String(decoding: path.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
         return URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent(name).path
     }
 }
