@@ -44,8 +44,8 @@ final class DOMNode {
     /// A text node ("#text"): set when the node is made, as no element is ever renamed to or from it.
     let isText: Bool
 
-    /// A text node of white space only.
-    var isBlankText: Bool { isText && text.allSatisfy(\.isWhitespace) }
+    /// A text node of white space only (Unicode's, `isSpace`).
+    var isBlankText: Bool { isText && metrics.collapsed == 0 }
 
     subscript(_ name: String) -> String? {
         attributes.first { $0.name == name }?.value

@@ -1,4 +1,5 @@
 import FeedSyncStore
+import Foundation
 
 // Text that leaves feedsync for a terminal, a program or the reading page: JSON written by hand in
 // the documented shapes, credentials in URLs hidden, characters unsafe on a terminal known.
@@ -22,31 +23,45 @@ public enum JSON {
     /// A JSON string literal. Every character that is unsafe on a terminal is written as `\uXXXX`,
     /// so the output can be printed raw as well as parsed.
     public static func string(_ text: String) -> String {
-        var out: [UInt8] = [0x22]
-        out.reserveCapacity(text.utf8.count + 16)
-        for scalar in Redact.passwords(in: text).unicodeScalars {
-            // Printable ASCII but the quote and the backslash, nearly all of most text, as it is.
-            if (0x20..<0x7F).contains(scalar.value), scalar != "\"", scalar != "\\" {
-                out.append(UInt8(scalar.value))
-                continue
-            }
-            switch scalar {
-            case "\"": out += #"\""#.utf8
-            case "\\": out += #"\\"#.utf8
-            case "\n": out += #"\n"#.utf8
-            case "\r": out += #"\r"#.utf8
-            case "\t": out += #"\t"#.utf8
-            default:
-                if SafeText.isUnsafe(scalar) {
-                    let hex = String(scalar.value, radix: 16)
-                    out += ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8
-                } else {
-                    out += scalar.utf8
+        var text = Redact.passwords(in: text)
+        // A string's UTF-8 bytes, in runs: walking its Unicode scalars one by one was most of an
+        // article's `--json` (BENCHMARKS.md).
+        return text.withUTF8 { bytes in
+            var out: [UInt8] = [0x22]
+            out.reserveCapacity(bytes.count + 16)
+            var index = 0
+            while index < bytes.count {
+                // Printable ASCII but the quote and the backslash, nearly all of most text, as it is.
+                var end = index
+                while end < bytes.count, bytes[end] >= 0x20, bytes[end] < 0x7F, bytes[end] != 0x22, bytes[end] != 0x5C {
+                    end += 1
                 }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<end]))
+                guard end < bytes.count else { break }
+                index = end
+                let byte = bytes[index]
+                let length = byte < 0x80 ? 1 : byte < 0xE0 ? 2 : byte < 0xF0 ? 3 : 4
+                var value = UInt32(length == 1 ? byte : byte & (0xFF >> (length + 1)))
+                for next in bytes[index + 1..<index + length] { value = value << 6 | UInt32(next & 0x3F) }
+                switch byte {
+                case 0x22, 0x5C: out += [0x5C, byte]
+                case 0x0A: out += [0x5C, UInt8(ascii: "n")]
+                case 0x0D: out += [0x5C, UInt8(ascii: "r")]
+                case 0x09: out += [0x5C, UInt8(ascii: "t")]
+                default:
+                    // Every unsafe scalar is below U+10000: four hex digits.
+                    if SafeText.isUnsafe(Unicode.Scalar(value)!) {
+                        let hex = String(value, radix: 16)
+                        out += ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8
+                    } else {
+                        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<index + length]))
+                    }
+                }
+                index += length
             }
+            out.append(0x22)
+            return String(decoding: out, as: UTF8.self)
         }
-        out.append(0x22)
-        return String(decoding: out, as: UTF8.self)
     }
 
     public static func string(_ text: String?) -> String { text.map { string($0) } ?? "null" }
@@ -58,40 +73,48 @@ public enum JSON {
 public enum Redact {
     /// `text` with the password of every URL in it replaced by `***`.
     public static func passwords(in text: String) -> String {
-        // No `@`, no user information: most text, every title, is returned without a copy.
-        guard text.utf8.contains(UInt8(ascii: "@")) else { return text }
-        let bytes = Array(text.utf8)
-        var out: [UInt8] = []
-        var index = 0
-        var copied = 0
-        while index + 3 <= bytes.count {
-            guard bytes[index] == UInt8(ascii: ":"), bytes[index + 1] == UInt8(ascii: "/"),
-                bytes[index + 2] == UInt8(ascii: "/")
-            else {
-                index += 1
-                continue
+        var text = text
+        let redacted = text.withUTF8 { bytes -> String? in
+            // No `@`, no user information: most text, every title, is returned without a copy.
+            guard let base = bytes.baseAddress, memchr(base, Int32(UInt8(ascii: "@")), bytes.count) != nil else {
+                return nil
             }
-            // The authority runs to the first of / ? #; but a password may hold those unescaped
-            // (`https://bob:p#ss@host/`), so the user information ends at the last `@` before
-            // white space. Some text after a port may be hidden with it: better than a password shown.
-            let start = index + 3
-            var end = start
-            while end < bytes.count, !Self.endsAuthority(bytes[end]) { end += 1 }
-            var word = end
-            while word < bytes.count, bytes[word] > 0x20, bytes[word] != 0x7F { word += 1 }
-            index = end
-            let at =
-                bytes[start..<end].lastIndex(of: UInt8(ascii: "@"))
-                ?? bytes[start..<word].lastIndex(of: UInt8(ascii: "@"))
-            guard let at, let colon = bytes[start..<at].firstIndex(of: UInt8(ascii: ":")) else { continue }
-            index = max(index, at)
-            out += bytes[copied...colon]
-            out += Array("***".utf8)
-            copied = at
+            var out: [UInt8] = []
+            var index = 0
+            var copied = 0
+            // Each `://` found from the colons memchr finds: a byte at a time in Swift, the search
+            // was most of a long text's.
+            while index < bytes.count, let found = memchr(base + index, Int32(UInt8(ascii: ":")), bytes.count - index) {
+                let scheme = UnsafeRawPointer(base).distance(to: found)
+                guard scheme + 3 <= bytes.count, bytes[scheme + 1] == UInt8(ascii: "/"),
+                    bytes[scheme + 2] == UInt8(ascii: "/")
+                else {
+                    index = scheme + 1
+                    continue
+                }
+                // The authority runs to the first of / ? #; but a password may hold those unescaped
+                // (`https://bob:p#ss@host/`), so the user information ends at the last `@` before
+                // white space. Some text after a port may be hidden with it: better than a password shown.
+                let start = scheme + 3
+                var end = start
+                while end < bytes.count, !Self.endsAuthority(bytes[end]) { end += 1 }
+                var word = end
+                while word < bytes.count, bytes[word] > 0x20, bytes[word] != 0x7F { word += 1 }
+                index = end
+                let at =
+                    bytes[start..<end].lastIndex(of: UInt8(ascii: "@"))
+                    ?? bytes[start..<word].lastIndex(of: UInt8(ascii: "@"))
+                guard let at, let colon = bytes[start..<at].firstIndex(of: UInt8(ascii: ":")) else { continue }
+                index = max(index, at)
+                out += bytes[copied...colon]
+                out += Array("***".utf8)
+                copied = at
+            }
+            guard copied > 0 else { return nil }
+            out += bytes[copied...]
+            return String(decoding: out, as: UTF8.self)
         }
-        guard copied > 0 else { return text }
-        out += bytes[copied...]
-        return String(decoding: out, as: UTF8.self)
+        return redacted ?? text
     }
 
     private static func endsAuthority(_ byte: UInt8) -> Bool {

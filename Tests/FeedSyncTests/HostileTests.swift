@@ -1,5 +1,6 @@
 import FeedSyncDemoServer
 import FeedSyncFeed
+import FeedSyncKit
 import FeedSyncStore
 import Foundation
 import Testing
@@ -374,6 +375,27 @@ import Testing
     /// total the decoder accepts would be forgotten when the store reads it back.
     @Test func theStoreAcceptsTheCountsTheDecodersAccept() {
         #expect(FeedCursor.totals == FeedLimits.totals)
+    }
+
+    /// A JSON string as `--json` writes it: text of any script as it is, what a terminal would obey
+    /// as `\uXXXX`, parsed back to the same text.
+    @Test func jsonStringsEscapeOnlyWhatATerminalWouldObey() throws {
+        let text = "plain \"quoted\" back\\slash\ttab\nline\r é 中文 😀 \u{1B}[31m \u{7F} \u{85} \u{202E} \u{2028} end"
+        let literal = JSON.string(text)
+        #expect(
+            literal
+                == #""plain \"quoted\" back\\slash\ttab\nline\r é 中文 😀 \u001b[31m \u007f \u0085 \u202e \u2028 end""#)
+        let parsed = try JSONSerialization.jsonObject(with: Data(literal.utf8), options: .fragmentsAllowed)
+        #expect(parsed as? String == text)
+    }
+
+    /// A URL's password never leaves feedsync, wherever it is in a text; what only looks like one stays.
+    @Test func passwordsInTextAreHidden() {
+        #expect(
+            Redact.passwords(in: "see https://bob:p#ss@host/x and http://a.example/@me, mail@x, ftp://u:pw@h")
+                == "see https://bob:***@host/x and http://a.example/@me, mail@x, ftp://u:***@h")
+        #expect(Redact.passwords(in: "no address: x@y, a://") == "no address: x@y, a://")
+        #expect(Redact.passwords(in: "") == "")
     }
 
     // MARK: Broken HTTP
