@@ -86,7 +86,7 @@ import Testing
             "0007_schedule", "0008_no_answer", "0009_search_contentless", "0010_article_pictures", "0011_history",
             "0012_picture_hash",
             "0013_accounts",
-            "0014_articles", "0015_cache_total",
+            "0014_articles", "0015_cache_total", "0016_article_index",
         ]
         #expect(try await store.appliedMigrations() == migrations)
         // Opening again applies nothing twice.
@@ -189,6 +189,54 @@ import Testing
         // Every row leaves the index with its feed: not one word is left behind.
         _ = try await upgraded.removeFeed(id: 1)
         #expect(try vocabulary() == [])
+    }
+
+    /// A stored article is searched by its text: the store writes its index row after its batch's
+    /// other rows (Migrations/0016), one stored again is searched by its new text only, a failure
+    /// indexes nothing, and every word leaves with the feed.
+    @Test func articlesAreSearchedByTheirTextAsStoredLast() async throws {
+        let feed = try await store.subscribe(url: "http://h/feed")
+        try await store.commit(
+            PageCommit(
+                feedID: feed.id, band: 0,
+                newItems: [item("a", title: "A"), item("b", title: "B"), item("c", title: "C")],
+                updatedItems: [], cursor: FeedCursor()))
+        let ids = try await store.read { db in
+            try Dictionary(
+                uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT key, id FROM item").map { row -> (String, Int64) in
+                    (row["key"], row["id"])
+                })
+        }
+        func stored(_ key: String, _ html: String) -> ArticleOutcome {
+            ArticleOutcome(
+                itemID: ids[key]!, link: "http://h/\(key)",
+                result: .stored(html: html, title: nil, byline: nil, pictures: []))
+        }
+        func found(_ words: String) async throws -> [String] {
+            var query = ListQuery()
+            query.search = SearchText.query(words)
+            return try await store.list(query, page: 1, perPage: 20).items.map(\.title).sorted()
+        }
+        try await store.keepArticles([
+            stored("a", "<p>Quinces in autumn</p>"), stored("b", "<p>Quinces and medlars</p>"),
+            ArticleOutcome(
+                itemID: ids["c"]!, link: "http://h/c", result: .failed(error: "404", attempts: 1, retryAt: nil)),
+        ])
+        #expect(try await found("quince") == ["A", "B"])
+        #expect(try await found("medlar") == ["B"])
+        try await store.keepArticles([stored("a", "<p>Damsons</p>")])
+        #expect(try await found("quince") == ["B"])
+        #expect(try await found("damson") == ["A"])
+        func vocabulary() async throws -> Set<String> {
+            try await store.write { db in
+                try db.execute(
+                    sql: "CREATE VIRTUAL TABLE IF NOT EXISTS temp.words USING fts5vocab(main, article_search, row)")
+                return Set(try String.fetchAll(db, sql: "SELECT term FROM temp.words"))
+            }
+        }
+        #expect(try await vocabulary() == ["quinces", "and", "medlars", "damsons"])
+        _ = try await store.removeFeed(id: feed.id)
+        #expect(try await vocabulary() == [])
     }
 
     @Test func remembersAChosenFormatAndTheLinksAFeedPagesBy() async throws {
