@@ -146,15 +146,22 @@ extension ArticleExtractor {
             return found
         }
 
+        /// What separates a title's parts (between spaces), and those of them that make a path
+        /// (`News / World`): made once, not at every page.
+        static let separators: Set<Character> = ["|", "-", "–", "—", "\\", "/", ">", "»"]
+        static let pathSeparators: Set<Character> = ["\\", "/", ">", "»"]
+
         /// The page's `<title>`, less the site's name where a separator sets it apart.
         static func title(of document: DOMNode) -> String? {
             let original = HTMLText.collapsingWhitespace(document.first(["title"])?.textContent ?? "")
             var title = original
             var hierarchical = false
             func words(_ text: String) -> Int { text.split(whereSeparator: \.isWhitespace).count }
-            let separators = separatorRanges(in: original, of: ["|", "-", "–", "—", "\\", "/", ">", "»"])
+            let separators = separatorRanges(in: original, of: Self.separators)
             if let first = separators.first, let last = separators.last {
-                hierarchical = !separatorRanges(in: original, of: ["\\", "/", ">", "»"]).isEmpty
+                hierarchical = separators.contains {
+                    Self.pathSeparators.contains(original[original.index(after: $0.lowerBound)])
+                }
                 // Everything before the last separator; when that leaves too few words, after the first.
                 title = String(original[..<last.lowerBound])
                 if words(title) < 3 { title = String(original[first.upperBound...]) }
@@ -176,7 +183,7 @@ extension ArticleExtractor {
             }
             title = HTMLText.collapsingWhitespace(title)
             let count = words(title)
-            let originalWithout = original.filter { !"|-–—\\/>»".contains($0) }
+            let originalWithout = original.filter { !Self.separators.contains($0) }
             if count <= 4, !hierarchical || count != words(originalWithout) - 1 {
                 title = original
             }
