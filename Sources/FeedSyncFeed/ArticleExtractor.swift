@@ -504,17 +504,16 @@ public enum ArticleExtractor {
     // MARK: Cleaning the article
 
     static func clean(_ article: DOMNode, flags: Flags) {
+        // One walk for what depends on each node alone: what goes inside a node that goes goes with it.
         for node in article.descendants() {
             node.set("style", nil)
-        }
-        for node in article.descendants(["object", "embed", "iframe"]) where !isVideo(node) { node.detach() }
-        for node in article.descendants([
-            "footer", "link", "aside", "input", "textarea", "select", "button", "form", "fieldset", "nav",
-        ]) {
-            node.detach()
-        }
-        for node in article.descendants() {
-            if let role = node["role"]?.lowercased(), unlikelyRoles.contains(role) { node.detach() }
+            switch node.tag {
+            case "object" where !isVideo(node), "embed" where !isVideo(node), "iframe" where !isVideo(node),
+                "footer", "link", "aside", "input", "textarea", "select", "button", "form", "fieldset", "nav":
+                node.detach()
+            default:
+                if let role = node["role"]?.lowercased(), unlikelyRoles.contains(role) { node.detach() }
+            }
         }
         // Share bars (small), by their class.
         for node in article.descendants() where node.parent != nil {
