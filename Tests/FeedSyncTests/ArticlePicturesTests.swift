@@ -145,14 +145,14 @@ import Testing
             // article; one not cached is not found.
             let served = try await ServeTests().serve(cli)
             defer { served.process.kill9() }
-            let own = try served.curl("/pictures/1")
+            let own = try await served.curl("/pictures/1")
             #expect(own.status == 200 && own.headers.lowercased().contains("content-type: image/png"), "\(own.headers)")
-            #expect(try served.curl("/pictures/25").status == 404, "outside the window: not cached")
-            let content = try served.curl("/content/1").body
+            #expect(try await served.curl("/pictures/25").status == 404, "outside the window: not cached")
+            let content = try await served.curl("/content/1").body
             let inside = content.matches(of: try Regex(#"/pictures/1/(\d+)"#)).map { String(content[$0.range]) }
             #expect(inside.count == 3, "\(content)")
-            for path in inside { #expect(try served.curl(path).status == 200, "\(path)") }
-            #expect(try served.curl("/pictures/1/99").status == 404)
+            for path in inside { #expect(try await served.curl(path).status == 200, "\(path)") }
+            #expect(try await served.curl("/pictures/1/99").status == 404)
             // One request for the picture every story shows; none sent a Referer.
             let requests = server.requests.filter { !$0.isFeed }
             #expect(requests.filter { $0.path == "/pictures/7777.png" }.count == 1)

@@ -18,13 +18,13 @@ import Testing
         func curl(
             _ path: String, token: String? = nil, cookie: Bool = true, host: String? = nil, post: Bool = false,
             call: Bool = true
-        ) throws -> (status: Int, headers: String, body: String) {
+        ) async throws -> (status: Int, headers: String, body: String) {
             var arguments = ["-s", "-D", "-", "--max-time", "10"]
             let port = URL(string: base)!.port!
             if cookie { arguments += ["-b", "feedsync_token_\(port)=\(token ?? self.token)"] }
             if let host { arguments += ["-H", "Host: \(host)"] }
             if post { arguments += ["-X", "POST"] + (call ? ["-H", "X-Feedsync: 1"] : []) }
-            let text = String(decoding: try output(of: "/usr/bin/curl", arguments + [base + path]), as: UTF8.self)
+            let text = String(decoding: try await output(of: "/usr/bin/curl", arguments + [base + path]), as: UTF8.self)
             let parts = text.components(separatedBy: "\r\n\r\n")
             let head = parts.first ?? ""
             let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
@@ -71,7 +71,7 @@ import Testing
     @Test func serveBecomesTheServerBesideItWhichEndsAtSIGTERM() async throws {
         let cli = try CLI()
         let served = try await serve(cli, ["--port", "0"])
-        #expect(try served.curl("/api/items").status == 200)
+        #expect(try await served.curl("/api/items").status == 200)
         let pid = served.process.process.processIdentifier
         let program = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
         #expect(program.hasSuffix("/feedsync-serve"), "\(program)")
@@ -81,7 +81,19 @@ import Testing
 
         let alone = try TempDirectory()
         try FileManager.default.copyItem(atPath: CLI.binary, toPath: alone.path + "/feedsync")
-        let result = try await cli.start(["serve", "--port", "0"], executable: alone.path + "/feedsync").wait()
+        // A child another test forks while the copy is written holds it open for writing until it
+        // starts its own program: the copy cannot start meanwhile ("Text file busy").
+        var copy: RunningCLI?
+        for _ in 0..<100 where copy == nil {
+            do {
+                copy = try cli.start(["serve", "--port", "0"], executable: alone.path + "/feedsync")
+            } catch let error as NSError
+                where (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.code == Int(ETXTBSY)
+            {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        let result = try await #require(copy).wait()
         let folder = URL(fileURLWithPath: alone.path).resolvingSymlinksInPath().path
         #expect(result.status == 74)
         #expect(
@@ -104,8 +116,8 @@ import Testing
         let renewed = try await serve(cli, ["--port", port, "--new-token"])
         defer { renewed.process.kill9() }
         #expect(renewed.token != first.token && renewed.token.count == 32)
-        #expect(try renewed.curl("/api/items", token: first.token).status == 403, "the old token no more")
-        #expect(try renewed.curl("/api/items").status == 200)
+        #expect(try await renewed.curl("/api/items", token: first.token).status == 403, "the old token no more")
+        #expect(try await renewed.curl("/api/items").status == 200)
     }
 
     @Test func theDefaultPortTakenAFreeOneIsUsedAndSaidSo() async throws {
@@ -137,7 +149,7 @@ import Testing
         #expect(URL(string: served.base)?.port != 47070)
         let said = (try? String(contentsOfFile: served.process.errPath, encoding: .utf8)) ?? ""
         #expect(said.contains("port 47070 is taken; serving on another"), "\(said)")
-        #expect(try served.curl("/api/items").status == 200)
+        #expect(try await served.curl("/api/items").status == 200)
         // A port the user chose is not replaced: taken, it is the error, with the system's words.
         let chosen = try await cli.run("serve", "--port", "47070")
         #expect(
@@ -157,30 +169,34 @@ import Testing
                 "/pictures/1", "/nowhere",
             ]
             for route in routes {
-                #expect(try served.curl(route, cookie: false).status == 403, "\(route) without the token")
-                #expect(try served.curl(route, token: String(repeating: "0", count: 32)).status == 403, "\(route)")
-                #expect(try served.curl(route, host: "evil.example").status == 403, "\(route), Host evil.example")
+                #expect(try await served.curl(route, cookie: false).status == 403, "\(route) without the token")
+                #expect(
+                    try await served.curl(route, token: String(repeating: "0", count: 32)).status == 403, "\(route)")
+                #expect(try await served.curl(route, host: "evil.example").status == 403, "\(route), Host evil.example")
                 let host = URL(string: served.base)!.port.map { "evil.example:\($0)" }!
-                #expect(try served.curl(route, host: host).status == 403, "\(route), Host \(host)")
+                #expect(try await served.curl(route, host: host).status == 403, "\(route), Host \(host)")
             }
             for route in ["/api/items/1/read", "/api/position?row=0&per_page=50"] {
-                #expect(try served.curl(route, post: true, call: false).status == 403, "\(route) without X-Feedsync")
-                #expect(try served.curl(route, cookie: false, post: true).status == 403, "\(route) without the token")
+                #expect(
+                    try await served.curl(route, post: true, call: false).status == 403, "\(route) without X-Feedsync")
+                #expect(
+                    try await served.curl(route, cookie: false, post: true).status == 403, "\(route) without the token")
             }
-            #expect(try served.curl("/api/items", post: true).status == 404, "state changes only by POST routes")
+            #expect(try await served.curl("/api/items", post: true).status == 404, "state changes only by POST routes")
 
             // The address's token sets the cookie; every answer carries the policy.
-            let page = try served.curl("/?token=\(served.token)", cookie: false)
+            let page = try await served.curl("/?token=\(served.token)", cookie: false)
             #expect(page.status == 200 && page.body.contains("<script src=\"/app.js\""))
             #expect(
                 page.headers.contains(
                     "Set-Cookie: feedsync_token_\(URL(string: served.base)!.port!)=\(served.token); Path=/; HttpOnly; SameSite=Strict"
                 ))
-            for answer in [page, try served.curl("/api/items"), try served.curl("/nowhere", cookie: false)] {
+            for answer in [page, try await served.curl("/api/items"), try await served.curl("/nowhere", cookie: false)]
+            {
                 #expect(answer.headers.contains("default-src 'self'; script-src 'self';"), "\(answer.headers)")
                 #expect(answer.headers.contains("frame-ancestors 'none'") && answer.headers.contains("nosniff"))
             }
-            #expect(try served.curl("/", host: "localhost:\(URL(string: served.base)!.port!)").status == 200)
+            #expect(try await served.curl("/", host: "localhost:\(URL(string: served.base)!.port!)").status == 200)
         }
     }
 
@@ -204,13 +220,13 @@ import Testing
         let mode = try FileManager.default.attributesOfItem(atPath: cli.home.path + "/open.html")[.posixPermissions]
         #expect(mode as? Int == 0o600)
         #expect(served.base.hasPrefix("http://127.0.0.1:"))
-        #expect(try served.curl("/", cookie: false).status == 403)
-        #expect(try served.curl("/").status == 200)
+        #expect(try await served.curl("/", cookie: false).status == 403)
+        #expect(try await served.curl("/").status == 200)
         // From another machine the Host is this one's address; a name (DNS rebinding) is refused.
         let port = URL(string: served.base)!.port!
-        #expect(try served.curl("/", host: "192.168.1.20:\(port)").status == 200)
-        #expect(try served.curl("/", host: "evil.example:\(port)").status == 403)
-        #expect(try served.curl("/", host: "192.168.1.20:\(port + 1)").status == 403)
+        #expect(try await served.curl("/", host: "192.168.1.20:\(port)").status == 200)
+        #expect(try await served.curl("/", host: "evil.example:\(port)").status == 403)
+        #expect(try await served.curl("/", host: "192.168.1.20:\(port + 1)").status == 403)
         let warned = (try? String(contentsOfFile: served.process.errPath, encoding: .utf8)) ?? ""
         #expect(warned.contains("reachable from other machines; it still needs the token"), "\(warned)")
     }
@@ -263,9 +279,9 @@ import Testing
                 var rows = SplitMix(seed: 28)
                 while !cronDone.withLock({ $0 }) {
                     let row = Int(rows.next() % 580)
-                    _ = try? served.curl("/api/position?row=\(row)&per_page=20", post: true)
+                    _ = try? await served.curl("/api/position?row=\(row)&per_page=20", post: true)
                     for number in (600 - row - 10)...(600 - row) where number > 0 {
-                        _ = try? served.curl("/api/items/\(number)/picture", post: true)
+                        _ = try? await served.curl("/api/items/\(number)/picture", post: true)
                     }
                 }
             }
@@ -330,16 +346,16 @@ import Testing
             try Data(whole[1].map { $0 ^ 0x5A }).write(to: URL(fileURLWithPath: paths[1]))
             try FileManager.default.removeItem(atPath: paths[2])
             for index in 0..<3 {
-                #expect(try served.curl("/pictures/\(numbers[index])").status == 404, "damaged \(index)")
+                #expect(try await served.curl("/pictures/\(numbers[index])").status == 404, "damaged \(index)")
                 // Still not served, unless serve's own pull round has fetched it again meanwhile.
-                let still = try served.curl("/pictures/\(numbers[index])")
+                let still = try await served.curl("/pictures/\(numbers[index])")
                 #expect(
                     still.status == 404
                         || (still.status == 200 && FileManager.default.contents(atPath: paths[index]) == whole[index]),
                     "and still")
-                let fetched = try served.curl("/api/items/\(numbers[index])/picture", post: true)
+                let fetched = try await served.curl("/api/items/\(numbers[index])/picture", post: true)
                 #expect(fetched.body.contains("/pictures/\(numbers[index])"), "\(fetched)")
-                let again = try served.curl("/pictures/\(numbers[index])")
+                let again = try await served.curl("/pictures/\(numbers[index])")
                 #expect(again.status == 200 && Data(again.body.utf8).count > 0)
                 #expect(FileManager.default.contents(atPath: paths[index]) == whole[index], "whole again")
             }
@@ -354,7 +370,7 @@ import Testing
                 try await Task.sleep(for: .milliseconds(10))
             }
             let start = Date()
-            #expect(try served.curl("/pictures/\(numbers[5])").status == 200)
+            #expect(try await served.curl("/pictures/\(numbers[5])").status == 200)
             #expect(Date().timeIntervalSince(start) < 4, "the read waited for the lock")
             #expect(holder.isRunning, "the lock was still held")
         }
@@ -371,7 +387,7 @@ import Testing
             let served = try await serve(cli)
             defer { served.process.kill9() }
             let page = try json(
-                RunResult(status: 0, stdout: try served.curl("/api/items?page=3&per_page=10").body, stderr: ""))
+                RunResult(status: 0, stdout: try await served.curl("/api/items?page=3&per_page=10").body, stderr: ""))
             #expect(page["total"] as? Int == 400)
             let items = try #require(page["items"] as? [[String: Any]])
             #expect(items.map { $0["position"] as? Int } == (21...30).map { $0 })
@@ -380,19 +396,19 @@ import Testing
             #expect(items.allSatisfy { $0["picture"] is NSNull }, "nothing cached yet")
 
             let number = try #require(items[0]["number"] as? Int)
-            #expect(try served.curl("/api/items/\(number)/read", post: true).status == 200)
+            #expect(try await served.curl("/api/items/\(number)/read", post: true).status == 200)
             #expect(try await cli.listedItems()[20]["unread"] as? Bool == false)
-            #expect(try served.curl("/api/items/\(number)/read?read=0", post: true).status == 200)
+            #expect(try await served.curl("/api/items/\(number)/read?read=0", post: true).status == 200)
             #expect(try await cli.listedItems()[20]["unread"] as? Bool == true)
-            #expect(try served.curl("/api/items/999999/read", post: true).status == 404)
+            #expect(try await served.curl("/api/items/999999/read", post: true).status == 404)
 
             // Where the scroll settled: row 300 of 50 a page is page 7.
-            #expect(try served.curl("/api/position?row=300&per_page=50", post: true).status == 200)
+            #expect(try await served.curl("/api/position?row=300&per_page=50", post: true).status == 200)
             #expect(
                 try await cli.openStore().latestReadingPosition() == ReadingPosition(feedURL: nil, page: 7, perPage: 50)
             )
-            #expect(try served.curl("/api/position?row=-1&per_page=50", post: true).status == 400)
-            let content = try served.curl("/content/2")
+            #expect(try await served.curl("/api/position?row=-1&per_page=50", post: true).status == 400)
+            let content = try await served.curl("/content/2")
             #expect(content.headers.contains("default-src 'none'; img-src 'self'"), "\(content.headers)")
             #expect(!content.body.contains("127.0.0.1:1"), "no remote picture: \(content.body)")
         }

@@ -240,7 +240,16 @@ func readAll(_ handle: FileHandle) -> Data { readAll(handle.fileDescriptor) }
 /// /dev/null), run to its end through `posix_spawn`: Foundation's `Process.run` can crash when
 /// other threads open and close descriptors while it starts a child (it reads /proc/self/fd,
 /// swift-corelibs-foundation PR 5472), and a test that runs curl thousands of times met it.
-func output(of executable: String, _ arguments: [String]) throws -> Data {
+/// It waits on a thread of its own, as `CLI.run` does, never on one of the cooperative pool's,
+/// where the test's feed server runs: two tests waiting there at once on two cores held up every
+/// feed server in the process, and a request serve made to one waited until curl gave up.
+func output(of executable: String, _ arguments: [String]) async throws -> Data {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try blockingOutput(of: executable, arguments) }) }.start()
+    }
+}
+
+private func blockingOutput(of executable: String, _ arguments: [String]) throws -> Data {
     var ends: [Int32] = [0, 0]
     guard pipe(&ends) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // the child gets only its dup2
