@@ -51,13 +51,21 @@ extension PicturePrefetcher {
     }
 
     private func downloadNow(_ job: PictureJob, options: PrefetchOptions) async -> Bool {
-        let (client, onEvent) = channel()
+        var (client, onEvent) = channel()
         guard let request = request(for: job, maxBytes: options.maxBytes) else {
             await fail(job, "not an http(s) URL", permanent: true, onEvent: onEvent)
             return false
         }
-        let result = await withCheckedContinuation { continuation in
+        var result = await withCheckedContinuation { continuation in
             client.start(request) { continuation.resume(returning: $0) }
+        }
+        // Only a client's shutdown ends this transfer as cancelled: the pull whose client it was
+        // ended meanwhile (its run had gone by then). Asked once more, through our own client.
+        if case .failure(let error) = result, error.kind == .cancelled {
+            (client, onEvent) = channel()
+            result = await withCheckedContinuation { continuation in
+                client.start(request) { continuation.resume(returning: $0) }
+            }
         }
         switch keep(result, for: job, onEvent: onEvent) {
         case (_, let written?):

@@ -245,6 +245,34 @@ import Testing
         }
     }
 
+    /// A picture the page asks for goes through the running pull's client; when that pull ends
+    /// mid-download and shuts its client down, the picture is asked for again through the
+    /// prefetcher's own client, and cached: the page is not told there is none.
+    @Test func aPictureAskedForNowOutlivesThePullWhoseClientItStartedOn() async throws {
+        let cli = try CLI()
+        try await withServer(items: 10, perPage: 10) { server, url in
+            try await storeItems(cli, server, url, pictureLatency: 0.5)
+            let store = try cli.openStore()
+            let client = HTTPClient(
+                configuration: TransportConfiguration(userAgent: "feedsync-tests", maxConnections: 4))
+            let prefetcher = PicturePrefetcher(
+                cache: PictureCache(store: store, directory: cli.home.path + "/pictures"),
+                idleClient: TransportConfiguration(userAgent: "feedsync-tests"))
+            let run = prefetcher.begin(client: client, options: PrefetchOptions(mode: .none))
+            let job = try #require(try await store.duePicture(ofItem: 1))
+            async let cached = prefetcher.fetchNow(job, options: PrefetchOptions())
+            for _ in 0..<250 where server.requestsInFlight == 0 {
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+            #expect(server.requestsInFlight == 1, "the picture is on its way through the pull's client")
+            await run.run()  // the pull ends: its run first, then its client
+            client.shutdown()
+            #expect(await cached)
+            #expect(server.pictureRequests.count == 2, "\(server.pictureRequests)")
+            #expect(try await pictures(cli).first { $0.url == job.url }?.status == "cached")
+        }
+    }
+
     @Test func picturesStartAsSoonAsPageOneIsCommittedWhilePagesKeepFlowing() async throws {
         let cli = try CLI()
         try await withServer(items: 200, perPage: 10) { server, url in
