@@ -251,7 +251,8 @@ import Testing
     @Test func aPictureAskedForNowOutlivesThePullWhoseClientItStartedOn() async throws {
         let cli = try CLI()
         try await withServer(items: 10, perPage: 10) { server, url in
-            try await storeItems(cli, server, url, pictureLatency: 0.5)
+            // Two seconds at the server: time enough, on a loaded machine, to end the pull meanwhile.
+            try await storeItems(cli, server, url, pictureLatency: 2)
             let store = try cli.openStore()
             let client = HTTPClient(
                 configuration: TransportConfiguration(userAgent: "feedsync-tests", maxConnections: 4))
