@@ -56,16 +56,17 @@ extension PicturePrefetcher {
             await fail(job, "not an http(s) URL", permanent: true, onEvent: onEvent)
             return false
         }
-        var result = await withCheckedContinuation { continuation in
-            client.start(request) { continuation.resume(returning: $0) }
+        func download() async -> Result<HTTPResponse, TransportError> {
+            await withCheckedContinuation { continuation in
+                client.start(request) { continuation.resume(returning: $0) }
+            }
         }
+        var result = await download()
         // Only a client's shutdown ends this transfer as cancelled: the pull whose client it was
         // ended meanwhile (its run had gone by then). Asked once more, through our own client.
         if case .failure(let error) = result, error.kind == .cancelled {
             (client, onEvent) = channel()
-            result = await withCheckedContinuation { continuation in
-                client.start(request) { continuation.resume(returning: $0) }
-            }
+            result = await download()
         }
         switch keep(result, for: job, onEvent: onEvent) {
         case (_, let written?):

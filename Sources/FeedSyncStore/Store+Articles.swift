@@ -108,7 +108,6 @@ extension Store {
             // compiled into each statement, so preparing one costs more than running it.
             let delete = try db.cachedStatement(sql: "DELETE FROM item_article WHERE item_id = ?")
             let unlink = try db.cachedStatement(sql: "DELETE FROM item_content_picture WHERE item_id = ?")
-            var indexed: [(Int64, String)] = []
             for outcome in outcomes {
                 try delete.execute(arguments: [outcome.itemID])
                 switch outcome.result {
@@ -121,7 +120,6 @@ extension Store {
                     ).execute(arguments: [outcome.itemID, outcome.link, html, title, byline, now.timeIntervalSince1970])
                     try unlink.execute(arguments: [outcome.itemID])
                     try Self.linkArticlePictures(db, item: outcome.itemID, pictures)
-                    indexed.append((outcome.itemID, html))
                 case .failed(let error, let attempts, let retryAt):
                     try db.cachedStatement(
                         sql: """
@@ -139,7 +137,11 @@ extension Store {
             // article was an index segment of its own (Migrations/0016).
             let index = try db.cachedStatement(
                 sql: "INSERT INTO article_search (rowid, body) VALUES (?, search_body(?, NULL))")
-            for (itemID, html) in indexed { try index.execute(arguments: [itemID, html]) }
+            for outcome in outcomes {
+                if case .stored(let html, _, _, _) = outcome.result {
+                    try index.execute(arguments: [outcome.itemID, html])
+                }
+            }
         }
     }
 
