@@ -373,8 +373,10 @@ extension DOMNode {
             out += "\""
         }
         out += ">"
-        guard !Self.voidTags.contains(tag) else { return }
+        // libxml2's HTML 4 parser puts what follows a void element it does not know (`<wbr>`,
+        // `<source>`) inside it: written after it, where a browser reads it.
         for child in children { child.write(to: &out) }
+        guard !Self.voidTags.contains(tag) else { return }
         out += "</"
         out += tag
         out += ">"
