@@ -103,6 +103,28 @@ final class DOMNode {
         }
     }
 
+    /// Calls `enter` for each element below this one in document order, `text` for each text
+    /// node, and `leave` after the element's children; `enter` returning false skips them.
+    func walk(enter: (DOMNode) -> Bool, text: (String) -> Void, leave: (DOMNode) -> Void) {
+        var stack: [(parent: DOMNode, next: Int)] = [(self, 0)]
+        while let (parent, index) = stack.last {
+            guard index < parent.children.count else {
+                stack.removeLast()
+                if !stack.isEmpty { leave(parent) }
+                continue
+            }
+            stack[stack.count - 1].next += 1
+            let child = parent.children[index]
+            if child.isText {
+                text(child.text)
+            } else if enter(child) {
+                stack.append((child, 0))
+            } else {
+                leave(child)
+            }
+        }
+    }
+
     /// Every element below this one named one of `tags` (all, without them), in document order.
     /// Tags are few and short, so comparing them beats hashing.
     func descendants(_ tags: [String]? = nil) -> [DOMNode] {

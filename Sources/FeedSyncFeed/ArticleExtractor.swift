@@ -12,6 +12,9 @@ public struct ExtractedArticle: Sendable, Equatable {
     public var siteName: String?
     /// The article's HTML (not yet made safe: `SafeHTML` does that where it is shown or stored).
     public var content: String
+    /// `content` made safe (`SafeHTML`, each picture at its absolute URL), written from the
+    /// extractor's tree rather than read again from `content`; only when `extract` is asked for it.
+    public var safeContent: String?
     /// The article as plain text, paragraphs apart.
     public var text: String
     /// Whether the page reads as an article at all (paragraphs of some length outside what looks
@@ -55,8 +58,10 @@ public enum ArticleExtractor {
     }
 
     /// The article of `html` (bytes as served), relative URLs resolved against `url`; nil when the
-    /// page holds none (a front page, a video with no text).
-    public static func extract(_ html: [UInt8], url: String) throws(FeedError) -> ExtractedArticle? {
+    /// page holds none (a front page, a video with no text). With `safe`, its `safeContent` too.
+    public static func extract(_ html: [UInt8], url: String, safe: Bool = false) throws(FeedError)
+        -> ExtractedArticle?
+    {
         // Every node lives until the extraction ends (DOMArena).
         let arena = DOMArena()
         defer { withExtendedLifetime(arena) {} }
@@ -88,6 +93,7 @@ public enum ArticleExtractor {
             published: metadata.published,
             lang: metadata.lang, excerpt: metadata.excerpt ?? firstParagraph(content),
             siteName: metadata.siteName, content: HTMLText.cutHTML(content.innerHTML, toBytes: maxContentBytes),
+            safeContent: safe ? SafeHTML.clean(content, base: url, picture: { _, url in url }) : nil,
             text: text, readerable: readerable)
     }
 

@@ -6,7 +6,8 @@ import Foundation
 /// that runs, styles, embeds or submits survives (script, style, iframe, object, form, event
 /// handlers, `style`, `class`), no URL but an http(s) or mailto link, and no remote resource: a
 /// picture's `src` is what `picture` makes of its absolute URL (a local address of a cached copy),
-/// else the picture becomes a placeholder. Links open in a new tab with no referrer.
+/// else the picture becomes a placeholder. Links open in a new tab with no referrer. The article
+/// extractor's tree is written by the same rules without being written out and read again.
 public enum SafeHTML {
     /// Elements kept, with their text.
     static let kept: Set<String> = [
@@ -44,33 +45,57 @@ public enum SafeHTML {
             })
         else { return "" }
         defer { xml.freeDocument(document) }
-
-        let baseURL = base.flatMap { URL(string: $0) }
-        var out = ""
-        out.reserveCapacity(bytes.count)
-        /// A picture's `<img>`, or its placeholder.
-        func image(_ chosen: String?, _ img: XMLTree.Element?) {
-            if let chosen, let local = picture(chosen, absolute(chosen, baseURL, schemes: ["http", "https"])) {
-                out += "<img src=\"\(HTMLText.escaped(local))\" loading=\"lazy\""
-                if let img {
-                    out += numbers(["width", "height"], of: img, digits: 5)
-                    for attribute in ["title", "alt"] {
-                        if let value = img[attribute] { out += " \(attribute)=\"\(HTMLText.escaped(value))\"" }
-                    }
-                }
-                out += ">"
-            } else {
-                out += "<span class=\"missing-picture\">"
-                out += HTMLText.escaped(img?["alt"].map { "[\($0)]" } ?? "[picture]")
-                out += "</span>"
+        return withoutActuallyEscaping(picture) { picture in
+            var writer = Writer<XMLTree.Element>(base: base, picture: picture, capacity: bytes.count)
+            XMLTree.walk(document) {
+                writer.enter($0)
+            } text: {
+                writer.out += HTMLText.escaped(String(cString: $0))
+            } leave: {
+                writer.leave($0)
             }
+            return writer.out
         }
-        var pictures = 0  // <picture> elements open: their <img> was shown with them
-        XMLTree.walk(document) { element in
+    }
+
+    /// The safe HTML of what is below `node` (the article extractor's tree), by the same rules as
+    /// `clean(_:base:picture:)`, without writing the tree out and reading it again.
+    static func clean(_ node: DOMNode, base: String?, picture: (_ source: String, _ url: String?) -> String?)
+        -> String
+    {
+        withoutActuallyEscaping(picture) { picture in
+            var writer = Writer<DOMNode>(base: base, picture: picture, capacity: 0)
+            node.walk {
+                writer.enter($0)
+            } text: {
+                writer.out += HTMLText.escaped($0)
+            } leave: {
+                writer.leave($0)
+            }
+            return writer.out
+        }
+    }
+
+    /// Writes the allowed part of a tree as it is walked in document order.
+    struct Writer<Element: SafeHTMLElement> {
+        let baseURL: URL?
+        let picture: (_ source: String, _ url: String?) -> String?
+        var out = ""
+        /// `<picture>` elements open: their `<img>` was shown with them.
+        var pictures = 0
+
+        init(base: String?, picture: @escaping (_ source: String, _ url: String?) -> String?, capacity: Int) {
+            baseURL = base.flatMap { URL(string: $0) }
+            self.picture = picture
+            out.reserveCapacity(capacity)
+        }
+
+        /// Writes `element`'s start; false when its children are not to be walked.
+        mutating func enter(_ element: Element) -> Bool {
             let name = element.name
             if dropped.contains(name) { return false }
             if name == "picture" {
-                let (sources, img) = pictureParts(element)
+                let (sources, img) = element.pictureParts
                 image(ArticlePictures.choose(sources: sources.map(candidate), img: img.map(candidate)), img)
                 pictures += 1
                 return true
@@ -79,7 +104,9 @@ public enum SafeHTML {
             switch name {
             case "a":
                 out += "<a"
-                if let href = element["href"].flatMap({ absolute($0, baseURL, schemes: ["http", "https", "mailto"]) }) {
+                if let href = value(element, "href").flatMap({
+                    absolute($0, baseURL, schemes: ["http", "https", "mailto"])
+                }) {
                     out += " href=\"\(HTMLText.escaped(href))\" target=\"_blank\" rel=\"noopener noreferrer\""
                 }
             case "img":
@@ -90,55 +117,59 @@ public enum SafeHTML {
             default:
                 out += "<\(name)"
             }
-            for attribute in ["title", "alt"] {
-                if let value = element[attribute] { out += " \(attribute)=\"\(HTMLText.escaped(value))\"" }
-            }
+            titleAndAlt(of: element)
             out += ">"
             return !voidElements.contains(name)
-        } text: { content in
-            out += HTMLText.escaped(String(cString: content))
-        } leave: { element in
+        }
+
+        mutating func leave(_ element: Element) {
             let name = element.name
             if name == "picture" { pictures -= 1 }
             if kept.contains(name), !voidElements.contains(name) { out += "</\(name)>" }
         }
-        return out
-    }
 
-    /// The `<source>`s and the first `<img>` inside a `<picture>`, in document order (libxml2's
-    /// HTML 4 parser, which knows no `<source>`, nests what follows one inside it).
-    static func pictureParts(_ picture: XMLTree.Element) -> (sources: [XMLTree.Element], img: XMLTree.Element?) {
-        var sources: [XMLTree.Element] = []
-        var img: XMLTree.Element?
-        var stack = [picture.node.pointee.children].compactMap { $0 }
-        while let node = stack.popLast() {
-            if let next = node.pointee.next { stack.append(next) }
-            guard node.pointee.type == XML_ELEMENT_NODE else { continue }
-            let element = XMLTree.Element(node: node)
-            switch element.name {
-            case "source": sources.append(element)
-            case "img" where img == nil: img = element
-            default: break
+        /// A picture's `<img>`, or its placeholder.
+        mutating func image(_ chosen: String?, _ img: Element?) {
+            if let chosen, let local = picture(chosen, absolute(chosen, baseURL, schemes: ["http", "https"])) {
+                out += "<img src=\"\(HTMLText.escaped(local))\" loading=\"lazy\""
+                if let img {
+                    out += numbers(["width", "height"], of: img, digits: 5)
+                    titleAndAlt(of: img)
+                }
+                out += ">"
+            } else {
+                out += "<span class=\"missing-picture\">"
+                out += HTMLText.escaped(img.flatMap { value($0, "alt") }.map { "[\($0)]" } ?? "[picture]")
+                out += "</span>"
             }
-            if let child = node.pointee.children { stack.append(child) }
         }
-        return (sources, img)
-    }
 
-    /// What `ArticlePictures.choose` reads of an `<img>` or `<source>`.
-    static func candidate(_ element: XMLTree.Element) -> ArticlePictures.Candidate {
-        ArticlePictures.Candidate(
-            src: element["src"], srcset: element["srcset"], type: element["type"], width: element["width"],
-            height: element["height"])
-    }
-
-    /// ` width="640"`: those of `attributes` the element has as a number of at most `digits` digits.
-    static func numbers(_ attributes: [String], of element: XMLTree.Element, digits: Int) -> String {
-        attributes.compactMap { attribute in
-            element[attribute].flatMap { value in
-                value.utf8.count <= digits && FeedLimits.isDigits(value) ? " \(attribute)=\"\(value)\"" : nil
+        mutating func titleAndAlt(of element: Element) {
+            for attribute in ["title", "alt"] {
+                if let value = value(element, attribute) { out += " \(attribute)=\"\(HTMLText.escaped(value))\"" }
             }
-        }.joined()
+        }
+
+        /// The attribute named so; nil when absent or longer than `FeedLimits.urlBytes`.
+        func value(_ element: Element, _ name: String) -> String? {
+            element[name].flatMap { $0.utf8.count <= FeedLimits.urlBytes ? $0 : nil }
+        }
+
+        /// What `ArticlePictures.choose` reads of an `<img>` or `<source>`.
+        func candidate(_ element: Element) -> ArticlePictures.Candidate {
+            ArticlePictures.Candidate(
+                src: value(element, "src"), srcset: value(element, "srcset"), type: value(element, "type"),
+                width: value(element, "width"), height: value(element, "height"))
+        }
+
+        /// ` width="640"`: those of `attributes` the element has as a number of at most `digits` digits.
+        func numbers(_ attributes: [String], of element: Element, digits: Int) -> String {
+            attributes.compactMap { attribute in
+                value(element, attribute).flatMap { value in
+                    value.utf8.count <= digits && FeedLimits.isDigits(value) ? " \(attribute)=\"\(value)\"" : nil
+                }
+            }.joined()
+        }
     }
 
     /// Plain text as HTML.
@@ -151,5 +182,45 @@ public enum SafeHTML {
             let scheme = resolved.scheme?.lowercased(), schemes.contains(scheme)
         else { return nil }
         return resolved.absoluteString
+    }
+}
+
+/// An element of a tree `SafeHTML` writes from: libxml2's, or the article extractor's.
+protocol SafeHTMLElement {
+    /// The name in lower case.
+    var name: String { get }
+    /// The attribute named so (given in lower case), or nil.
+    subscript(_ name: String) -> String? { get }
+    /// The `<source>`s and the first `<img>` below this element, in document order (libxml2's
+    /// HTML 4 parser, which knows no `<source>`, nests what follows one inside it).
+    var pictureParts: (sources: [Self], img: Self?) { get }
+}
+
+extension XMLTree.Element: SafeHTMLElement {
+    var pictureParts: (sources: [Self], img: Self?) {
+        var sources: [Self] = []
+        var img: Self?
+        var stack = [node.pointee.children].compactMap { $0 }
+        while let node = stack.popLast() {
+            if let next = node.pointee.next { stack.append(next) }
+            guard node.pointee.type == XML_ELEMENT_NODE else { continue }
+            let element = Self(node: node)
+            switch element.name {
+            case "source": sources.append(element)
+            case "img" where img == nil: img = element
+            default: break
+            }
+            if let child = node.pointee.children { stack.append(child) }
+        }
+        return (sources, img)
+    }
+}
+
+extension DOMNode: SafeHTMLElement {
+    var name: String { tag }
+
+    var pictureParts: (sources: [DOMNode], img: DOMNode?) {
+        let found = descendants(["source", "img"])
+        return (found.filter { $0.tag == "source" }, found.first { $0.tag == "img" })
     }
 }

@@ -99,6 +99,42 @@ import Testing
             ])
     }
 
+    /// `extract --json` writes the safe HTML from the extractor's tree; the page shows the stored
+    /// HTML made safe by reading it again. Both by the same rules, to the same HTML.
+    @Test func theSafeContentIsWhatSafeHTMLMakesOfTheStoredContent() throws {
+        let page = """
+            <html><body><article>
+            <p>\(Self.paragraph) <b onclick="steal()" style="color:red" class="x">bold</b> &lt;script&gt;</p>
+            <p>\(Self.paragraph) <a href="mailto:desk@news.example">Write</a>, <a href="/about" id="a">about</a>,
+            <a href="ftp://files.example/x">files</a>. <custom-tag>unwrapped</custom-tag> 2<sup>10</sup>
+            Super<wbr>cali<wbr>fragilistic, the rest of the sentence.</p>
+            <picture><source type="image/x-unknown" srcset="big.unknown"><source srcset="/big.webp 1x, /big2.webp 2x">
+            <img src="small.jpg" alt="a &amp; b" width="640" height="480" title="t"></picture>
+            <img src="/pixel.gif" width="1" height="1"><img src="/wide.png" alt="wide" width="123456">
+            <p>\(Self.paragraph) <span title="\(String(repeating: "x", count: 9000))">long title</span></p>
+            <figure><img src="data:image/png;base64,AAAA" alt="inline"><figcaption>A caption</figcaption></figure>
+            </article></body></html>
+            """
+        let url = "https://news.example/2026/story.html"
+        let article = try #require(try ArticleExtractor.extract(Array(page.utf8), url: url, safe: true))
+        let safe = try #require(article.safeContent)
+        #expect(safe == (try SafeHTML.clean(article.content, base: url, picture: { _, url in url })))
+        for kept in [
+            "<b>bold</b> &lt;script&gt;", "<a href=\"mailto:desk@news.example\" target=\"_blank\"",
+            "<a href=\"https://news.example/about\"", "<a>files</a>", "unwrapped", "<sup>10</sup>",
+            "<img src=\"https://news.example/big.webp\" loading=\"lazy\" width=\"640\" height=\"480\" title=\"t\" alt=\"a &amp; b\">",
+            "<span>long title</span>", "Supercalifragilistic, the rest",
+            "<span class=\"missing-picture\">[inline]</span>",
+            "<img src=\"https://news.example/wide.png\" loading=\"lazy\" alt=\"wide\">",
+        ] {
+            #expect(safe.contains(kept), "\(kept) in \(safe)")
+        }
+        for gone in ["onclick", "style", "class=\"x\"", "id=", "unknown", "pixel.gif", "custom-tag", "xxxx"] {
+            #expect(!safe.contains(gone), "\(gone) in \(safe)")
+        }
+        #expect(try ArticleExtractor.extract(Array(page.utf8), url: url)?.safeContent == nil, "only when asked")
+    }
+
     @Test func metaNamesAreReadInAnyCaseWithDotsAndDashesAsColons() throws {
         #expect(ArticleExtractor.Metadata.metaName(" DC.Creator ") == "dc:creator")
         #expect(ArticleExtractor.Metadata.metaName("twitter-title") == "twitter:title")

@@ -43,6 +43,39 @@ import Testing
         #expect(plain.stdout.contains("Summary: Summary of item"), "the feed's own summary says something else")
     }
 
+    @Test func extractPrintsAPagesArticleSafeAndSaysWhenThereIsNone() async throws {
+        let cli = try CLI()
+        let paragraph = "The council met on Tuesday, and after a long debate, it voted to keep the library open."
+        let page = cli.home.path + "/page.html"
+        try """
+        <html><head><meta property="og:title" content="Library saved"><meta name="author" content="Ann Writer"></head>
+        <body><nav><a href="/">Home</a></nav><article>
+        <p>\(String(repeating: paragraph + " ", count: 4))</p><p onclick="x()">\(paragraph) <script>alert(1)</script></p>
+        <img src="pictures/one.jpg" alt="one"><p>\(String(repeating: paragraph + " ", count: 3))</p>
+        </article></body></html>
+        """.write(toFile: page, atomically: false, encoding: .utf8)
+        let printed = try await cli.run("extract", page, "--url", "https://town.example/news/library.html", "--json")
+        #expect(printed.status == 0, "\(printed.stderr)")
+        let article = try json(printed)
+        #expect(article["title"] as? String == "Library saved")
+        #expect(article["byline"] as? String == "Ann Writer")
+        #expect(article["pictures"] as? [String] == ["https://town.example/news/pictures/one.jpg"])
+        let content = try #require(article["content"] as? String)
+        #expect(
+            content.contains("<img src=\"https://town.example/news/pictures/one.jpg\" loading=\"lazy\" alt=\"one\">"))
+        #expect(!content.contains("onclick") && !content.contains("alert") && !content.contains("Home"), "\(content)")
+        #expect((article["text"] as? String)?.hasPrefix(paragraph) == true)
+
+        let empty = cli.home.path + "/empty.html"
+        try "<html><head><title>Nothing</title><script>render()</script></head><body></body></html>"
+            .write(toFile: empty, atomically: false, encoding: .utf8)
+        let none = try await cli.run("extract", empty)
+        #expect(none.status == 65)
+        #expect(none.stdout.isEmpty)
+        #expect(
+            none.stderr.split(separator: "\n").count == 1 && none.stderr.contains("holds no article"), "\(none.stderr)")
+    }
+
     @Test func aPageWithoutAnArticleLeavesTheFeedsTextAReasonAndTheFeedHealthy() async throws {
         let cli = try CLI()
         try await withServer(items: 6, perPage: 6) { server, url in

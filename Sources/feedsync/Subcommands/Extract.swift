@@ -40,7 +40,7 @@ struct Extract: AsyncParsableCommand {
         let (bytes, address) = try await read()
         let article: ExtractedArticle?
         do {
-            article = try ArticleExtractor.extract(bytes, url: address)
+            article = try ArticleExtractor.extract(bytes, url: address, safe: json)
         } catch {
             complain("\(page): \(error.reason)")
             throw ExitCode(Exit.dataError)
@@ -51,13 +51,12 @@ struct Extract: AsyncParsableCommand {
         }
         let pictures = ArticlePictures.find(in: Array(article.content.utf8), base: address).map(\.url)
         if json {
-            let content = (try? SafeHTML.clean(article.content, base: address, picture: { _, url in url })) ?? ""
             try Output.line(
                 """
                 {"title": \(JSON.string(article.title)), "byline": \(JSON.string(article.byline)), \
                 "published": \(JSON.string(article.published)), "lang": \(JSON.string(article.lang)), \
                 "excerpt": \(JSON.string(article.excerpt)), "site_name": \(JSON.string(article.siteName)), \
-                "readerable": \(article.readerable), "content": \(JSON.string(content)), \
+                "readerable": \(article.readerable), "content": \(JSON.string(article.safeContent)), \
                 "text": \(JSON.string(article.text)), \
                 "pictures": [\(pictures.map(JSON.string).joined(separator: ", "))]}
                 """)
