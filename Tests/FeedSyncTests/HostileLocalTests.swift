@@ -236,7 +236,7 @@ import Testing
             process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
             process.standardError = FileHandle.nullDevice
             try process.run()
-            process.waitUntilExit()
+            await ended(process)
             #expect(process.terminationStatus == 74, "\(arguments)")
         }
     }
@@ -252,7 +252,7 @@ import Testing
         process.arguments = ["-c", script, CLI.binary]
         process.environment = cli.environment
         try process.run()
-        process.waitUntilExit()
+        await ended(process)
         #expect(process.terminationStatus == 74)
         #expect(process.terminationReason == .exit, "no trap")
     }

@@ -59,7 +59,7 @@ import Testing
         process.arguments = ["--prefix", prefix.path, "--binary", CLI.binary]
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
+        await ended(process)
         #expect(process.terminationStatus == 0)
         for file in [
             "bin/feedsync", "bin/feedsync-serve", "share/man/man1/feedsync.1",
@@ -79,22 +79,17 @@ import Testing
         try Data("<opml version=\"2.0\"><body>\(outlines.joined())</body></opml>".utf8).write(
             to: URL(fileURLWithPath: opml))
         #expect(try await cli.run("import", opml).status == 0)
-        let complete = Process()
-        complete.executableURL = URL(fileURLWithPath: "/bin/bash")
-        complete.arguments = [
-            "-c",
-            #"source "$1"; compopt() { echo "compopt $*"; }; COMP_WORDS=("$2" remove --home "$3" ""); COMP_CWORD=4; "#
-                + #"COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; _feedsync "$2" "" "$3"; "#
-                + #"printf '%s\n' "${COMPREPLY[@]}""#,
-            "bash", prefix.path + "/share/bash-completion/completions/feedsync", prefix.path + "/bin/feedsync",
-            cli.home.path,
-        ]
-        let offered = Pipe()
-        complete.standardOutput = offered
-        try complete.run()
-        let lines = String(decoding: offered.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .split(separator: "\n").map(String.init)
-        complete.waitUntilExit()
+        let offered = try await output(
+            of: "/bin/bash",
+            [
+                "-c",
+                #"source "$1"; compopt() { echo "compopt $*"; }; COMP_WORDS=("$2" remove --home "$3" ""); COMP_CWORD=4; "#
+                    + #"COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; _feedsync "$2" "" "$3"; "#
+                    + #"printf '%s\n' "${COMPREPLY[@]}""#,
+                "bash", prefix.path + "/share/bash-completion/completions/feedsync", prefix.path + "/bin/feedsync",
+                cli.home.path,
+            ])
+        let lines = String(decoding: offered, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(lines == ["compopt -o nosort"] + (1...12).map(String.init) + (1...12).map { "Feed \($0)" }, "\(lines)")
         let units = prefix.path + "/share/systemd/user"
         let service = try String(contentsOfFile: units + "/feedsync-pull.service", encoding: .utf8)
@@ -115,7 +110,7 @@ import Testing
         verify.standardError = errors
         try verify.run()
         let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        verify.waitUntilExit()
+        await ended(verify)
         #expect(verify.terminationStatus == 0 && said.isEmpty, "\(said)")
     }
 }

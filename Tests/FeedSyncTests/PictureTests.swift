@@ -615,14 +615,14 @@ import Testing
         #expect(files.allFiles() == ["01/1.png"])
     }
 
-    @Test func aTempFileIsLeftOverOnlyWhenTheProcessThatWroteItHasEnded() throws {
+    @Test func aTempFileIsLeftOverOnlyWhenTheProcessThatWroteItHasEnded() async throws {
         let files = PictureFolder(directory: "/nonexistent")
-        let ended = Process()
-        ended.executableURL = URL(fileURLWithPath: "/bin/true")
-        try ended.run()
-        ended.waitUntilExit()
+        let other = Process()
+        other.executableURL = URL(fileURLWithPath: "/bin/true")
+        try other.run()
+        await ended(other)
         #expect(!files.isLeftover("01/.tmp-\(getpid())-1-1.png"), "this process's is its own")
-        #expect(files.isLeftover("02/.tmp-\(ended.processIdentifier)-1-2.png"))
+        #expect(files.isLeftover("02/.tmp-\(other.processIdentifier)-1-2.png"))
         #expect(files.isLeftover("03/.tmp-3.png"), "of no process: an older feedsync's")
         #expect(!files.isLeftover("03/3.png"))
     }
@@ -638,20 +638,20 @@ import Testing
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
         holder.arguments = [home.path + "/pictures/.lock", "-c", "sleep 0.5; touch \(marker)"]
         try holder.run()
-        defer { holder.waitUntilExit() }
         // Until the holder has the lock, `flock -n` takes it.
         for _ in 0..<100 {
             let probe = Process()
             probe.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
             probe.arguments = ["-n", home.path + "/pictures/.lock", "true"]
             try probe.run()
-            probe.waitUntilExit()
+            await ended(probe)
             if probe.terminationStatus != 0 { break }
-            usleep(10_000)
+            try await Task.sleep(for: .milliseconds(10))
         }
         let released = await files.exclusively { FileManager.default.fileExists(atPath: marker) }
         #expect(released, "the body ran only once the other process let go")
         #expect(!files.allFiles().contains(".lock"), "the lock file is not a picture")
+        await ended(holder)
     }
 
     @Test func aPictureThatCannotBeWrittenWaitsForALaterPullAndTheOthersAreCached() async throws {

@@ -365,7 +365,6 @@ import Testing
             holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
             holder.arguments = [cli.home.path + "/pictures/.lock", "-c", "touch \(cli.home.path)/held; sleep 5"]
             try holder.run()
-            defer { holder.waitUntilExit() }
             while !FileManager.default.fileExists(atPath: cli.home.path + "/held") {
                 try await Task.sleep(for: .milliseconds(10))
             }
@@ -373,6 +372,7 @@ import Testing
             #expect(try await served.curl("/pictures/\(numbers[5])").status == 200)
             #expect(Date().timeIntervalSince(start) < 4, "the read waited for the lock")
             #expect(holder.isRunning, "the lock was still held")
+            await ended(holder)
         }
     }
 

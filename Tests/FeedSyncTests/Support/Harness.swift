@@ -249,6 +249,16 @@ func output(of executable: String, _ arguments: [String]) async throws -> Data {
     }
 }
 
+/// Waits for `process` to end on a thread of its own, for the reason `output(of:)` gives.
+func ended(_ process: Process) async {
+    await withCheckedContinuation { continuation in
+        Thread {
+            process.waitUntilExit()
+            continuation.resume()
+        }.start()
+    }
+}
+
 private func blockingOutput(of executable: String, _ arguments: [String]) throws -> Data {
     var ends: [Int32] = [0, 0]
     guard pipe(&ends) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
