@@ -350,7 +350,7 @@ extension DOMNode {
     }
 
     private static func attributes(_ node: UnsafeMutablePointer<xmlNode>) -> [(name: String, value: String)] {
-        var found: [(String, String)] = []
+        var found: [(name: String, value: String)] = []
         var property = node.pointee.properties
         var bytes = 0
         while let current = property, found.count < 64 {
