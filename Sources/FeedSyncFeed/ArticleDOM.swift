@@ -15,7 +15,7 @@ final class DOMArena {
 }
 
 /// A web page as a tree the article extractor can change: libxml2's HTML parser reads it (as a
-/// browser reads broken HTML), and its elements and text are copied into these nodes, bounded.
+/// browser reads broken HTML), and its events build these nodes (`DOMBuilder`), bounded.
 final class DOMNode {
     /// The element's name in lower case; "#text" for text.
     var tag: String
@@ -306,62 +306,27 @@ extension DOMNode {
     static let maxAttributeBytes = 16 << 10
 
     /// The document of `html` as read by libxml2's HTML parser (the root node holding `<html>`), or
-    /// nil when nothing could be read.
+    /// nil when nothing could be read. The parser's events build the tree its own SAX2 handlers
+    /// would build (`DOMBuilder`), without libxml2's tree to copy and free.
     static func parse(_ html: [UInt8], into arena: DOMArena) throws(FeedError) -> DOMNode? {
         let xml = try LibXML2.shared.get()
         guard !html.isEmpty, html.count < Int(Int32.max) else { return nil }
         // RECOVER | NOERROR | NOWARNING | NONET; UTF-8 unless the bytes are not.
         let options: Int32 = 1 | 32 | 64 | 2048
         let encoding = String(validating: html, as: UTF8.self) != nil ? "UTF-8" : nil
-        guard
-            let document = html.withUnsafeBufferPointer({ buffer in
+        let builder = DOMBuilder(arena: arena, xml: xml)
+        let read = withExtendedLifetime(builder) {
+            html.withUnsafeBufferPointer { buffer in
                 buffer.withMemoryRebound(to: CChar.self) {
-                    xml.readHTML($0.baseAddress, Int32($0.count), nil, encoding, options)
+                    xml.readHTML(
+                        $0, encoding: encoding, options: options, handler: DOMBuilder.events,
+                        user: Unmanaged.passUnretained(builder).toOpaque())
                 }
-            })
-        else { return nil }
-        defer { xml.freeDocument(document) }
-        let root = arena.node("#document")
-        var stack = [root]
-        var count = 0
-        var textBytes = 0
-        XMLTree.walk(
-            document,
-            enter: { element in
-                count += 1
-                guard count < maxNodes else { return false }
-                let node = arena.node(element.name, attributes: attributes(element.node))
-                stack.last!.append(node)
-                stack.append(node)
-                return true
-            },
-            text: { content in
-                guard textBytes < maxTextBytes, count < maxNodes else { return }
-                var text = String(cString: content)
-                if text.utf8.count > maxNodeTextBytes { text = HTMLText.cut(text, to: maxNodeTextBytes / 4) }
-                textBytes += text.utf8.count
-                count += 1
-                stack.last!.append(arena.node("#text", text: text))
-            },
-            leave: { _ in
-                if stack.count > 1 { stack.removeLast() }
-            })
-        return root
-    }
-
-    private static func attributes(_ node: UnsafeMutablePointer<xmlNode>) -> [(name: String, value: String)] {
-        var found: [(name: String, value: String)] = []
-        var property = node.pointee.properties
-        var bytes = 0
-        while let current = property, found.count < 64 {
-            let name = current.pointee.name.map(XMLTree.lowercased) ?? ""
-            let value = XMLTree.value(of: current)
-            bytes += value.utf8.count
-            if bytes > maxAttributeBytes * 8 { break }
-            if value.utf8.count <= maxAttributeBytes { found.append((name, value)) }
-            property = current.pointee.next
+            }
         }
-        return found
+        guard read else { return nil }
+        builder.endText()
+        return builder.root
     }
 
     /// This node's children as HTML (attributes and text escaped).
@@ -402,5 +367,161 @@ extension DOMNode {
         out += "</"
         out += tag
         out += ">"
+    }
+}
+
+/// Builds a page's `DOMNode`s from libxml2's HTML parser events as its SAX2 tree builder
+/// (`xmlSAX2StartElement`, `xmlSAX2Text`, libxml2 2.9) would build its tree, bounded:
+///
+/// - an element's name is what follows the first colon of a prefixed name (`fb:like` is `like`);
+///   a valueless attribute's value is its name when HTML calls it boolean, else empty;
+/// - adjacent text of one kind is one node (text and CDATA apart, and a comment keeps two apart);
+/// - an element with no element open goes into the document's first child when that is an element,
+///   else beside it; text with no element open is dropped;
+/// - the parser stops at an element opened 257 deep, as libxml2's tree builder stops it.
+final class DOMBuilder {
+    let arena: DOMArena
+    let xml: LibXML2
+    let root: DOMNode
+    /// The elements open, innermost last; nil for one not kept (past `DOMNode.maxNodes`).
+    private var open: [DOMNode?] = []
+    /// The document's first child is an element: this one (no doctype or comment came first).
+    private var firstElement: DOMNode?
+    private var documentHasChildren = false
+    /// The text of the node being gathered, and whether it is CDATA (a script's or style's).
+    private var text: [UInt8] = []
+    private var textIsCDATA = false
+    private var count = 0
+    private var textBytes = 0
+    private var stopped = false
+
+    init(arena: DOMArena, xml: LibXML2) {
+        self.arena = arena
+        self.xml = xml
+        root = arena.node("#document")
+    }
+
+    /// libxml2's HTML parser stops its tree here (`xmlParserMaxDepth`).
+    static let maxDepth = 256
+
+    static func events(_ handler: inout xmlSAXHandler) {
+        handler.startElement = { context, name, attributes in
+            if let name { DOMBuilder.builder(context).start(name, attributes, context) }
+        }
+        handler.endElement = { context, _ in DOMBuilder.builder(context).end() }
+        handler.characters = { context, bytes, count in DOMBuilder.builder(context).add(bytes, count, cdata: false) }
+        handler.cdataBlock = { context, bytes, count in DOMBuilder.builder(context).add(bytes, count, cdata: true) }
+        handler.comment = { context, _ in DOMBuilder.builder(context).other() }
+        handler.processingInstruction = { context, _, _ in DOMBuilder.builder(context).other() }
+        handler.internalSubset = { context, _, _, _ in DOMBuilder.builder(context).doctype() }
+    }
+
+    fileprivate static func builder(_ context: UnsafeMutableRawPointer?) -> DOMBuilder {
+        let user = context!.assumingMemoryBound(to: xmlParserCtxt.self).pointee._private!
+        return Unmanaged<DOMBuilder>.fromOpaque(user).takeUnretainedValue()
+    }
+
+    private func start(
+        _ name: UnsafePointer<UInt8>, _ attributes: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
+        _ context: UnsafeMutableRawPointer?
+    ) {
+        guard !stopped else { return }
+        endText()
+        guard open.count <= Self.maxDepth else {
+            stopped = true
+            xml.stopParser(context?.assumingMemoryBound(to: xmlParserCtxt.self))
+            return
+        }
+        count += 1
+        var parent: DOMNode?
+        if let last = open.last {
+            parent = last
+        } else if documentHasChildren {
+            parent = firstElement ?? root
+        } else {
+            parent = root
+        }
+        guard count < DOMNode.maxNodes, let parent else {
+            open.append(nil)
+            return
+        }
+        let node = arena.node(Self.elementName(name), attributes: self.attributes(attributes))
+        parent.append(node)
+        open.append(node)
+        if !documentHasChildren {
+            documentHasChildren = true
+            firstElement = node
+        }
+    }
+
+    private func end() {
+        guard !stopped else { return }
+        endText()
+        if !open.isEmpty { open.removeLast() }
+    }
+
+    private func add(_ bytes: UnsafePointer<UInt8>?, _ length: Int32, cdata: Bool) {
+        guard !stopped, let bytes, length > 0, case .some(.some) = open.last else { return }
+        if cdata != textIsCDATA { endText() }
+        textIsCDATA = cdata
+        text.append(contentsOf: UnsafeBufferPointer(start: bytes, count: Int(length)))
+    }
+
+    /// A comment or processing instruction: kept by libxml2's tree, not by this one.
+    private func other() {
+        guard !stopped else { return }
+        endText()
+        if open.isEmpty, !documentHasChildren {
+            documentHasChildren = true
+            firstElement = nil
+        }
+    }
+
+    /// The doctype: libxml2 puts it first among the document's children.
+    private func doctype() {
+        documentHasChildren = true
+        firstElement = nil
+    }
+
+    /// Ends the text node being gathered, bounded.
+    func endText() {
+        guard !text.isEmpty else { return }
+        defer { text.removeAll(keepingCapacity: true) }
+        guard textBytes < DOMNode.maxTextBytes, count < DOMNode.maxNodes, case let parent?? = open.last else { return }
+        var content = String(decoding: text, as: UTF8.self)
+        if content.utf8.count > DOMNode.maxNodeTextBytes {
+            content = HTMLText.cut(content, to: DOMNode.maxNodeTextBytes / 4)
+        }
+        textBytes += content.utf8.count
+        count += 1
+        parent.append(arena.node("#text", text: content))
+    }
+
+    /// What libxml2's tree names an element: what follows the first colon of a prefixed name
+    /// (`xmlSplitQName`), unless the name starts or ends with it.
+    static func elementName(_ name: UnsafePointer<UInt8>) -> String {
+        guard name[0] != UInt8(ascii: ":"), let colon = strchr(name, Int32(UInt8(ascii: ":"))) else {
+            return XMLTree.lowercased(name)
+        }
+        let local = UnsafeRawPointer(colon).assumingMemoryBound(to: UInt8.self) + 1
+        return local[0] == 0 ? XMLTree.lowercased(name) : XMLTree.lowercased(local)
+    }
+
+    /// The element's attributes, bounded: at most 64, each value at most `maxAttributeBytes`.
+    private func attributes(_ list: UnsafeMutablePointer<UnsafePointer<UInt8>?>?) -> [(name: String, value: String)] {
+        guard let list else { return [] }
+        var found: [(name: String, value: String)] = []
+        var bytes = 0
+        var index = 0
+        while let name = list[index], found.count < 64 {
+            let value =
+                list[index + 1].map { String(cString: $0) }
+                ?? (xml.isBooleanAttribute(name) != 0 ? String(cString: name) : "")
+            index += 2
+            bytes += value.utf8.count
+            if bytes > DOMNode.maxAttributeBytes * 8 { break }
+            if value.utf8.count <= DOMNode.maxAttributeBytes { found.append((XMLTree.lowercased(name), value)) }
+        }
+        return found
     }
 }

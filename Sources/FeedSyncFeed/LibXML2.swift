@@ -28,6 +28,17 @@ struct LibXML2: Sendable {
         @convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32) ->
             UnsafeMutablePointer<xmlDoc>?
 
+    /// The HTML parser's own parts, for reading a page as events (`readHTML(_:handler:user:)`).
+    let createMemoryParser: @convention(c) (UnsafePointer<CChar>?, Int32) -> Context?
+    let useHTMLOptions: @convention(c) (Context?, Int32) -> Int32
+    let findEncoding: @convention(c) (UnsafePointer<CChar>?) -> xmlCharEncodingHandlerPtr?
+    let switchEncoding: @convention(c) (Context?, xmlCharEncodingHandlerPtr?) -> Int32
+    let parseHTML: @convention(c) (Context?) -> Int32
+    let isBooleanAttribute: @convention(c) (UnsafePointer<UInt8>?) -> Int32
+    let copyString: @convention(c) (UnsafePointer<UInt8>?) -> UnsafeMutablePointer<UInt8>?
+    /// libxml2's deallocator (its `xmlFree` variable's value).
+    let free: @convention(c) (UnsafeMutableRawPointer?) -> Void
+
     /// Loaded and initialised once, before any thread parses.
     static let shared: Result<LibXML2, FeedError> = load()
 
@@ -54,9 +65,46 @@ struct LibXML2: Sendable {
                     freeDocument: try find("xmlFreeDoc"),
                     readXML: try find("xmlReadMemory"),
                     lineNumber: try find("xmlGetLineNo"),
-                    readHTML: try find("htmlReadMemory")))
+                    readHTML: try find("htmlReadMemory"),
+                    createMemoryParser: try find("xmlCreateMemoryParserCtxt"),
+                    useHTMLOptions: try find("htmlCtxtUseOptions"),
+                    findEncoding: try find("xmlFindCharEncodingHandler"),
+                    switchEncoding: try find("xmlSwitchToEncoding"),
+                    parseHTML: try find("htmlParseDocument"),
+                    isBooleanAttribute: try find("htmlIsBooleanAttr"),
+                    copyString: try find("xmlStrdup"),
+                    free: (try find("xmlFree") as UnsafeMutablePointer<xmlFreeFunc?>).pointee!))
         } catch {
             return .failure(error)
         }
+    }
+}
+
+extension LibXML2 {
+    /// Reads HTML as `readHTML` (`htmlReadMemory`) does, step for step, but sends its events to the
+    /// SAX1 callbacks `handler` sets instead of building a tree; `user` is in the context's
+    /// `_private` for them. False when the parser could not start.
+    func readHTML(
+        _ bytes: UnsafeBufferPointer<CChar>, encoding: String?, options: Int32,
+        handler: (inout xmlSAXHandler) -> Void, user: UnsafeMutableRawPointer
+    ) -> Bool {
+        guard let context = createMemoryParser(bytes.baseAddress, Int32(bytes.count)) else { return false }
+        defer { freeParser(context) }
+        guard let sax = context.pointee.sax else { return false }
+        // No document: what the tree would be is the handler's to build.
+        var events = xmlSAXHandler()
+        handler(&events)
+        events.initialized = 1  // SAX1's element events, which the HTML parser sends
+        sax.pointee = events
+        context.pointee._private = user
+        _ = useHTMLOptions(context, options)
+        context.pointee.html = 1
+        if let encoding, let converter = findEncoding(encoding), let input = context.pointee.input {
+            _ = switchEncoding(context, converter)
+            if let declared = input.pointee.encoding { free(UnsafeMutableRawPointer(mutating: declared)) }
+            input.pointee.encoding = UnsafePointer(copyString(encoding))
+        }
+        _ = parseHTML(context)
+        return true
     }
 }

@@ -82,6 +82,83 @@ import Testing
             ])
     }
 
+    /// The extractor's tree is built from libxml2's parser events: node for node the tree libxml2's
+    /// own builder makes of the same page (read here as `htmlReadMemory` reads it, and copied).
+    @Test func theTreeIsTheOneLibxml2Builds() throws {
+        let text = Self.paragraph
+        let deep = String(repeating: "<div>", count: 300) + "<p>deep</p>" + String(repeating: "</div>", count: 300)
+        let written: [String] = [
+            "<html><body>\(deep)<p>after</p></body></html>",
+            "<html><body><fb:like href=x></fb:like><o:p>o</o:p><x:y:z>xyz</x:y:z><:odd>o</:odd><end:>e</end:>",
+            "<!DOCTYPE html><html><body><p>\(text)</p></body></html><p>after html</p><div>more</div>",
+            "<html><body><p>\(text)</p></body></html><p>after html</p>",
+            "<!-- first --><html><body><p>\(text)</p></body></html><p>after</p>",
+            "<?php echo 1 ?><html><body><p>x</p></body></html><p>after</p>",
+            "<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.01//EN\"><html><body>\n  <p>a</p>\n  <p>b</p> </body></html>",
+            "<p>\(text)<!-- c -->after &amp; &#x41; <?pi x?>pi</p><script>var a = 1; // </p></script><style>p{}</style>",
+            "<p><![CDATA[ cdata ]]> x</p><img src=a.jpg ismap alt><input disabled checked value><details open>d</details>",
+            "  leading text <html><body><p>body</p></body></html>",
+            "<html><frameset><frame src=a></frameset><body><p>x</p></body></html>",
+            "<table><tr><td>cell</td></tr><tr><td><p>para</td></tr></table><ul><li>one<li>two</ul>",
+            "<p>nul \u{0} after</p><wbr>after wbr<source>after source",
+        ]
+        var pages = written.map { Array($0.utf8) }
+        pages.append(Array("<p>caf".utf8) + [0xE9] + Array(" na".utf8) + [0xEF] + Array("ve</p>".utf8))
+        pages.append(Array("<meta charset=utf-8><p>bad ".utf8) + [0xFF, 0xFE] + Array(" bytes</p>".utf8))
+        for page in pages {
+            let arena = DOMArena()
+            let built = try #require(try DOMNode.parse(page, into: arena))
+            let copied = try #require(try Self.libxml2Tree(page, into: arena))
+            #expect(Self.outline(built) == Self.outline(copied), "\(String(decoding: page.prefix(80), as: UTF8.self))")
+        }
+    }
+
+    /// libxml2's own tree of `html`, copied into nodes.
+    static func libxml2Tree(_ html: [UInt8], into arena: DOMArena) throws -> DOMNode? {
+        let xml = try LibXML2.shared.get()
+        let encoding = String(validating: html, as: UTF8.self) != nil ? "UTF-8" : nil
+        guard
+            let document = html.withUnsafeBufferPointer({ buffer in
+                buffer.withMemoryRebound(to: CChar.self) {
+                    xml.readHTML($0.baseAddress, Int32($0.count), nil, encoding, 1 | 32 | 64 | 2048)
+                }
+            })
+        else { return nil }
+        defer { xml.freeDocument(document) }
+        let root = arena.node("#document")
+        var stack = [root]
+        XMLTree.walk(document) { element in
+            var attributes: [(name: String, value: String)] = []
+            var property = element.node.pointee.properties
+            while let current = property {
+                attributes.append((current.pointee.name.map(XMLTree.lowercased) ?? "", XMLTree.value(of: current)))
+                property = current.pointee.next
+            }
+            let node = arena.node(element.name, attributes: attributes)
+            stack.last!.append(node)
+            stack.append(node)
+            return true
+        } text: {
+            stack.last!.append(arena.node("#text", text: String(cString: $0)))
+        } leave: { _ in
+            stack.removeLast()
+        }
+        return root
+    }
+
+    /// Every node, its depth, name, attributes and text, one a line.
+    static func outline(_ node: DOMNode) -> String {
+        var out = ""
+        var stack = [(node, 0)]
+        while let (node, depth) = stack.popLast() {
+            let what =
+                node.isText ? "\"\(node.text)\"" : node.tag + node.attributes.map { " \($0.name)=\($0.value)" }.joined()
+            out += String(repeating: " ", count: depth) + what + "\n"
+            stack += node.children.reversed().map { ($0, depth + 1) }
+        }
+        return out
+    }
+
     /// libxml2's HTML 4 parser puts what follows a void element it does not know inside it.
     @Test func whatFollowsAnUnknownVoidElementIsStoredAfterIt() throws {
         let article = try Self.extract(
