@@ -44,7 +44,7 @@ final class DOMNode {
     /// A text node ("#text"): set when the node is made, as no element is ever renamed to or from it.
     let isText: Bool
 
-    /// A text node of white space only (Unicode's, `isSpace`).
+    /// A text node of white space only (Unicode's).
     var isBlankText: Bool { isText && metrics.collapsed == 0 }
 
     subscript(_ name: String) -> String? {
@@ -198,31 +198,39 @@ final class DOMNode {
 
     var metrics: TextMetrics {
         if let measured { return measured }
-        var metrics = TextMetrics()
-        var pendingSpace = false
-        for scalar in text.unicodeScalars {
-            metrics.scalars += 1
-            if DOMNode.isSpace(scalar) {
-                if metrics.collapsed == 0 { metrics.leading += 1 } else { pendingSpace = true }
-                metrics.trailing += 1
-            } else {
-                metrics.collapsed += pendingSpace ? 2 : 1
-                pendingSpace = false
-                metrics.trailing = 0
-                if scalar == "," || scalar == "\u{FF0C}" { metrics.commas += 1 }
-            }
-        }
-        if metrics.collapsed == 0 { metrics.trailing = 0 }
+        let metrics = text.utf8.withContiguousStorageIfAvailable(Self.measure) ?? Self.measure(Array(text.utf8))
         measured = metrics
         return metrics
     }
 
-    /// Unicode's White_Space, all of it: looking the property up costs a table search a scalar.
-    static func isSpace(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x09...0x0D, 0x20, 0x85, 0xA0, 0x1680, 0x2000...0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000: true
-        default: false
+    /// What is measured of a text's UTF-8 bytes, a scalar at a time by its first byte; white space
+    /// is Unicode's (`HTMLText.whitespaceWidth`).
+    static func measure<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes) -> TextMetrics where Bytes.Index == Int {
+        var metrics = TextMetrics()
+        var pendingSpace = false
+        var index = 0
+        while index < bytes.count {
+            metrics.scalars += 1
+            if let width = HTMLText.whitespaceWidth(bytes, at: index) {
+                index += width
+                if metrics.collapsed == 0 { metrics.leading += 1 } else { pendingSpace = true }
+                metrics.trailing += 1
+                continue
+            }
+            let byte = bytes[index]
+            // A comma, ASCII's or the full-width one (U+FF0C: EF BC 8C).
+            if byte == 0x2C
+                || byte == 0xEF && index + 2 < bytes.count && bytes[index + 1] == 0xBC && bytes[index + 2] == 0x8C
+            {
+                metrics.commas += 1
+            }
+            index += byte < 0x80 ? 1 : byte < 0xE0 ? 2 : byte < 0xF0 ? 3 : 4
+            metrics.collapsed += pendingSpace ? 2 : 1
+            pendingSpace = false
+            metrics.trailing = 0
         }
+        if metrics.collapsed == 0 { metrics.trailing = 0 }
+        return metrics
     }
 
     /// What the extractor measures of the text below this node, from its text nodes' metrics.

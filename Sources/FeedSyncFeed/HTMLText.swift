@@ -173,7 +173,8 @@ enum HTMLText {
     }
 
     /// The UTF-8 length of the whitespace character (Unicode's White_Space) at `index`, or nil.
-    private static func whitespaceWidth(_ bytes: [UInt8], at index: Int) -> Int? {
+    static func whitespaceWidth<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at index: Int) -> Int?
+    where Bytes.Index == Int {
         let byte = bytes[index]
         if byte < 0x80 { return byte == 0x20 || (0x09...0x0D).contains(byte) ? 1 : nil }
         func next(_ offset: Int) -> UInt8 { index + offset < bytes.count ? bytes[index + offset] : 0 }

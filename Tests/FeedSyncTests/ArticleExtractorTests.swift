@@ -82,6 +82,56 @@ import Testing
             ])
     }
 
+    /// A text node is measured from its UTF-8 bytes: as its Unicode scalars would be, with every
+    /// White_Space scalar a space and both commas counted.
+    @Test func textIsMeasuredAsItsUnicodeScalarsAre() {
+        let spaces: [Unicode.Scalar] = [
+            "\t", "\n", "\u{0B}", "\u{0C}", "\r", " ", "\u{85}", "\u{A0}", "\u{1680}", "\u{2000}", "\u{2005}",
+            "\u{200A}", "\u{2028}", "\u{2029}", "\u{202F}", "\u{205F}", "\u{3000}",
+        ]
+        let others: [Unicode.Scalar] = [
+            "a", ",", "\u{FF0C}", "\u{200B}", "\u{180E}", "\u{2060}", "é", "\u{301}", "東", "\u{1F600}", "\u{FEFF}",
+            "\u{E2}", "\u{2030}", "\u{FF0D}",
+        ]
+        let alphabet = spaces + others
+        var generator = SystemRandomNumberGenerator()
+        var texts = alphabet.map { String(Character($0)) } + ["", "  ", " a, b ,c  ", "\u{3000}東京,\u{FF0C} \u{2028}"]
+        for _ in 0..<500 {
+            var scalars = String.UnicodeScalarView()
+            for _ in 0..<Int.random(in: 1...12, using: &generator) {
+                scalars.append(alphabet.randomElement(using: &generator)!)
+            }
+            texts.append(String(scalars))
+        }
+        for text in texts {
+            var expected = DOMNode.TextMetrics()
+            var pendingSpace = false
+            for scalar in text.unicodeScalars {
+                expected.scalars += 1
+                if scalar.properties.isWhitespace {
+                    if expected.collapsed == 0 { expected.leading += 1 } else { pendingSpace = true }
+                    expected.trailing += 1
+                } else {
+                    expected.collapsed += pendingSpace ? 2 : 1
+                    pendingSpace = false
+                    expected.trailing = 0
+                    if scalar == "," || scalar == "\u{FF0C}" { expected.commas += 1 }
+                }
+            }
+            if expected.collapsed == 0 { expected.trailing = 0 }
+            let measured = DOMArena().node("#text", text: text).metrics
+            let got: [Int] = [
+                measured.scalars, measured.collapsed, measured.leading, measured.trailing, measured.commas,
+            ]
+            let wanted: [Int] = [
+                expected.scalars, expected.collapsed, expected.leading, expected.trailing, expected.commas,
+            ]
+            #expect(
+                got == wanted,
+                "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+    }
+
     /// The extractor's tree is built from libxml2's parser events: node for node the tree libxml2's
     /// own builder makes of the same page (read here as `htmlReadMemory` reads it, and copied).
     @Test func theTreeIsTheOneLibxml2Builds() throws {
