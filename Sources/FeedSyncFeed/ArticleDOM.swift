@@ -424,7 +424,7 @@ final class DOMBuilder {
         handler.internalSubset = { context, _, _, _ in DOMBuilder.builder(context).doctype() }
     }
 
-    fileprivate static func builder(_ context: UnsafeMutableRawPointer?) -> DOMBuilder {
+    private static func builder(_ context: UnsafeMutableRawPointer?) -> DOMBuilder {
         let user = context!.assumingMemoryBound(to: xmlParserCtxt.self).pointee._private!
         return Unmanaged<DOMBuilder>.fromOpaque(user).takeUnretainedValue()
     }
@@ -441,14 +441,8 @@ final class DOMBuilder {
             return
         }
         count += 1
-        var parent: DOMNode?
-        if let last = open.last {
-            parent = last
-        } else if documentHasChildren {
-            parent = firstElement ?? root
-        } else {
-            parent = root
-        }
+        // The open element (nil when not kept), else where libxml2 puts one with none open.
+        let parent = open.last ?? (documentHasChildren ? firstElement ?? root : root)
         guard count < DOMNode.maxNodes, let parent else {
             open.append(nil)
             return
