@@ -66,6 +66,18 @@ import Testing
         #expect(!content.contains("onclick") && !content.contains("alert") && !content.contains("Home"), "\(content)")
         #expect((article["text"] as? String)?.hasPrefix(paragraph) == true)
 
+        // A front page of links is printed all the same, and said not to read as an article.
+        let links = (1...30).map { "<li><a href=\"/story/\($0)\">Story number \($0) of the day</a></li>" }
+        let front = cli.home.path + "/front.html"
+        try "<html><body><ul>\(links.joined())</ul></body></html>".write(
+            toFile: front, atomically: false, encoding: .utf8)
+        let listed = try await cli.run("extract", front)
+        #expect(listed.status == 0 && listed.stdout.contains("Story number 30 of the day"), "\(listed)")
+        #expect(
+            listed.stderr.split(separator: "\n").count == 1 && listed.stderr.contains("does not read as an article"),
+            "\(listed.stderr)")
+        #expect(try json(try await cli.run("extract", front, "--json"))["readerable"] as? Bool == false)
+
         let empty = cli.home.path + "/empty.html"
         try "<html><head><title>Nothing</title><script>render()</script></head><body></body></html>"
             .write(toFile: empty, atomically: false, encoding: .utf8)

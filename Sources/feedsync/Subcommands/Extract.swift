@@ -14,8 +14,10 @@ struct Extract: AsyncParsableCommand {
             What a reader view shows: the article's text, less the page's menus, share bars, comments \
             and related links, with its title, byline, date and language from the page's metadata. \
             Prints the text for a pager, or with --json: title, byline, published, lang, excerpt, \
-            content (the article's HTML, made safe), text and pictures. A page that holds no article \
-            (a front page, a video with no text) exits 65.
+            content (the article's HTML, made safe), text and pictures. A page where no article is \
+            found exits 65. One that does not read as an article (a front page of links) is printed \
+            all the same, with a note on standard error and readerable false in its JSON: a pull \
+            keeps the feed's own text for such a page.
             """)
 
     @Argument(help: ArgumentHelp("The page: a file, - for standard input, or an http(s) URL.", valueName: "page"))
@@ -61,6 +63,11 @@ struct Extract: AsyncParsableCommand {
                 "pictures": [\(pictures.map(JSON.string).joined(separator: ", "))]}
                 """)
             return
+        }
+        if !article.readerable {
+            complain(
+                "\(page) does not read as an article (too little text outside menus and links): a pull keeps the feed's own text for it"
+            )
         }
         var lines: [String] = []
         if let title = article.title { lines.append(Terminal.safe(title)) }
