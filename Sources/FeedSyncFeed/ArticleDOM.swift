@@ -386,7 +386,8 @@ extension DOMNode {
 /// - adjacent text of one kind is one node (text and CDATA apart, and a comment keeps two apart);
 /// - an element with no element open goes into the document's first child when that is an element,
 ///   else beside it; text with no element open is dropped;
-/// - the parser stops at an element opened 257 deep, as libxml2's tree builder stops it.
+/// - the parser stops at an element opened with 257 open, and at a text node growing past
+///   10 000 000 bytes (`XML_MAX_TEXT_LENGTH`), as libxml2's tree builder stops it.
 final class DOMBuilder {
     let arena: DOMArena
     let xml: LibXML2
@@ -409,16 +410,21 @@ final class DOMBuilder {
         root = arena.node("#document")
     }
 
-    /// libxml2's HTML parser stops its tree here (`xmlParserMaxDepth`).
+    /// libxml2's HTML parser stops its tree here (`xmlParserMaxDepth`, `XML_MAX_TEXT_LENGTH`).
     static let maxDepth = 256
+    static let maxTextLength = 10_000_000
 
     static func events(_ handler: inout xmlSAXHandler) {
         handler.startElement = { context, name, attributes in
             if let name { DOMBuilder.builder(context).start(name, attributes, context) }
         }
         handler.endElement = { context, _ in DOMBuilder.builder(context).end() }
-        handler.characters = { context, bytes, count in DOMBuilder.builder(context).add(bytes, count, cdata: false) }
-        handler.cdataBlock = { context, bytes, count in DOMBuilder.builder(context).add(bytes, count, cdata: true) }
+        handler.characters = { context, bytes, count in
+            DOMBuilder.builder(context).add(bytes, count, cdata: false, context)
+        }
+        handler.cdataBlock = { context, bytes, count in
+            DOMBuilder.builder(context).add(bytes, count, cdata: true, context)
+        }
         handler.comment = { context, _ in DOMBuilder.builder(context).other() }
         handler.processingInstruction = { context, _, _ in DOMBuilder.builder(context).other() }
         handler.internalSubset = { context, _, _, _ in DOMBuilder.builder(context).doctype() }
@@ -435,11 +441,7 @@ final class DOMBuilder {
     ) {
         guard !stopped else { return }
         endText()
-        guard open.count <= Self.maxDepth else {
-            stopped = true
-            xml.stopParser(context?.assumingMemoryBound(to: xmlParserCtxt.self))
-            return
-        }
+        guard open.count <= Self.maxDepth else { return stop(context) }
         count += 1
         // The open element (nil when not kept), else where libxml2 puts one with none open.
         let parent = open.last ?? (documentHasChildren ? firstElement ?? root : root)
@@ -462,11 +464,21 @@ final class DOMBuilder {
         if !open.isEmpty { open.removeLast() }
     }
 
-    private func add(_ bytes: UnsafePointer<UInt8>?, _ length: Int32, cdata: Bool) {
+    private func add(_ bytes: UnsafePointer<UInt8>?, _ length: Int32, cdata: Bool, _ context: UnsafeMutableRawPointer?)
+    {
         guard !stopped, let bytes, length > 0, case .some(.some) = open.last else { return }
         if cdata != textIsCDATA { endText() }
+        guard text.isEmpty || text.count + Int(length) <= Self.maxTextLength else {
+            endText()
+            return stop(context)
+        }
         textIsCDATA = cdata
         text.append(contentsOf: UnsafeBufferPointer(start: bytes, count: Int(length)))
+    }
+
+    private func stop(_ context: UnsafeMutableRawPointer?) {
+        stopped = true
+        xml.stopParser(context?.assumingMemoryBound(to: xmlParserCtxt.self))
     }
 
     /// A comment or processing instruction: kept by libxml2's tree, not by this one.

@@ -13,7 +13,8 @@ public struct ExtractedArticle: Sendable, Equatable {
     /// The article's HTML (not yet made safe: `SafeHTML` does that where it is shown or stored).
     public var content: String
     /// `content` made safe (`SafeHTML`, each picture at its absolute URL), written from the
-    /// extractor's tree rather than read again from `content`; only when `extract` is asked for it.
+    /// extractor's tree rather than read again from `content` (unless `content` was cut); only
+    /// when `extract` is asked for it.
     public var safeContent: String?
     /// The article as plain text, paragraphs apart.
     public var text: String
@@ -88,13 +89,21 @@ public enum ArticleExtractor {
         let content = chosen.content
         resolve(content, base: base)
         let text = plainText(content)
+        let html = content.innerHTML
+        let kept = HTMLText.cutHTML(html, toBytes: maxContentBytes)
+        var safeContent: String?
+        if safe {
+            // Made safe from the tree, unless the article is cut: then from what is kept of it.
+            safeContent =
+                kept.utf8.count == html.utf8.count
+                ? SafeHTML.clean(content, base: url, picture: { _, url in url })
+                : try SafeHTML.clean(kept, base: url, picture: { _, url in url })
+        }
         return ExtractedArticle(
             title: metadata.title ?? Metadata.title(of: document), byline: metadata.byline,
             published: metadata.published,
             lang: metadata.lang, excerpt: metadata.excerpt ?? firstParagraph(content),
-            siteName: metadata.siteName, content: HTMLText.cutHTML(content.innerHTML, toBytes: maxContentBytes),
-            safeContent: safe ? SafeHTML.clean(content, base: url, picture: { _, url in url }) : nil,
-            text: text, readerable: readerable)
+            siteName: metadata.siteName, content: kept, safeContent: safeContent, text: text, readerable: readerable)
     }
 
     static func isReaderable(_ document: DOMNode) -> Bool {

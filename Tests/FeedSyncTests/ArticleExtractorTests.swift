@@ -151,6 +151,10 @@ import Testing
             "<html><frameset><frame src=a></frameset><body><p>x</p></body></html>",
             "<table><tr><td>cell</td></tr><tr><td><p>para</td></tr></table><ul><li>one<li>two</ul>",
             "<p>nul \u{0} after</p><wbr>after wbr<source>after source",
+            "<p>before</p><!DOCTYPE html><p>after doctype</p></body></html><p>after html</p>",
+            "<p>cut off <b class=",
+            // A text node past 10 000 000 bytes stops libxml2's tree builder.
+            "<p>\(String(repeating: "word ", count: 2_000_100))</p><p>not reached</p>",
         ]
         var pages = written.map { Array($0.utf8) }
         pages.append(Array("<p>caf".utf8) + [0xE9] + Array(" na".utf8) + [0xEF] + Array("ve</p>".utf8))
@@ -189,7 +193,11 @@ import Testing
             stack.append(node)
             return true
         } text: {
-            stack.last!.append(arena.node("#text", text: String(cString: $0)))
+            var text = String(cString: $0)
+            if text.utf8.count > DOMNode.maxNodeTextBytes {
+                text = HTMLText.cut(text, to: DOMNode.maxNodeTextBytes / 4)
+            }
+            stack.last!.append(arena.node("#text", text: text))
         } leave: { _ in
             stack.removeLast()
         }
@@ -207,6 +215,17 @@ import Testing
             stack += node.children.reversed().map { ($0, depth + 1) }
         }
         return out
+    }
+
+    /// An article cut to `maxContentBytes` is made safe from what is kept of it, as what a pull
+    /// stores is shown.
+    @Test func aCutArticleIsMadeSafeFromWhatIsKept() throws {
+        let paragraphs = String(repeating: "<p>\(Self.paragraph)</p>", count: 1 << 20 / Self.paragraph.utf8.count + 10)
+        let page = "<html><body><article>\(paragraphs)</article></body></html>"
+        let url = "https://news.example/2026/story.html"
+        let article = try #require(try ArticleExtractor.extract(Array(page.utf8), url: url, safe: true))
+        #expect(article.content.utf8.count <= ArticleExtractor.maxContentBytes)
+        #expect(article.safeContent == (try SafeHTML.clean(article.content, base: url, picture: { _, url in url })))
     }
 
     /// libxml2's HTML 4 parser puts what follows a void element it does not know inside it.
