@@ -109,7 +109,7 @@ import Testing
         let errors = Pipe()
         verify.standardError = errors
         try verify.run()
-        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let said = String(decoding: readAll(errors.fileHandleForReading), as: UTF8.self)
         await ended(verify)
         #expect(verify.terminationStatus == 0 && said.isEmpty, "\(said)")
     }

@@ -249,11 +249,13 @@ func output(of executable: String, _ arguments: [String]) async throws -> Data {
     }
 }
 
-/// Waits for `process` to end on a thread of its own, for the reason `output(of:)` gives.
+/// Waits for `process` to end on a thread of its own, for the reason `output(of:)` gives. It
+/// looks every few milliseconds: Foundation's `waitUntilExit` spins a run loop that, on a thread
+/// with nothing else to run, returns at once, and would keep a core busy until the child ends.
 func ended(_ process: Process) async {
     await withCheckedContinuation { continuation in
         Thread {
-            process.waitUntilExit()
+            while process.isRunning { usleep(5_000) }
             continuation.resume()
         }.start()
     }
