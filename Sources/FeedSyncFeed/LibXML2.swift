@@ -28,7 +28,7 @@ struct LibXML2: Sendable {
         @convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32) ->
             UnsafeMutablePointer<xmlDoc>?
 
-    /// The HTML parser's own parts, for reading a page as events (`readHTML(_:handler:user:)`).
+    /// The HTML parser's own parts, for reading a page as events (`readHTML(_:encoding:options:handler:user:)`).
     let createMemoryParser: @convention(c) (UnsafePointer<CChar>?, Int32) -> Context?
     let useHTMLOptions: @convention(c) (Context?, Int32) -> Int32
     let findEncoding: @convention(c) (UnsafePointer<CChar>?) -> xmlCharEncodingHandlerPtr?
