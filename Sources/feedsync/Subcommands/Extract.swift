@@ -51,8 +51,8 @@ struct Extract: AsyncParsableCommand {
             complain("\(page) holds no article (too little text outside menus, links and comments)")
             throw ExitCode(Exit.dataError)
         }
-        let pictures = ArticlePictures.find(in: Array(article.content.utf8), base: address).map(\.url)
         if json {
+            let pictures = ArticlePictures.find(in: Array(article.content.utf8), base: address).map(\.url)
             try Output.line(
                 """
                 {"title": \(JSON.string(article.title)), "byline": \(JSON.string(article.byline)), \
