@@ -228,6 +228,7 @@ def main():
             seen_before = len(open(log).read().splitlines())
             page.wait_for_timeout(1000)
             after = [line for line in open(log).read().splitlines()[seen_before:] if line.startswith("/pictures/")]
+            pull_exit = pull.poll()  # None: still running, as it should be (75: it never got the lock)
             pull.terminate()
             pull.wait()
             # Row r of the timeline (the hostile item, undated, is row 0) shows picture 601 - r.
@@ -236,7 +237,8 @@ def main():
             rows_fetched = [601 - int(re.search(r"(\d+)", line).group(1)) for line in after[:8]]
             near = [r for r in rows_fetched if 250 <= r <= 400]
             check(len(rows_fetched) >= 5 and len(near) >= len(rows_fetched) - 1,
-                  f"the running pull fetches the pictures around row 300 next: rows {rows_fetched}")
+                  f"the running pull fetches the pictures around row 300 next: rows {rows_fetched}, "
+                  f"the pull's exit then {pull_exit}")
             # Rows in view whose pictures were not cached got them at once, from the page's server.
             thumbs = in_view.replace("img.thumb", ".thumb")
             try:
