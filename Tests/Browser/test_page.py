@@ -6,6 +6,7 @@ the debug binaries:
     python3 Tests/Browser/test_page.py [--bin .build/debug] [--screenshot docs/screenshot.png]
 
 Each check prints one line; the first failure ends the run with exit 1."""
+import fcntl
 import http.server
 import json
 import os
@@ -211,7 +212,7 @@ def main():
 
             # A pull fetches every picture, one at a time, nearest the reader (row 500) first; the
             # scroll settles on row 300: the position is stored and the pull turns there.
-            for _ in range(20):  # serve's own pull may hold the lock for a moment: exit 75, try again
+            for _ in range(100):  # serve's own pull may hold the lock for a while: exit 75, try again
                 pull = start([feedsync, "pull", "--feed", feed, "--images", "all", "--image-concurrency", "1",
                               "--quiet"], env)
                 time.sleep(0.3)
@@ -250,8 +251,16 @@ def main():
             check(all(s.startswith("IMG") and not s.startswith("IMG 0") for s in shown),
                   f"every row in view at row 300 shows its picture: {shown}")
             # The separate pull has ended: where the reader stops on rows whose pictures were never
-            # fetched, the page's server fetches them at once. (serve's own pull, every 10 s, may
-            # run meanwhile and fetch the window below the rows in view too: never a row above.)
+            # fetched, the page's server fetches them at once, and nothing else. The test holds the
+            # pull lock meanwhile, so serve's own pull (every 10 s) cannot fetch the window around
+            # the new position too (it waits for a round that has begun to end).
+            lock = open(os.path.join(work, "home", "pull.lock"), "a")
+            for _ in range(600):
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    time.sleep(0.1)
             seen_before = len(open(log).read().splitlines())
             page.evaluate(f"document.getElementById('list').scrollTop = {200 * ROW}")
             page.wait_for_function(
@@ -260,6 +269,7 @@ def main():
                              for line in open(log).read().splitlines()[seen_before:] if line.startswith("/pictures/"))
             check(set(range(200, 209)) <= set(fetched) and min(fetched) >= 200,
                   f"rows in view fetched their missing pictures at once: {fetched}")
+            lock.close()
 
             # The hostile item: its title is text, its content loses what runs and what is remote.
             page.evaluate("document.getElementById('list').scrollTop = 0")
