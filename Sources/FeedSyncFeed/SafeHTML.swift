@@ -92,7 +92,7 @@ public enum SafeHTML {
 
         /// Writes `element`'s start; false when its children are not to be walked.
         mutating func enter(_ element: Element) -> Bool {
-            let name = element.name
+            let name = Self.name(element)
             if dropped.contains(name) { return false }
             if name == "picture" {
                 let (sources, img) = element.pictureParts
@@ -123,9 +123,18 @@ public enum SafeHTML {
         }
 
         mutating func leave(_ element: Element) {
-            let name = element.name
+            let name = Self.name(element)
             if name == "picture" { pictures -= 1 }
             if kept.contains(name), !voidElements.contains(name) { out += "</\(name)>" }
+        }
+
+        /// The name the rules go by: what follows the last colon. libxml2 names `<x:y:script>`
+        /// `y:script` (what follows the first), and that element written out and read again
+        /// `script`: by its last part the extractor's tree and the stored article read alike.
+        static func name(_ element: Element) -> String {
+            let name = element.name
+            guard let colon = name.utf8.lastIndex(of: UInt8(ascii: ":")) else { return name }
+            return String(name[name.index(after: colon)...])
         }
 
         /// A picture's `<img>`, or its placeholder.
