@@ -300,7 +300,7 @@ enum HTMLText {
 
     /// Appends `bytes` to `out` with `&`, `<`, `>` and `"` escaped, and with `lineBreaks` each
     /// "\n" as `<br>`.
-    private static func appendEscaped(_ bytes: some Sequence<UInt8>, to out: inout [UInt8], lineBreaks: Bool = false) {
+    static func appendEscaped(_ bytes: some Sequence<UInt8>, to out: inout [UInt8], lineBreaks: Bool = false) {
         for byte in bytes {
             switch byte {
             case 0x26: out += "&amp;".utf8

@@ -75,7 +75,7 @@ final class XMLFeed {
                 name!, uri, Attributes(values: attributes, count: Int(attributeCount)),
                 mediaPrefix: uri == nil && prefix.map { strcmp($0, "media") == 0 } == true)
         }
-        handler.endElementNs = { user, _, _, _ in XMLFeed.from(user).didEnd() }
+        handler.endElementNs = { user, name, _, _ in XMLFeed.from(user).didEnd(name) }
         handler.characters = { user, bytes, count in XMLFeed.from(user).found(bytes, Int(count)) }
         handler.cdataBlock = handler.characters
         handler.ignorableWhitespace = handler.characters
@@ -186,6 +186,18 @@ final class XMLFeed {
             return nil
         }
 
+        /// The unprefixed attributes' local names and values (`&` decoded as above).
+        var unprefixed: [(name: String, value: String)] {
+            guard let values else { return [] }
+            return stride(from: 0, to: count * 5, by: 5).compactMap { index in
+                guard let local = values[index], values[index + 1] == nil, let start = values[index + 3],
+                    let end = values[index + 4]
+                else { return nil }
+                let value = String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
+                return (String(cString: local), value.replacingOccurrences(of: "&#38;", with: "&"))
+            }
+        }
+
         private static func equal(_ cString: UnsafePointer<UInt8>, _ name: StaticString) -> Bool {
             let count = name.utf8CodeUnitCount
             for index in 0..<count where cString[index] != name.utf8Start[index] { return false }
@@ -257,7 +269,8 @@ final class XMLFeed {
         self.onItems = onItems
     }
 
-    /// Text fields of an entry, captured whole (nested markup's text included).
+    /// Text fields of an entry, captured whole (nested markup's text included; XHTML's elements
+    /// written as HTML).
     enum Field: Int, CaseIterable {
         case title, dcTitle, mediaTitle, link, guid, id, description, encoded, summary, content, pubDate, dcDate,
             published, image,
@@ -285,6 +298,46 @@ final class XMLFeed {
         var base: String
         /// The feed's own title or link, not an entry's field.
         var ofFeed = false
+        /// XHTML (`isMarkup`): its elements are written into `text` as HTML and its text escaped,
+        /// so that it is read as HTML (its paragraphs, links and pictures kept, its scripts not text).
+        var markup = false
+
+        /// Atom's `type="xhtml"` (or `application/xhtml+xml`), 0.3's `mode="xml"`.
+        static func isMarkup(type: String?, mode: String?) -> Bool {
+            type == "xhtml" || type == "application/xhtml+xml" || mode == "xml"
+        }
+
+        /// Appends `bytes`, escaped in XHTML; a field is cut at `FeedLimits.fieldBytes` (one title
+        /// of a million entity references holds a megabyte).
+        mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+            let room = FeedLimits.fieldBytes - text.count
+            guard room > 0 else { return }
+            guard markup else {
+                text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes.prefix(room)))
+                return
+            }
+            HTMLText.appendEscaped(bytes.prefix(room), to: &text)
+            if text.count > FeedLimits.fieldBytes { text.removeLast(text.count - FeedLimits.fieldBytes) }
+        }
+
+        /// Writes an XHTML element's start tag, with the attributes whose names are plain.
+        mutating func appendStart(_ name: String, _ attributes: Attributes) {
+            guard text.count < FeedLimits.fieldBytes else { return }
+            var tag = "<" + name
+            for (name, value) in attributes.unprefixed where DOMNode.isPlainName(name) {
+                tag += " \(name)=\"\(HTMLText.escaped(value))\""
+            }
+            appendTag(tag + ">")
+        }
+
+        /// Writes an XHTML element's end tag (none for a void element, which HTML has no end for).
+        mutating func appendEnd(_ name: String) {
+            if text.count < FeedLimits.fieldBytes, !DOMNode.voidTags.contains(name) { appendTag("</\(name)>") }
+        }
+
+        private mutating func appendTag(_ tag: String) {
+            text.append(contentsOf: tag.utf8.prefix(max(0, FeedLimits.fieldBytes - text.count)))
+        }
     }
 
     /// A field's text, its Atom `type` (and 0.3 `mode`) and the base URL in effect where it was.
@@ -294,14 +347,9 @@ final class XMLFeed {
         var mode: String?
         var base: String
 
-        /// Atom's `type` (and 0.3's `mode`) says whether a field is text or markup; RSS text is
+        /// Atom's `type` says whether a field is text or markup (XHTML is HTML by now); RSS text is
         /// treated as HTML, as it is in practice.
-        var isText: Bool {
-            switch type {
-            case "text", "xhtml", "text/plain", "application/xhtml+xml": true
-            default: mode == "xml"
-            }
-        }
+        var isText: Bool { type == "text" || type == "text/plain" }
 
         /// The field as one line of plain text; with `limit`, only enough of markup for a cut to it.
         func plain(limit: Int? = nil) -> String {
@@ -400,6 +448,7 @@ final class XMLFeed {
 
         if let open = capture {
             if namespace == Namespace.xhtml, name == "img", entry?.xhtmlImage == nil { entry?.xhtmlImage = url("src") }
+            if open.markup { capture!.appendStart(name, attributes) }
             // An item's `<image>` written like a channel's: its URL is the `<url>` child's text alone.
             if open.field == .image, !open.ofFeed, depth == open.depth + 1, plain, name == "url" {
                 capture = Capture(field: .image, depth: depth, base: base)
@@ -438,9 +487,10 @@ final class XMLFeed {
             } else if ofFeed, plain, name == "skipHours" || name == "skipDays" {
                 skipList = (name == "skipHours" ? .skipHour : .skipDay, depth)
             } else if ofFeed, name == "title" && feedTitle == nil || !atom && name == "link" && siteURL == nil {
+                let (type, mode) = (attributes["type"]?.lowercased(), attributes["mode"]?.lowercased())
                 capture = Capture(
-                    field: name == "title" ? .title : .link, depth: depth, type: attributes["type"]?.lowercased(),
-                    mode: attributes["mode"]?.lowercased(), base: base, ofFeed: true)
+                    field: name == "title" ? .title : .link, depth: depth, type: type, mode: mode, base: base,
+                    ofFeed: true, markup: Capture.isMarkup(type: type, mode: mode))
             }
             return
         }
@@ -463,8 +513,10 @@ final class XMLFeed {
         func begin(_ field: Field) {
             // The first of each field, but the last `updated`, as feedparser reads a date given twice.
             guard current[field] == nil || field == .updated else { return }
+            let mode = attributes["mode"]?.lowercased()
             capture = Capture(
-                field: field, depth: depth, type: type, mode: attributes["mode"]?.lowercased(), base: base)
+                field: field, depth: depth, type: type, mode: mode, base: base,
+                markup: Capture.isMarkup(type: type, mode: mode))
         }
         let isImageType = type?.hasPrefix("image/") == true
         switch (atom ? Namespace.atom : plain ? "" : namespace, name) {
@@ -575,13 +627,10 @@ final class XMLFeed {
             return
         }
         guard capture != nil, let bytes else { return }
-        // A field is cut at its limit: one title of a million entity references holds a megabyte.
-        let room = FeedLimits.fieldBytes - capture!.text.count
-        guard room > 0 else { return }
-        capture!.text.append(contentsOf: UnsafeBufferPointer(start: bytes, count: min(count, room)))
+        capture!.append(UnsafeBufferPointer(start: bytes, count: count))
     }
 
-    private func didEnd() {
+    private func didEnd(_ localName: UnsafePointer<UInt8>?) {
         let depth = bases.count - 1
         bases.removeLast()
         if let done = capture, done.depth == depth {
@@ -589,12 +638,16 @@ final class XMLFeed {
             var text = HTMLEntities.replacingC1(done.text)
             // Text encoded twice is repaired before anything (a summary, a title) is made of it.
             if done.field.isText { text = Mojibake.repaired(text) }
-            let captured = Captured(text: text, type: done.type, mode: done.mode, base: done.base)
+            let captured = Captured(
+                text: text, type: done.markup ? "html" : done.type, mode: done.markup ? nil : done.mode,
+                base: done.base)
             if done.ofFeed {
                 foundOfFeed(done.field, captured)
             } else {
                 entry?[done.field] = captured
             }
+        } else if capture?.markup == true, let localName {
+            capture!.appendEnd(String(cString: localName))
         } else if capture == nil, depth == skipList?.depth {
             skipList = nil
         } else if capture == nil, depth == sourceDepth {

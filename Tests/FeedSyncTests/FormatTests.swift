@@ -164,6 +164,28 @@ func decode(
         #expect(items[3].pictureURL == "https://example.org/img/4.jpg")
     }
 
+    @Test func xhtmlIsReadAsHTML() throws {
+        let (_, page) = try decode(
+            Data(
+                """
+                <feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><entry><id>x</id>
+                <title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">safe<script>location.href='x'</script> \
+                <b>description</b><style>b{}</style></div></title>
+                <content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml" xmlns:h="http://www.w3.org/1999/xhtml">\
+                <p class="a" xml:lang="en" h:x="1">A &lt; B &amp; C</p><p><a href="/x?a=1&amp;b=2">link</a><br/>\
+                <img src="pic.png" alt='say "hi"'/></p><script>evil()</script></div></content></entry></feed>
+                """.utf8), url: "https://d.example/feed")
+        let item = try #require(page.items.first)
+        #expect(item.title == "safe description", "a script's and a style's text are no title")
+        #expect(
+            item.content
+                == "<div><p class=\"a\">A &lt; B &amp; C</p><p><a href=\"/x?a=1&amp;b=2\">link</a><br>"
+                + "<img src=\"pic.png\" alt=\"say &quot;hi&quot;\"></p><script>evil()</script></div>",
+            "elements written as HTML, text and attributes escaped, no prefixed attribute, no end for a void")
+        #expect(item.summary == "A < B & C link", "its text without the script's")
+        #expect(item.contentPictures?.map(\.url) == ["https://d.example/pic.png"])
+    }
+
     @Test func followsPrevArchiveOfAnArchivedFeed() throws {
         let (_, page) = try decode(fixture("atom-archive.xml"), url: "https://example.org/feed.atom")
         #expect(page.next == "https://example.org/archive/2023-12.atom")
