@@ -887,19 +887,22 @@ final class XMLFeed {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The entry with base64 fields decoded: Atom 0.3's `mode="base64"`, and Atom 1.0 text whose
-    /// `type` is a media type that is neither text nor XML (RFC 4287, 4.1.3.3). Decoded HTML stays
-    /// HTML; anything else is read as text.
+    /// The entry with base64 fields decoded: Atom 0.3's `mode="base64"` (whose `type` is
+    /// `text/plain` unless it says otherwise), and Atom 1.0 text whose `type` is a media type that
+    /// is neither text nor XML (RFC 4287, 4.1.3.3). Decoded HTML stays HTML; anything else is read
+    /// as text. Text that only looks like base64, decoding to no UTF-8 (`test` under a made-up
+    /// type), stays as it was written.
     private static func decodingBase64(_ entry: Entry) -> Entry {
         var decoded = entry
         for field in Field.allCases {
             guard let captured = entry[field],
-                let type = captured.type ?? (captured.mode == "base64" ? "text/html" : nil)
+                let type = captured.type ?? (captured.mode == "base64" ? "text/plain" : nil)
             else { continue }
             let isMediaType = type.contains("/")
             let binary = isMediaType && !type.hasPrefix("text/") && !type.contains("xml")
             guard captured.mode == "base64" || binary,
-                let bytes = Data(base64Encoded: Data(captured.text), options: .ignoreUnknownCharacters)
+                let bytes = Data(base64Encoded: Data(captured.text), options: .ignoreUnknownCharacters),
+                String(validating: bytes, as: UTF8.self) != nil
             else { continue }
             decoded[field] = Captured(
                 text: [UInt8](bytes), type: type.hasPrefix("text/html") ? "html" : "text", mode: nil,

@@ -50,9 +50,17 @@ import Testing
         let binary = try items(
             """
             <feed xmlns="http://www.w3.org/2005/Atom"><entry><id>b</id>
-              <title type="application/octet-stream">RXhhbXBsZSA8Yj5BdG9tPC9iPg==</title></entry></feed>
+              <title type="application/octet-stream">RXhhbXBsZSA8Yj5BdG9tPC9iPg==</title></entry>
+              <entry><id>c</id><title type="application/x-custom">test</title></entry></feed>
             """)
         #expect(binary.first?.title == "Example <b>Atom</b>", "decoded, and read as text, not markup")
+        #expect(binary.last?.title == "test", "what decodes to no UTF-8 was not base64: kept as written")
+        let atom03 = try items(
+            """
+            <feed version="0.3" xmlns="http://purl.org/atom/ns#"><entry><id>d</id>
+              <title mode="base64">RXhhbXBsZSA8Yj5BdG9tPC9iPg==</title></entry></feed>
+            """)
+        #expect(atom03.first?.title == "Example <b>Atom</b>", "Atom 0.3's type is text/plain unless it says")
     }
 
     @Test func rss090AndRSSInADefaultNamespace() throws {
