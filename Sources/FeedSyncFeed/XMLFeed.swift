@@ -510,13 +510,13 @@ final class XMLFeed {
         entry = nil
         defer { entry = current }
         let type = attributes["type"]?.lowercased()
-        func begin(_ field: Field) {
+        func begin(_ field: Field, xhtml: Bool = false) {
             // The first of each field, but the last `updated`, as feedparser reads a date given twice.
             guard current[field] == nil || field == .updated else { return }
             let mode = attributes["mode"]?.lowercased()
             capture = Capture(
                 field: field, depth: depth, type: type, mode: mode, base: base,
-                markup: Capture.isMarkup(type: type, mode: mode))
+                markup: xhtml || Capture.isMarkup(type: type, mode: mode))
         }
         let isImageType = type?.hasPrefix("image/") == true
         switch (atom ? Namespace.atom : plain ? "" : namespace, name) {
@@ -575,6 +575,8 @@ final class XMLFeed {
                 if isImageType { current.enclosure = current.enclosure ?? url("href") }
             }
         case (Namespace.content, "encoded"): begin(.encoded)
+        // An item's whole post as XHTML, in its namespace or (as feedparser also reads it) in none.
+        case (Namespace.xhtml, "body"), ("", "body"): begin(.encoded, xhtml: true)
         case (Namespace.dc, "date"): begin(.dcDate)
         case (Namespace.media, "content"):
             // medium="image" whatever the URL ends in; untyped, an image by its extension.

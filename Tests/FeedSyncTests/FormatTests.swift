@@ -184,6 +184,21 @@ func decode(
             "elements written as HTML, text and attributes escaped, no prefixed attribute, no end for a void")
         #expect(item.summary == "A < B & C link", "its text without the script's")
         #expect(item.contentPictures?.map(\.url) == ["https://d.example/pic.png"])
+        // RSS with an item's whole post in an XHTML `<body>`, as content:encoded holds it.
+        let (_, rss) = try decode(
+            Data(
+                """
+                <rss version="2.0"><channel><title>t</title><item><description>Short.</description>
+                <body xmlns="http://www.w3.org/1999/xhtml"><p>The <em>whole</em> post.</p>\
+                <img src="/cam.jpg" onload="location.href='x'"/></body></item></channel></rss>
+                """.utf8), url: "https://d.example/feed")
+        let post = try #require(rss.items.first)
+        #expect(post.content == "<p>The <em>whole</em> post.</p><img src=\"/cam.jpg\" onload=\"location.href='x'\">")
+        #expect(post.summary == "Short." && post.pictureURL == "https://d.example/cam.jpg")
+        let (_, bare) = try decode(
+            Data("<rss><channel><item><body><p>No <b>namespace</b>.</p></body></item></channel></rss>".utf8),
+            url: "https://d.example/feed")
+        #expect(bare.items.first?.content == "<p>No <b>namespace</b>.</p>")
     }
 
     @Test func followsPrevArchiveOfAnArchivedFeed() throws {
