@@ -201,6 +201,21 @@ func decode(
         #expect(bare.items.first?.content == "<p>No <b>namespace</b>.</p>")
     }
 
+    @Test func xhtmlPastTheFieldLimitIsCutThere() throws {
+        let spans = String(repeating: "<span class=\"c\">x &amp; y</span>", count: 100_000)  // 3.6 MB
+        let started = ContinuousClock.now
+        let (_, page) = try decode(
+            Data(
+                """
+                <feed xmlns="http://www.w3.org/2005/Atom"><entry><id>x</id><title>t</title>\
+                <content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">\(spans)</div></content>\
+                </entry></feed>
+                """.utf8), url: "https://d.example/feed")
+        let content = try #require(page.items.first?.content)
+        #expect(content.utf8.count <= FeedLimits.contentBytes && content.hasPrefix("<div><span class=\"c\">x &amp; y"))
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
     @Test func followsPrevArchiveOfAnArchivedFeed() throws {
         let (_, page) = try decode(fixture("atom-archive.xml"), url: "https://example.org/feed.atom")
         #expect(page.next == "https://example.org/archive/2023-12.atom")
