@@ -383,8 +383,6 @@ final class XMLFeed {
         var itunesImage: String?
         /// An RSS item's `<image url="…">` (its text form is the field `image`).
         var image: String?
-        /// The first `<img>` inside XHTML content.
-        var xhtmlImage: String?
     }
 
     private enum Namespace {
@@ -447,7 +445,6 @@ final class XMLFeed {
                 || namespace == rssNamespace)
 
         if let open = capture {
-            if namespace == Namespace.xhtml, name == "img", entry?.xhtmlImage == nil { entry?.xhtmlImage = url("src") }
             if open.markup { capture!.appendStart(name, attributes) }
             // An item's `<image>` written like a channel's: its URL is the `<url>` child's text alone.
             if open.field == .image, !open.ofFeed, depth == open.depth + 1, plain, name == "url" {
@@ -820,7 +817,6 @@ final class XMLFeed {
                         String.init),
                     against: image.base)
             }
-            ?? entry.xhtmlImage
         if picture == nil {
             for field in [Field.encoded, .content, .description, .summary] {
                 if let captured = entry[field], captured.type != "text",
