@@ -309,7 +309,7 @@ final class XMLFeed {
 
         /// Appends `bytes`, escaped in XHTML; a field is cut at `FeedLimits.fieldBytes` (one title
         /// of a million entity references holds a megabyte).
-        mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        @inline(__always) mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
             let room = FeedLimits.fieldBytes - text.count
             guard room > 0 else { return }
             guard markup else {
