@@ -302,6 +302,15 @@ final class XMLFeed {
         /// so that it is read as HTML (its paragraphs, links and pictures kept, its scripts not text).
         var markup = false
 
+        /// Whether the elements inside are written as HTML: in XHTML, and in a field of HTML (RSS's
+        /// description, content, summary) holding its markup unescaped, "naked", as feedparser and
+        /// gofeed read it. Not in a title, whose text keys an item that has no id or link.
+        var writesElements: Bool {
+            markup
+                || type != "text" && type != "text/plain"
+                    && [.description, .encoded, .summary, .content].contains(field)
+        }
+
         /// Atom's `type="xhtml"` (or `application/xhtml+xml`), 0.3's `mode="xml"`.
         static func isMarkup(type: String?, mode: String?) -> Bool {
             type == "xhtml" || type == "application/xhtml+xml" || mode == "xml"
@@ -320,7 +329,7 @@ final class XMLFeed {
             if text.count > FeedLimits.fieldBytes { text.removeLast(text.count - FeedLimits.fieldBytes) }
         }
 
-        /// Writes an XHTML element's start tag, with the attributes whose names are plain.
+        /// Writes an element's start tag, with the attributes whose names are plain.
         mutating func appendStart(_ name: String, _ attributes: Attributes) {
             guard text.count < FeedLimits.fieldBytes else { return }
             var tag = "<" + name
@@ -330,7 +339,7 @@ final class XMLFeed {
             appendTag(tag + ">")
         }
 
-        /// Writes an XHTML element's end tag (none for a void element, which HTML has no end for).
+        /// Writes an element's end tag (none for a void element, which HTML has no end for).
         mutating func appendEnd(_ name: String) {
             if text.count < FeedLimits.fieldBytes, !DOMNode.voidTags.contains(name) { appendTag("</\(name)>") }
         }
@@ -445,7 +454,7 @@ final class XMLFeed {
                 || namespace == rssNamespace)
 
         if let open = capture {
-            if open.markup { capture!.appendStart(name, attributes) }
+            if open.writesElements { capture!.appendStart(name, attributes) }
             // An item's `<image>` written like a channel's: its URL is the `<url>` child's text alone.
             if open.field == .image, !open.ofFeed, depth == open.depth + 1, plain, name == "url" {
                 capture = Capture(field: .image, depth: depth, base: base)
@@ -645,7 +654,7 @@ final class XMLFeed {
             } else {
                 entry?[done.field] = captured
             }
-        } else if capture?.markup == true, let localName {
+        } else if capture?.writesElements == true, let localName {
             capture!.appendEnd(String(cString: localName))
         } else if capture == nil, depth == skipList?.depth {
             skipList = nil

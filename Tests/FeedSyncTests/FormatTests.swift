@@ -199,6 +199,16 @@ func decode(
             Data("<rss><channel><item><body><p>No <b>namespace</b>.</p></body></item></channel></rss>".utf8),
             url: "https://d.example/feed")
         #expect(bare.items.first?.content == "<p>No <b>namespace</b>.</p>")
+        // HTML left unescaped ("naked") in an RSS description stays HTML; in a title, only its text.
+        let (_, naked) = try decode(
+            Data(
+                """
+                <rss><channel><item><guid>n</guid><title>A <b>bold</b> title</title>\
+                <description>&lt;i&gt;Escaped&lt;/i&gt; and <p>naked, <a href="/x">linked</a></p></description>\
+                </item></channel></rss>
+                """.utf8), url: "https://d.example/feed")
+        #expect(naked.items.first?.content == "<i>Escaped</i> and <p>naked, <a href=\"/x\">linked</a></p>")
+        #expect(naked.items.first?.title == "A bold title")
     }
 
     @Test func xhtmlPastTheFieldLimitIsCutThere() throws {
