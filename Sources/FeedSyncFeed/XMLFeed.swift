@@ -73,9 +73,12 @@ final class XMLFeed {
         handler.startElementNs = { user, name, prefix, uri, _, _, attributeCount, _, attributes in
             XMLFeed.from(user).didStart(
                 name!, uri, Attributes(values: attributes, count: Int(attributeCount)),
-                mediaPrefix: uri == nil && prefix.map { strcmp($0, "media") == 0 } == true)
+                mediaPrefix: uri == nil && prefix.map { strcmp($0, "media") == 0 } == true,
+                html: XMLFeed.isHTML(name!, prefix, uri))
         }
-        handler.endElementNs = { user, name, _, _ in XMLFeed.from(user).didEnd(name) }
+        handler.endElementNs = { user, name, prefix, uri in
+            XMLFeed.from(user).didEnd(name, html: name.map { XMLFeed.isHTML($0, prefix, uri) } ?? false)
+        }
         handler.characters = { user, bytes, count in XMLFeed.from(user).found(bytes, Int(count)) }
         handler.cdataBlock = handler.characters
         handler.ignorableWhitespace = handler.characters
@@ -341,7 +344,9 @@ final class XMLFeed {
 
         /// Writes an element's end tag (none for a void element, which HTML has no end for).
         mutating func appendEnd(_ name: String) {
-            if text.count < FeedLimits.fieldBytes, !DOMNode.voidTags.contains(name) { appendTag("</\(name)>") }
+            if text.count < FeedLimits.fieldBytes, !DOMNode.voidTags.contains(name.lowercased()) {
+                appendTag("</\(name)>")
+            }
         }
 
         private mutating func appendTag(_ tag: String) {
@@ -410,10 +415,30 @@ final class XMLFeed {
 
     // MARK: Events
 
+    /// Whether an element inside a field is written as HTML: in XHTML's namespace, or in none and
+    /// unprefixed, named in ASCII letters, digits and `-`. Any other (`ev:title`, a Cyrillic name)
+    /// gives only its text, never an HTML element of the same local name.
+    static func isHTML(_ name: UnsafePointer<UInt8>, _ prefix: UnsafePointer<UInt8>?, _ uri: UnsafePointer<UInt8>?)
+        -> Bool
+    {
+        guard uri.map({ strcmp($0, Namespace.xhtml) == 0 }) ?? (prefix == nil) else { return false }
+        var index = 0
+        while name[index] != 0 {
+            let byte = name[index]
+            let letter = (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
+            guard letter || index > 0 && (byte == UInt8(ascii: "-") || byte >= 0x30 && byte <= 0x39) else {
+                return false
+            }
+            index += 1
+        }
+        return index > 0
+    }
+
     /// `mediaPrefix`: the element's prefix is `media:` and no namespace was declared for it, which
-    /// feeds that mean Media RSS write often enough.
+    /// feeds that mean Media RSS write often enough. `html`: `isHTML`.
     private func didStart(
-        _ localName: UnsafePointer<UInt8>, _ uri: UnsafePointer<UInt8>?, _ attributes: Attributes, mediaPrefix: Bool
+        _ localName: UnsafePointer<UInt8>, _ uri: UnsafePointer<UInt8>?, _ attributes: Attributes, mediaPrefix: Bool,
+        html: Bool
     ) {
         let name = String(cString: localName)
         let namespace = uri.map(namespace(at:)) ?? (mediaPrefix ? Namespace.media : "")
@@ -454,7 +479,7 @@ final class XMLFeed {
                 || namespace == rssNamespace)
 
         if let open = capture {
-            if open.writesElements { capture!.appendStart(name, attributes) }
+            if open.writesElements, html { capture!.appendStart(name, attributes) }
             // An item's `<image>` written like a channel's: its URL is the `<url>` child's text alone.
             if open.field == .image, !open.ofFeed, depth == open.depth + 1, plain, name == "url" {
                 capture = Capture(field: .image, depth: depth, base: base)
@@ -496,7 +521,7 @@ final class XMLFeed {
                 let (type, mode) = (attributes["type"]?.lowercased(), attributes["mode"]?.lowercased())
                 capture = Capture(
                     field: name == "title" ? .title : .link, depth: depth, type: type, mode: mode, base: base,
-                    ofFeed: true, markup: Capture.isMarkup(type: type, mode: mode))
+                    ofFeed: true, markup: name == "title" && Capture.isMarkup(type: type, mode: mode))
             }
             return
         }
@@ -522,7 +547,7 @@ final class XMLFeed {
             let mode = attributes["mode"]?.lowercased()
             capture = Capture(
                 field: field, depth: depth, type: type, mode: mode, base: base,
-                markup: xhtml || Capture.isMarkup(type: type, mode: mode))
+                markup: xhtml || field.isText && Capture.isMarkup(type: type, mode: mode))
         }
         let isImageType = type?.hasPrefix("image/") == true
         switch (atom ? Namespace.atom : plain ? "" : namespace, name) {
@@ -638,7 +663,7 @@ final class XMLFeed {
         capture!.append(UnsafeBufferPointer(start: bytes, count: count))
     }
 
-    private func didEnd(_ localName: UnsafePointer<UInt8>?) {
+    private func didEnd(_ localName: UnsafePointer<UInt8>?, html: Bool) {
         let depth = bases.count - 1
         bases.removeLast()
         if let done = capture, done.depth == depth {
@@ -654,7 +679,7 @@ final class XMLFeed {
             } else {
                 entry?[done.field] = captured
             }
-        } else if capture?.writesElements == true, let localName {
+        } else if capture?.writesElements == true, html, let localName {
             capture!.appendEnd(String(cString: localName))
         } else if capture == nil, depth == skipList?.depth {
             skipList = nil
@@ -909,7 +934,7 @@ final class XMLFeed {
             let binary = isMediaType && !type.hasPrefix("text/") && !type.contains("xml")
             guard captured.mode == "base64" || binary,
                 let bytes = Data(base64Encoded: Data(captured.text), options: .ignoreUnknownCharacters),
-                String(validating: bytes, as: UTF8.self) != nil
+                captured.mode == "base64" || String(validating: bytes, as: UTF8.self) != nil
             else { continue }
             decoded[field] = Captured(
                 text: [UInt8](bytes), type: type.hasPrefix("text/html") ? "html" : "text", mode: nil,

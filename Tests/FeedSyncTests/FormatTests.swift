@@ -209,10 +209,18 @@ func decode(
                 """.utf8), url: "https://d.example/feed")
         #expect(naked.items.first?.content == "<i>Escaped</i> and <p>naked, <a href=\"/x\">linked</a></p>")
         #expect(naked.items.first?.title == "A bold title")
+        // Only HTML's elements: another namespace's, a prefixed or non-ASCII name gives its text.
+        let (_, foreign) = try decode(
+            Data(
+                """
+                <rss xmlns:ev="urn:ev"><channel><item><guid>f</guid><description>Meet <ev:title>at noon</ev:title>\
+                <x:form>here</x:form> <цена>10</цена><BR/>now</description></item></channel></rss>
+                """.utf8), url: "https://d.example/feed")
+        #expect(foreign.items.first?.content == "Meet at noonhere 10<BR>now")
     }
 
     @Test func xhtmlPastTheFieldLimitIsCutThere() throws {
-        let spans = String(repeating: "<span class=\"c\">x &amp; y</span>", count: 100_000)  // 3.6 MB
+        let spans = String(repeating: "<span class=\"c\">x &amp; y</span>", count: 100_000)  // 3.2 MB
         let started = ContinuousClock.now
         let (_, page) = try decode(
             Data(
@@ -223,7 +231,9 @@ func decode(
                 """.utf8), url: "https://d.example/feed")
         let content = try #require(page.items.first?.content)
         #expect(content.utf8.count <= FeedLimits.contentBytes && content.hasPrefix("<div><span class=\"c\">x &amp; y"))
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Linear: 1.5 s in a debug build alone, several times that beside the rest of the suite on
+        // two busy cores; a quadratic cost would take hours.
+        #expect(ContinuousClock.now - started < .seconds(90))
     }
 
     @Test func followsPrevArchiveOfAnArchivedFeed() throws {
