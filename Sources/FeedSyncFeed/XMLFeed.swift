@@ -72,13 +72,9 @@ final class XMLFeed {
         _ = xml.saxVersion(&handler, 2)
         handler.startElementNs = { user, name, prefix, uri, _, _, attributeCount, _, attributes in
             XMLFeed.from(user).didStart(
-                name!, uri, Attributes(values: attributes, count: Int(attributeCount)),
-                mediaPrefix: uri == nil && prefix.map { strcmp($0, "media") == 0 } == true,
-                html: XMLFeed.isHTML(name!, prefix, uri))
+                name!, prefix, uri, Attributes(values: attributes, count: Int(attributeCount)))
         }
-        handler.endElementNs = { user, name, prefix, uri in
-            XMLFeed.from(user).didEnd(name, html: name.map { XMLFeed.isHTML($0, prefix, uri) } ?? false)
-        }
+        handler.endElementNs = { user, name, prefix, uri in XMLFeed.from(user).didEnd(name, prefix, uri) }
         handler.characters = { user, bytes, count in XMLFeed.from(user).found(bytes, Int(count)) }
         handler.cdataBlock = handler.characters
         handler.ignorableWhitespace = handler.characters
@@ -178,27 +174,29 @@ final class XMLFeed {
                 guard let local = values[index], Self.equal(local, name),
                     let start = values[index + 3], let end = values[index + 4]
                 else { continue }
-                let value = String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
-                // libxml2 hands `&amp;` in an attribute over as `&#38;` (it keeps `&` escaped when
-                // it does not substitute entities): decoded here, exactly once.
-                guard UnsafeBufferPointer(start: start, count: end - start).contains(UInt8(ascii: "&")) else {
-                    return value
-                }
-                return value.replacingOccurrences(of: "&#38;", with: "&")
+                return Self.value(start, end)
             }
             return nil
         }
 
-        /// The unprefixed attributes' local names and values (`&` decoded as above).
-        var unprefixed: [(name: String, value: String)] {
+        /// The names and values of the unprefixed attributes whose names are plain (HTML's).
+        var plainUnprefixed: [(name: String, value: String)] {
             guard let values else { return [] }
             return stride(from: 0, to: count * 5, by: 5).compactMap { index in
                 guard let local = values[index], values[index + 1] == nil, let start = values[index + 3],
                     let end = values[index + 4]
                 else { return nil }
-                let value = String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
-                return (String(cString: local), value.replacingOccurrences(of: "&#38;", with: "&"))
+                let name = String(cString: local)
+                return DOMNode.isPlainName(name) ? (name, Self.value(start, end)) : nil
             }
+        }
+
+        /// libxml2 hands `&amp;` in an attribute over as `&#38;` (it keeps `&` escaped when it does
+        /// not substitute entities): decoded here, exactly once.
+        private static func value(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> String {
+            let bytes = UnsafeBufferPointer(start: start, count: end - start)
+            let value = String(decoding: bytes, as: UTF8.self)
+            return bytes.contains(UInt8(ascii: "&")) ? value.replacingOccurrences(of: "&#38;", with: "&") : value
         }
 
         private static func equal(_ cString: UnsafePointer<UInt8>, _ name: StaticString) -> Bool {
@@ -309,9 +307,11 @@ final class XMLFeed {
         /// description, content, summary) holding its markup unescaped, "naked", as feedparser and
         /// gofeed read it. Not in a title, whose text keys an item that has no id or link.
         var writesElements: Bool {
-            markup
-                || type != "text" && type != "text/plain"
-                    && [.description, .encoded, .summary, .content].contains(field)
+            if markup { return true }
+            switch field {
+            case .description, .encoded, .summary, .content: return type != "text" && type != "text/plain"
+            default: return false
+            }
         }
 
         /// Atom's `type="xhtml"` (or `application/xhtml+xml`), 0.3's `mode="xml"`.
@@ -336,7 +336,7 @@ final class XMLFeed {
         mutating func appendStart(_ name: String, _ attributes: Attributes) {
             guard text.count < FeedLimits.fieldBytes else { return }
             var tag = "<" + name
-            for (name, value) in attributes.unprefixed where DOMNode.isPlainName(name) {
+            for (name, value) in attributes.plainUnprefixed {
                 tag += " \(name)=\"\(HTMLText.escaped(value))\""
             }
             appendTag(tag + ">")
@@ -434,14 +434,14 @@ final class XMLFeed {
         return index > 0
     }
 
-    /// `mediaPrefix`: the element's prefix is `media:` and no namespace was declared for it, which
-    /// feeds that mean Media RSS write often enough. `html`: `isHTML`.
     private func didStart(
-        _ localName: UnsafePointer<UInt8>, _ uri: UnsafePointer<UInt8>?, _ attributes: Attributes, mediaPrefix: Bool,
-        html: Bool
+        _ localName: UnsafePointer<UInt8>, _ prefix: UnsafePointer<UInt8>?, _ uri: UnsafePointer<UInt8>?,
+        _ attributes: Attributes
     ) {
         let name = String(cString: localName)
-        let namespace = uri.map(namespace(at:)) ?? (mediaPrefix ? Namespace.media : "")
+        // A `media:` prefix with no namespace declared for it is Media RSS: feeds write it often enough.
+        let namespace =
+            uri.map(namespace(at:)) ?? (prefix.map { strcmp($0, "media") == 0 } == true ? Namespace.media : "")
         let parentBase = bases.last!
         let base = DocumentURL.resolve(attributes["base"], against: parentBase) ?? parentBase
         bases.append(base)
@@ -479,7 +479,7 @@ final class XMLFeed {
                 || namespace == rssNamespace)
 
         if let open = capture {
-            if open.writesElements, html { capture!.appendStart(name, attributes) }
+            if open.writesElements, Self.isHTML(localName, prefix, uri) { capture!.appendStart(name, attributes) }
             // An item's `<image>` written like a channel's: its URL is the `<url>` child's text alone.
             if open.field == .image, !open.ofFeed, depth == open.depth + 1, plain, name == "url" {
                 capture = Capture(field: .image, depth: depth, base: base)
@@ -663,7 +663,9 @@ final class XMLFeed {
         capture!.append(UnsafeBufferPointer(start: bytes, count: count))
     }
 
-    private func didEnd(_ localName: UnsafePointer<UInt8>?, html: Bool) {
+    private func didEnd(
+        _ localName: UnsafePointer<UInt8>?, _ prefix: UnsafePointer<UInt8>?, _ uri: UnsafePointer<UInt8>?
+    ) {
         let depth = bases.count - 1
         bases.removeLast()
         if let done = capture, done.depth == depth {
@@ -679,7 +681,7 @@ final class XMLFeed {
             } else {
                 entry?[done.field] = captured
             }
-        } else if capture?.writesElements == true, html, let localName {
+        } else if capture?.writesElements == true, let localName, Self.isHTML(localName, prefix, uri) {
             capture!.appendEnd(String(cString: localName))
         } else if capture == nil, depth == skipList?.depth {
             skipList = nil
