@@ -332,14 +332,30 @@ final class XMLFeed {
             if text.count > FeedLimits.fieldBytes { text.removeLast(text.count - FeedLimits.fieldBytes) }
         }
 
-        /// Writes an element's start tag, with the attributes whose names are plain.
-        mutating func appendStart(_ name: String, _ attributes: Attributes) {
+        /// Writes an element's start tag, with the attributes whose names are plain. `base`: where
+        /// an `xml:base` inside the field moved the base from the field's own (which the field is
+        /// read against), its links and pictures are written absolute against it.
+        mutating func appendStart(_ name: String, _ attributes: Attributes, base: String?) {
             guard text.count < FeedLimits.fieldBytes else { return }
             var tag = "<" + name
             for (name, value) in attributes.plainUnprefixed {
+                let value = base.map { Self.resolved(name, value, against: $0) } ?? value
                 tag += " \(name)=\"\(HTMLText.escaped(value))\""
             }
             appendTag(tag + ">")
+        }
+
+        /// An attribute's value with the URLs it holds made absolute against `base`.
+        static func resolved(_ attribute: String, _ value: String, against base: String) -> String {
+            switch attribute.lowercased() {
+            case "href", "src", "poster": return DocumentURL.resolve(value, against: base) ?? value
+            case "srcset":
+                return ArticlePictures.candidates(value).map { url, descriptor in
+                    let absolute = DocumentURL.resolve(url, against: base) ?? url
+                    return descriptor.isEmpty ? absolute : absolute + " " + descriptor
+                }.joined(separator: ", ")
+            default: return value
+            }
         }
 
         /// Writes an element's end tag (none for a void element, which HTML has no end for).
@@ -479,7 +495,9 @@ final class XMLFeed {
                 || namespace == rssNamespace)
 
         if let open = capture {
-            if open.writesElements, Self.isHTML(localName, prefix, uri) { capture!.appendStart(name, attributes) }
+            if open.writesElements, Self.isHTML(localName, prefix, uri) {
+                capture!.appendStart(name, attributes, base: base == open.base ? nil : base)
+            }
             // An item's `<image>` written like a channel's: its URL is the `<url>` child's text alone.
             if open.field == .image, !open.ofFeed, depth == open.depth + 1, plain, name == "url" {
                 capture = Capture(field: .image, depth: depth, base: base)

@@ -219,6 +219,27 @@ func decode(
         #expect(foreign.items.first?.content == "Meet at noonhere 10<BR>now")
     }
 
+    @Test func anXMLBaseInsideXHTMLResolvesWhatItHolds() throws {
+        let (_, page) = try decode(
+            Data(
+                """
+                <feed xmlns="http://www.w3.org/2005/Atom" xml:base="https://d.example/blog/"><title>t</title>
+                <entry><id>x</id><title>x</title><content type="xhtml" xml:base="posts/">\
+                <div xmlns="http://www.w3.org/1999/xhtml"><p xml:base="/elsewhere/"><a href="a.html">a</a>\
+                <img src="p.png" srcset="p2.png 2x, https://cdn.example/p3.png 3x"/>\
+                <a href="https://other.example/x">x</a></p><a href="b.html">b</a></div></content></entry></feed>
+                """.utf8), url: "https://d.example/feed")
+        let item = try #require(page.items.first)
+        #expect(
+            item.content
+                == "<div><p><a href=\"https://d.example/elsewhere/a.html\">a</a>"
+                + "<img src=\"https://d.example/elsewhere/p.png\" "
+                + "srcset=\"https://d.example/elsewhere/p2.png 2x, https://cdn.example/p3.png 3x\">"
+                + "<a href=\"https://other.example/x\">x</a></p><a href=\"b.html\">b</a></div>",
+            "inside the nested xml:base absolute against it; outside, as written (read against the field's)")
+        #expect(item.contentPictures?.map(\.url) == ["https://d.example/elsewhere/p2.png"])
+    }
+
     @Test func xhtmlPastTheFieldLimitIsCutThere() throws {
         let spans = String(repeating: "<span class=\"c\">x &amp; y</span>", count: 100_000)  // 3.2 MB
         let started = ContinuousClock.now
