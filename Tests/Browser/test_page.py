@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 from playwright.sync_api import sync_playwright
 
@@ -108,6 +109,35 @@ def start(command, env):
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
 
+def wait_until(condition, seconds, what=None, page=None):
+    """`condition()`'s first true value, asked every 0.1 s; after `seconds`, a failed check (or,
+    with no `what`, its last value). With a `page`, it waits through the page, whose requests (all
+    routed through the test) go on only while Playwright has the thread."""
+    deadline = time.monotonic() + seconds
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            if what is not None:
+                check(False, f"{what} within {seconds} s")
+            return value
+        page.wait_for_timeout(100) if page else time.sleep(0.1)
+    return value
+
+
+def hold_pull_lock(home, page):
+    """The data home's pull lock, taken once a running round has ended: while it is held no pull
+    (serve's own, every 10 s) can fetch a picture behind a check's back."""
+    lock = open(os.path.join(home, "pull.lock"), "a")
+
+    def taken():
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+    wait_until(taken, 120, "the pull lock is free", page)
+    return lock
+
+
 def main():
     work = tempfile.mkdtemp(prefix="feedsync-browser-")
     env = dict(os.environ, FEEDSYNC_HOME=os.path.join(work, "home"))
@@ -122,10 +152,7 @@ def main():
     threading.Thread(target=articles.serve_forever, daemon=True).start()
     serve = None
     try:
-        for _ in range(100):
-            if os.path.exists(url_file) and open(url_file).read():
-                break
-            time.sleep(0.05)
+        wait_until(lambda: os.path.exists(url_file) and open(url_file).read(), 60, "the demo server listens")
         feed = open(url_file).read().strip()
         # The pictures of the first rows only (the window around the start of the list).
         subprocess.run([feedsync, "pull", "--feed", feed, "--quiet"], env=env, check=True)
@@ -189,7 +216,16 @@ def main():
 
             # Scroll down to row 500 in steps, as a reader would. (No step stops on rows 200-208,
             # whose pictures must still be missing at the end: on a loaded machine a stop can last
-            # long enough to count as settled, and the page's server fetches its rows.)
+            # long enough to count as settled, and the page's server fetches its rows. Serve's own
+            # pull, which would turn to such a stop's page, waits until the scroll has settled.)
+            home = os.path.join(work, "home")
+            store_path = os.path.join(home, "feedsync.sqlite")
+
+            def position():
+                with sqlite3.connect(store_path) as store:
+                    return store.execute("SELECT scope, page, per_page FROM reading_position "
+                                         "ORDER BY updated_at DESC LIMIT 1").fetchone()
+            lock = hold_pull_lock(home, page)
             for row in list(range(0, 500, 30)) + [500]:
                 page.evaluate(f"document.getElementById('list').scrollTop = {row * ROW}")
                 page.wait_for_timeout(30)
@@ -209,26 +245,34 @@ def main():
             check(seen == list(range(1, 602)), "no row missing or twice across the pages")
             drawn = page.evaluate("[...document.querySelectorAll('.row')].map(r => +r.dataset.row)")
             check(len(drawn) == len(set(drawn)), "no row drawn twice")
+            wait_until(lambda: position() == ("*", 11, 50), 20, page=page)
+            check(position() == ("*", 11, 50), f"the scroll settled on row 500 is the reading position: {position()}")
+            lock.close()
 
             # A pull fetches every picture, one at a time, nearest the reader (row 500) first; the
             # scroll settles on row 300: the position is stored and the pull turns there.
-            for _ in range(100):  # serve's own pull may hold the lock for a while: exit 75, try again
-                pull = start([feedsync, "pull", "--feed", feed, "--images", "all", "--image-concurrency", "1",
-                              "--quiet"], env)
-                time.sleep(0.3)
-                if pull.poll() != 75:
-                    break
+            def pull_holds_lock():
+                """Started, and holding the lock (its pid in the lock file); serve's own pull may hold
+                it a while: exit 75, started again."""
+                nonlocal pull
+                if pull is None or pull.poll() == 75:
+                    pull = start([feedsync, "pull", "--feed", feed, "--images", "all", "--image-concurrency", "1",
+                                  "--quiet"], env)
+                return open(os.path.join(home, "pull.lock")).read().strip() == str(pull.pid)
+            pull = None
+            wait_until(pull_holds_lock, 120, "the separate pull holds the pull lock", page)
             page.wait_for_timeout(1500)
             page.evaluate(f"document.getElementById('list').scrollTop = {300 * ROW}")
-            page.wait_for_timeout(600)
-            with sqlite3.connect(os.path.join(work, "home", "feedsync.sqlite")) as store:
-                position = store.execute("SELECT scope, page, per_page FROM reading_position "
-                                         "ORDER BY updated_at DESC LIMIT 1").fetchone()
-            check(position == ("*", 7, 50), f"the settled scroll is the reading position: {position}")
+            wait_until(lambda: position() == ("*", 7, 50), 20, page=page)
+            check(position() == ("*", 7, 50), f"the settled scroll is the reading position: {position()}")
             page.wait_for_timeout(1200)  # the pull re-plans within a second
             seen_before = len(open(log).read().splitlines())
+
+            def pictures_asked():
+                return [line for line in open(log).read().splitlines()[seen_before:] if line.startswith("/pictures/")]
             page.wait_for_timeout(1000)
-            after = [line for line in open(log).read().splitlines()[seen_before:] if line.startswith("/pictures/")]
+            wait_until(lambda: len(pictures_asked()) >= 8, 10, page=page)  # judged below, with what was asked for
+            after = pictures_asked()
             pull_exit = pull.poll()  # None: still running, as it should be (75: it never got the lock)
             pull.terminate()
             pull.wait()
@@ -254,13 +298,7 @@ def main():
             # fetched, the page's server fetches them at once, and nothing else. The test holds the
             # pull lock meanwhile, so serve's own pull (every 10 s) cannot fetch the window around
             # the new position too (it waits for a round that has begun to end).
-            lock = open(os.path.join(work, "home", "pull.lock"), "a")
-            for _ in range(600):
-                try:
-                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    time.sleep(0.1)
+            lock = hold_pull_lock(home, page)
             seen_before = len(open(log).read().splitlines())
             page.evaluate(f"document.getElementById('list').scrollTop = {200 * ROW}")
             page.wait_for_function(
@@ -299,12 +337,12 @@ def main():
             Articles.pictures = feed.split("/feed")[0] + "/pictures"
             def retrying(command):
                 """`command` run to its end, again while serve's own pull holds the lock (exit 75)."""
-                for _ in range(20):
+                deadline = time.monotonic() + 120
+                while True:
                     done = subprocess.run(command, env=env, capture_output=True, text=True)
-                    if done.returncode != 75:
-                        break
+                    if done.returncode != 75 or time.monotonic() > deadline:
+                        return done
                     time.sleep(0.5)
-                return done
             added = retrying([feedsync, "pull", "--feed", f"http://127.0.0.1:{articles.server_port}/a.xml",
                               "--images", "none", "--quiet"])
             check(added.returncode == 0, "the articles' feed is pulled without pictures")
@@ -368,6 +406,7 @@ def main():
             page.keyboard.press("j")
             page.keyboard.press("o")
             page.wait_for_selector("#reader:not([hidden])")
+            page.wait_for_selector(".row.current.read")  # the mark stored
             page.keyboard.press("Escape")
             after = unread()
             check(after == before - 1, f"with the feed server stopped, opening an item marks it read ({before} → {after})")
@@ -384,9 +423,19 @@ def main():
             top = page.evaluate("document.querySelector('.row[data-row=\"0\"]').getBoundingClientRect().top")
             demo2 = start([os.path.join(BIN, "feedsync-demo-server"), "--items", "610", "--per-page", "50",
                            "--port", feed.split(":")[2].split("/")[0]], env)
-            with sqlite3.connect(os.path.join(work, "home", "feedsync.sqlite")) as store:
+
+            def answers():
+                try:
+                    with urllib.request.urlopen(feed, timeout=5):
+                        return True
+                except OSError:
+                    return False
+            wait_until(answers, 60, "the demo server answers again", page)
+            with sqlite3.connect(store_path) as store:
                 store.execute("UPDATE feed SET due_at = 0")  # due now: the next round (10 s) asks it
-            page.wait_for_selector("#new:not([hidden])", timeout=30000)
+            # Serve's next round (after the one running ends) stores them; the page sees them at
+            # its next look (every 15 s).
+            page.wait_for_selector("#new:not([hidden])", timeout=90000)
             check(page.inner_text("#new") == "10 new items", f"the bar says so: {page.inner_text('#new')}")
             check(page.inner_text(".row[data-row='0'] .title") == first, "what the reader sees did not move")
             moved = page.evaluate("document.querySelector('.row[data-row=\"0\"]').getBoundingClientRect().top")
