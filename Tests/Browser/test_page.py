@@ -62,7 +62,9 @@ class Hostile(http.server.BaseHTTPRequestHandler):
 
 class Articles(http.server.BaseHTTPRequestHandler):
     """Two stories whose content shows pictures from the demo server (set `pictures` first), older
-    than every demo item: they sit at the end of the timeline, below the rows the checks count."""
+    than every demo item: they sit at the end of the timeline, below the rows the checks count.
+    Each has a thumbnail of its own, which serve's rounds may fetch; its content's pictures only
+    opening the story fetches."""
     pictures = ""
 
     def do_GET(self):
@@ -70,10 +72,12 @@ class Articles(http.server.BaseHTTPRequestHandler):
             return self.teaser()
         items = "".join(
             f"<item><guid>a{n}</guid><title>Article {n} zebrafinch</title><link>https://example.com/a{n}</link>"
-            f"<pubDate>Mon, 0{n} Jan 2018 10:00:00 GMT</pubDate><content:encoded><![CDATA[<p>Story {n}</p>"
+            f"<pubDate>Mon, 0{n} Jan 2018 10:00:00 GMT</pubDate>"
+            f'<media:thumbnail url="{self.pictures}/{900000 + 10 * n + 9}.png"/><content:encoded><![CDATA[<p>Story {n}</p>'
             + "".join(f'<p><img src="{self.pictures}/{900000 + 10 * n + k}.png" alt="shot {k}"></p>' for k in range(3))
             + f'<img src="data:image/png;base64,iVBORw0KGgo="></p>]]></content:encoded></item>' for n in (1, 2))
-        body = ('<?xml version="1.0"?><rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/">'
+        body = ('<?xml version="1.0"?><rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/" '
+                'xmlns:media="http://search.yahoo.com/mrss/">'
                 f"<channel><title>Articles</title>{items}</channel></rss>").encode()
         send(self, body, "application/rss+xml")
 
@@ -349,9 +353,12 @@ def main():
             show = json.loads(subprocess.run([feedsync, "list", "--json", "--search", "zebrafinch"], env=env,
                                              capture_output=True, text=True, check=True).stdout)
             number = show["items"][0]["number"]
-            stored = json.loads(subprocess.run([feedsync, "show", str(number), "--json"], env=env,
-                                               capture_output=True, text=True, check=True).stdout)["pictures"]
+            shown = json.loads(subprocess.run([feedsync, "show", str(number), "--json"], env=env,
+                                              capture_output=True, text=True, check=True).stdout)
+            stored = shown["pictures"]
             check([p["status"] for p in stored] == ["pending"] * 3, f"three pictures, none cached yet: {stored}")
+            check(shown["pic_url"] not in [p["url"] for p in stored],
+                  f"the item's own picture, which serve's rounds may fetch, is none of them: {shown['pic_url']}")
             page.evaluate("window.stayed = true")  # gone if the page reloads
 
             def open_article(words="zebrafinch", pictures=3):
