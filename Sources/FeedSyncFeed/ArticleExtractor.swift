@@ -734,11 +734,9 @@ public enum ArticleExtractor {
             }
             if let srcset = node["srcset"], let base {
                 // Split as browsers do: a comma inside a candidate's URL is the URL's.
-                let resolved = ArticlePictures.candidates(srcset).map { url, descriptor in
-                    let absolute = URL(string: url, relativeTo: base)?.absoluteString ?? url
-                    return descriptor.isEmpty ? absolute : absolute + " " + descriptor
-                }
-                node.set("srcset", resolved.joined(separator: ", "))
+                node.set(
+                    "srcset",
+                    ArticlePictures.srcset(srcset) { URL(string: $0, relativeTo: base)?.absoluteString ?? $0 })
             }
         }
     }

@@ -180,4 +180,11 @@ public enum ArticlePictures {
             found.append((String(url), String(descriptor).trimmed))
         }
     }
+
+    /// `srcset` with each candidate's URL made what `resolve` makes of it, its descriptor kept.
+    static func srcset(_ srcset: String, resolving resolve: (String) -> String) -> String {
+        candidates(srcset).map { url, descriptor in
+            descriptor.isEmpty ? resolve(url) : resolve(url) + " " + descriptor
+        }.joined(separator: ", ")
+    }
 }

@@ -349,11 +349,7 @@ final class XMLFeed {
         static func resolved(_ attribute: String, _ value: String, against base: String) -> String {
             switch attribute.lowercased() {
             case "href", "src", "poster": return DocumentURL.resolve(value, against: base) ?? value
-            case "srcset":
-                return ArticlePictures.candidates(value).map { url, descriptor in
-                    let absolute = DocumentURL.resolve(url, against: base) ?? url
-                    return descriptor.isEmpty ? absolute : absolute + " " + descriptor
-                }.joined(separator: ", ")
+            case "srcset": return ArticlePictures.srcset(value) { DocumentURL.resolve($0, against: base) ?? $0 }
             default: return value
             }
         }
