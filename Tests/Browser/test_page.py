@@ -207,10 +207,11 @@ def main():
             in_view = """[...document.querySelectorAll('.row img.thumb')].filter(img => {
                 const view = document.getElementById('list').getBoundingClientRect();
                 const box = img.getBoundingClientRect(); return box.bottom > view.top && box.top < view.bottom; })"""
-            # (the damaged one below shows once fetched again)
-            page.wait_for_function(f"() => {in_view}.every(img => img.complete && img.naturalWidth > 0)")
-            images = page.evaluate(f"{in_view}.map(img => img.naturalWidth > 0)")
-            check(len(images) >= 7 and all(images), f"every cached picture in view has loaded ({len(images)})")
+            # Counted in the moment they are judged: the damaged one (below) may put its picture,
+            # fetched again and not loaded yet, in place of its placeholder at any time.
+            images = page.wait_for_function(f"""() => {{ const shown = {in_view};
+                return shown.every(img => img.complete && img.naturalWidth > 0) && shown.length; }}""").json_value()
+            check(images >= 7, f"every cached picture in view has loaded ({images})")
             page.wait_for_function(f"""() => [...document.querySelectorAll('.row[data-number="{damaged['number']}"] img')]
                 .some(img => img.complete && img.naturalWidth > 0)""")
             check(open(damaged["image"]["path"], "rb").read() == whole,
