@@ -32,6 +32,9 @@ public struct FeedItem: Sendable, Equatable {
     /// Who wrote it, plain text, when the source says (an aggregator's article); not part of the
     /// item's equality.
     public var author: String?
+    /// The files it carries (a podcast's episode), at most `FeedLimits.enclosures`; its picture
+    /// is `pictureURL`, never one of these. Not part of the item's equality.
+    public var enclosures: [FeedEnclosure] = []
 
     public init(
         key: String, title: String, link: String?, pictureURL: String?, published: String?, summary: String?,
@@ -52,6 +55,101 @@ public struct FeedItem: Sendable, Equatable {
     public static func == (a: FeedItem, b: FeedItem) -> Bool {
         (a.key, a.title, a.link, a.pictureURL, a.published) == (b.key, b.title, b.link, b.pictureURL, b.published)
             && (a.summary, a.content) == (b.summary, b.content)
+    }
+}
+
+/// A file an item carries for the reader to play or keep (a podcast's episode, a video, a PDF):
+/// RSS's `<enclosure>`, Atom's `rel="enclosure"` link, Media RSS's sound or video
+/// `media:content`, JSON Feed's `attachments`. An item's picture enclosure is its picture instead.
+public struct FeedEnclosure: Sendable, Equatable {
+    /// An absolute http(s) URL within `FeedLimits.urlBytes`.
+    public var url: String
+    /// Its media type, lowercased (`audio/mpeg`), when given and well-formed.
+    public var type: String?
+    /// Bytes, when given (a feed's 0 means unknown).
+    public var length: Int64?
+    /// Seconds of sound or video, when given.
+    public var duration: Int?
+
+    public init(url: String, type: String? = nil, length: Int64? = nil, duration: Int? = nil) {
+        self.url = url
+        self.type = type
+        self.length = length
+        self.duration = duration
+    }
+
+    /// Whether it is sound or video (a player can play it): by its type, else its extension.
+    public var isSoundOrVideo: Bool { XMLFeed.isAudioOrVideo(type: type, url: url) }
+
+    /// Lengths a feed may give: up to a tebibyte.
+    public static let lengths: ClosedRange<Int64> = 1...(1 << 40)
+    /// Durations a feed may give: up to ten days.
+    public static let durations = 0...864_000
+
+    /// An enclosure from what a feed wrote, each part checked: nil when its URL is no web URL.
+    static func checked(url: String?, type: String?, length: String?, duration: String?) -> FeedEnclosure? {
+        guard let url = FeedLimits.webURL(url) else { return nil }
+        return FeedEnclosure(
+            url: url, type: mediaType(type), length: length.flatMap(bytes), duration: duration.flatMap(seconds))
+    }
+
+    /// A media type as a feed writes it (`audio/mpeg`, `video/mp4; codecs=…` is `video/mp4`),
+    /// lowercased; nil for anything else.
+    static func mediaType(_ text: String?) -> String? {
+        guard let text else { return nil }
+        let type = text.split(separator: ";", maxSplits: 1).first.map { String($0).trimmed.lowercased() } ?? ""
+        let parts = type.split(separator: "/", omittingEmptySubsequences: false)
+        let token = { (part: Substring) in
+            !part.isEmpty && part.utf8.count <= 64
+                && part.utf8.allSatisfy { byte in
+                    (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || "!#$&^_.+-".utf8.contains(byte)
+                }
+        }
+        return parts.count == 2 && parts.allSatisfy(token) ? type : nil
+    }
+
+    /// Bytes as digits (`length`, `fileSize`, `size_in_bytes`); 0 (unknown, as feeds write it)
+    /// and anything out of `lengths` are nil.
+    static func bytes(_ text: String) -> Int64? {
+        let digits = text.trimmed
+        guard digits.utf8.count <= 13, FeedLimits.isDigits(digits), let value = Int64(digits) else { return nil }
+        return lengths.contains(value) ? value : nil
+    }
+
+    /// A duration as podcasts write it: seconds (`3723`, `3723.5`), `MM:SS` or `H:MM:SS`.
+    static func seconds(_ text: String) -> Int? {
+        let parts = text.trimmed.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count) else { return nil }
+        var total = 0
+        for (index, part) in parts.enumerated() {
+            // Only the seconds may have a fraction (dropped); minutes and seconds after a colon are two digits at most.
+            let whole = index == parts.count - 1 ? part.split(separator: ".", maxSplits: 1).first ?? "" : part
+            guard whole.utf8.count <= 7, FeedLimits.isDigits(whole), let value = Int(whole),
+                index == 0 || value < 60
+            else { return nil }
+            total = total * 60 + value
+        }
+        return durations.contains(total) ? total : nil
+    }
+
+    /// `found` with each URL once (the first's fields, filled in from a later one's with the same
+    /// URL), at most `FeedLimits.enclosures`; `duration` (`itunes:duration`, the item's) goes to
+    /// the first sound or video file that has none.
+    static func merged(_ found: [FeedEnclosure], duration: Int? = nil) -> [FeedEnclosure] {
+        var merged: [FeedEnclosure] = []
+        for enclosure in found {
+            if let index = merged.firstIndex(where: { $0.url == enclosure.url }) {
+                merged[index].type = merged[index].type ?? enclosure.type
+                merged[index].length = merged[index].length ?? enclosure.length
+                merged[index].duration = merged[index].duration ?? enclosure.duration
+            } else if merged.count < FeedLimits.enclosures {
+                merged.append(enclosure)
+            }
+        }
+        if let duration, let index = merged.firstIndex(where: { $0.duration == nil && $0.isSoundOrVideo }) {
+            merged[index].duration = duration
+        }
+        return merged
     }
 }
 
@@ -169,6 +267,8 @@ public enum FeedLimits {
     /// An item whose link is longer than this many bytes is skipped (and counted); a picture URL
     /// that long (a `data:` URI from the content's first `<img>`, say) is dropped, the item kept.
     public static let urlBytes = 8192
+    /// Enclosures kept of one item; the rest are left out.
+    public static let enclosures = 8
     /// Text captured for one field of an XML item; the rest is cut.
     public static let fieldBytes = 1 << 20
     /// An item's stored content: longer HTML is cut at the last tag that starts before the limit.

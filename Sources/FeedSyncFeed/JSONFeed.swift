@@ -51,6 +51,9 @@ enum JSONFeed {
             item.contentPictures = ArticlePictures.find(in: Array(html.utf8), base: base)
         }
         if key == byTitle?.key { item.formerKey = byTitle?.former }
+        item.enclosures = JSONValue.enclosures(
+            in: fields["attachments"], base: base, url: "url", type: "mime_type", length: "size_in_bytes",
+            duration: "duration_in_seconds")
         return item
     }
 

@@ -101,6 +101,22 @@ enum JSONValue: Sendable {
         }.first
     }
 
+    /// The files of the list `attachments` that are not pictures, as enclosures (JSON Feed's
+    /// attachments, Tiny Tiny RSS's), their URLs resolved against `base`, each part checked.
+    static func enclosures(
+        in attachments: JSONValue?, base: String, url: String, type: String, length: String, duration: String
+    ) -> [FeedEnclosure] {
+        guard case .array(let list)? = attachments else { return [] }
+        return FeedEnclosure.merged(
+            list.prefix(4 * FeedLimits.enclosures).compactMap { attachment in
+                let kind = attachment[type]?.text
+                guard kind?.lowercased().hasPrefix("image/") != true else { return nil }
+                return FeedEnclosure.checked(
+                    url: DocumentURL.resolve(attachment[url]?.text, against: base), type: kind,
+                    length: attachment[length]?.text, duration: attachment[duration]?.text)
+            })
+    }
+
     /// The value at `key` when this is an object.
     subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { object[key] } else { nil }

@@ -144,6 +144,9 @@ public enum TinyTinyRSSAnswer {
             item.contentPictures = ArticlePictures.find(in: Array(html.utf8), base: link ?? "")
         }
         item.author = entry["author"]?.text.map { FeedLimits.boundedTitle(HTMLText.collapsingWhitespace($0)) }
+        item.enclosures = JSONValue.enclosures(
+            in: entry["attachments"], base: link ?? "", url: "content_url", type: "content_type", length: "length",
+            duration: "duration")
         guard let bounded = FeedLimits.bounded(item) else { return nil }
         return RemoteArticle(
             id: id, feedID: feedID, unread: entry["unread"]?.bool ?? true, starred: entry["marked"]?.bool ?? false,

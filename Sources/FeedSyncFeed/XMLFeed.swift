@@ -277,7 +277,9 @@ final class XMLFeed {
             published, image,
             updated, issued, modified, created,
             // The feed's schedule (read only at the feed's level).
-            ttl, skipHour, skipDay, updatePeriod, updateFrequency
+            ttl, skipHour, skipDay, updatePeriod, updateFrequency,
+            // An episode's length, for its enclosure (no part of an item's digest key).
+            itunesDuration
 
         /// A field of words for people, which text encoded twice is repaired in (not an id or URL,
         /// where a repair would change what the item is).
@@ -407,6 +409,8 @@ final class XMLFeed {
         var media: String?
         var mediaThumbnail: String?
         var itunesImage: String?
+        /// Its files other than pictures, in order, as found (`FeedEnclosure.merged` evens them).
+        var enclosures: [FeedEnclosure] = []
         /// An RSS item's `<image url="…">` (its text form is the field `image`).
         var image: String?
     }
@@ -564,6 +568,11 @@ final class XMLFeed {
                 markup: xhtml || field.isText && Capture.isMarkup(type: type, mode: mode))
         }
         let isImageType = type?.hasPrefix("image/") == true
+        func enclose(_ file: String?, length: String?, duration: String? = nil) {
+            if let found = FeedEnclosure.checked(url: file, type: type, length: length, duration: duration) {
+                current.enclosures.append(found)
+            }
+        }
         switch (atom ? Namespace.atom : plain ? "" : namespace, name) {
         case ("", "title"), (Namespace.atom, "title"): begin(.title)
         case (Namespace.dc, "title"): begin(.dcTitle)
@@ -597,6 +606,8 @@ final class XMLFeed {
             }
             if isImageType || type == nil && Self.looksLikeImage(attributes["url"]) {
                 current.enclosure = current.enclosure ?? url("url")
+            } else {
+                enclose(url("url"), length: attributes["length"])
             }
         case (Namespace.atom, "id"): begin(.id)
         case (Namespace.atom, "summary"): begin(.summary)
@@ -617,7 +628,11 @@ final class XMLFeed {
                     current.mediaFile = file
                     current.mediaIsAudioOrVideo = Self.isAudioOrVideo(type: type, url: file)
                 }
-                if isImageType { current.enclosure = current.enclosure ?? url("href") }
+                if isImageType {
+                    current.enclosure = current.enclosure ?? url("href")
+                } else {
+                    enclose(url("href"), length: attributes["length"])
+                }
             }
         case (Namespace.content, "encoded"): begin(.encoded)
         // An item's whole post as XHTML, in its namespace or (as feedparser also reads it) in none.
@@ -631,9 +646,14 @@ final class XMLFeed {
                 || medium == nil && type == nil && Self.looksLikeImage(attributes["url"])
             {
                 current.mediaContent = current.mediaContent ?? url("url")
+            } else if let file = url("url"),
+                medium == "audio" || medium == "video" || Self.isAudioOrVideo(type: type, url: file)
+            {
+                enclose(file, length: attributes["fileSize"], duration: attributes["duration"])
             }
         case (Namespace.media, "thumbnail"): current.mediaThumbnail = current.mediaThumbnail ?? url("url")
         case (Namespace.itunes, "image"): current.itunesImage = current.itunesImage ?? url("href")
+        case (Namespace.itunes, "duration"): begin(.itunesDuration)
         default: break
         }
     }
@@ -894,7 +914,9 @@ final class XMLFeed {
             let key = id ?? guid ?? entry.about ?? link ?? byTitle?.key
                 ?? ItemKey.digest(
                     [entry.mediaFile, entry.media]
-                        + entry.fields.map { $0.map { String(decoding: $0.text, as: UTF8.self) } })
+                        + Field.allCases.filter { $0 != .itunesDuration }.map { field in
+                            entry[field].map { String(decoding: $0.text, as: UTF8.self) }
+                        })
         else { return nil }
         var item = FeedItem(
             key: key, title: title, link: link, pictureURL: picture, published: date, summary: body?.summary,
@@ -908,6 +930,8 @@ final class XMLFeed {
             item.formerKey = byTitle?.former
         }
         item.searchBody = SearchText.body(plainContent: plainContent, summary: body?.summary)
+        item.enclosures = FeedEnclosure.merged(
+            entry.enclosures, duration: string(.itunesDuration).flatMap(FeedEnclosure.seconds))
         if let content {
             item.contentPictures = ArticlePictures.find(in: Array(content.html.utf8), base: entry[content.field]?.base)
         }

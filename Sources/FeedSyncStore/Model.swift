@@ -237,6 +237,8 @@ public struct StoredItem: Sendable, Equatable {
     public var starred = false
     /// The name of the item's feed (`Feed.name`).
     public var feedName: String
+    /// The files it carries (a podcast's episode), in its feed's order.
+    public var enclosures: [FeedEnclosure] = []
 }
 
 /// A page of the local list.

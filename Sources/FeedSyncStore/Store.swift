@@ -431,6 +431,14 @@ extension Store {
         }
     }
 
+    /// Files the feeds `feedIDs` in `folder` (a path, `Tech/Swift`), or in none; one transaction.
+    public func setFolder(_ folder: String?, feedIDs: [Int64]) async throws(StoreError) {
+        try await write { db in
+            let update = try db.cachedStatement(sql: "UPDATE feed SET folder = ? WHERE id = ?")
+            for id in feedIDs { try update.execute(arguments: [folder, id]) }
+        }
+    }
+
     /// Unsubscribes: the feed, its items, and the pictures no item uses any more go, in one
     /// transaction. Returns the files of the pictures that went, for the caller to delete.
     public func removeFeed(id: Int64) async throws(StoreError) -> [String] {
@@ -438,6 +446,70 @@ extension Store {
             // Items (and their band sizes) go with the feed: ON DELETE CASCADE.
             try db.execute(sql: "DELETE FROM feed WHERE id = ?", arguments: [id])
             return try Self.deleteUnusedPictures(db)
+        }
+    }
+
+    /// What removing feed `id` would take: its items, and the cached pictures (with their bytes)
+    /// no other feed's item shows.
+    public func removal(feedID id: Int64) async throws(StoreError) -> (items: Int, pictures: Int, bytes: Int64) {
+        try await read { db in
+            let items = try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE feed_id = ?", arguments: [id]) ?? 0
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    WITH shown(picture_id) AS (
+                        SELECT picture_id FROM item WHERE feed_id = ?1 AND picture_id IS NOT NULL
+                        UNION SELECT shown.picture_id FROM item_content_picture AS shown
+                            JOIN item ON item.id = shown.item_id WHERE item.feed_id = ?1)
+                    SELECT count(*), coalesce(sum(picture.bytes), 0) FROM shown
+                    JOIN picture ON picture.id = shown.picture_id AND picture.status = 'cached'
+                    WHERE NOT EXISTS (SELECT 1 FROM item WHERE picture_id = shown.picture_id AND feed_id != ?1)
+                        AND NOT EXISTS (
+                            SELECT 1 FROM item_content_picture AS other JOIN item ON item.id = other.item_id
+                            WHERE other.picture_id = shown.picture_id AND item.feed_id != ?1)
+                    """, arguments: [id])
+            return (items, row?[0] ?? 0, row?[1] ?? 0)
+        }
+    }
+
+    /// Removes the items read, not starred and older than `before` (their place in the timeline),
+    /// but for an account's item with a mark still queued for its server, in one transaction:
+    /// their keys stay (`item_gone`) so no pull stores them again, the lists close up around
+    /// them (each band's seqs renumbered from 0, the band sizes and timeline runs of their feeds
+    /// made again), and the pictures no item uses any more go. How many went, and the files of
+    /// the pictures that went, for the caller to delete.
+    public func removeItems(before: Date) async throws(StoreError) -> (items: Int, files: [String]) {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    CREATE TEMP TABLE doomed AS SELECT id, feed_id, band, key FROM item
+                    WHERE read = 1 AND starred = 0 AND timeline < ?
+                        AND NOT EXISTS (SELECT 1 FROM sync_status WHERE item_id = item.id)
+                    """, arguments: [before.timeIntervalSince1970])
+            defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.doomed; DROP TABLE IF EXISTS temp.renumbered") }
+            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.doomed") ?? 0
+            guard count > 0 else { return (0, []) }
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO item_gone (feed_id, key, band) SELECT feed_id, key, band FROM temp.doomed;
+                    DELETE FROM item WHERE id IN (SELECT id FROM temp.doomed);
+                    CREATE TEMP TABLE renumbered AS
+                        SELECT item.id, row_number() OVER (PARTITION BY item.feed_id, item.band ORDER BY item.seq) - 1 AS seq
+                        FROM item WHERE (item.feed_id, item.band) IN (SELECT feed_id, band FROM temp.doomed);
+                    UPDATE item SET seq = -1 - seq WHERE id IN (SELECT id FROM temp.renumbered);
+                    UPDATE item SET seq = renumbered.seq FROM temp.renumbered WHERE renumbered.id = item.id;
+                    UPDATE band_size SET size = (
+                        SELECT count(*) FROM item WHERE item.feed_id = band_size.feed_id AND item.band = band_size.band)
+                    WHERE (feed_id, band) IN (SELECT feed_id, band FROM temp.doomed);
+                    DELETE FROM timeline_run WHERE feed_id IN (SELECT feed_id FROM temp.doomed);
+                    INSERT INTO timeline_run (timeline, feed_id, band, first_seq, size)
+                        SELECT timeline, feed_id, band, min(seq), count(*) FROM (
+                            SELECT timeline, feed_id, band, seq,
+                                seq - row_number() OVER (PARTITION BY feed_id, band, timeline ORDER BY seq) AS island
+                            FROM item WHERE feed_id IN (SELECT feed_id FROM temp.doomed)
+                        ) GROUP BY timeline, feed_id, band, island;
+                    """)
+            return (count, try Self.deleteUnusedPictures(db))
         }
     }
 
@@ -457,7 +529,8 @@ extension Store {
             ).map { row in
                 let article = row.text("article_status") == "stored" ? row.text("article_html") : nil
                 return ItemDetail(
-                    item: Self.storedItem(row, position: 0), author: row.text("author"),
+                    item: try Self.withEnclosures(db, [Self.storedItem(row, position: 0)])[0],
+                    author: row.text("author"),
                     summary: row.text("summary"), content: article ?? row.text("content"),
                     contentSource: article == nil ? "feed" : "page",
                     articleError: row.text("article_status") == "failed" ? row.text("article_error") : nil,
@@ -555,11 +628,16 @@ extension Store {
             // One statement a page: json_each walks the keys in order and each probes the
             // (feed_id, key) index; an `IN (…)` list would sort the keys into a temporary table first.
             var found: [String: Int] = [:]
+            // An item removed for its age (`item_gone`) is known where it was: the paging treats it
+            // as stored, and `writeItems` does not store it again.
             let rows = try Row.fetchCursor(
                 db.cachedStatement(
                     sql: """
-                        SELECT item.key, item.band FROM json_each(?) AS wanted
-                        CROSS JOIN item ON item.feed_id = ? AND item.key = wanted.value
+                        SELECT item.key, item.band FROM json_each(?1) AS wanted
+                        CROSS JOIN item ON item.feed_id = ?2 AND item.key = wanted.value
+                        UNION ALL
+                        SELECT gone.key, gone.band FROM json_each(?1) AS wanted
+                        CROSS JOIN item_gone AS gone ON gone.feed_id = ?2 AND gone.key = wanted.value
                         """),
                 arguments: [jsonArray(keys), feedID])
             while let row = try rows.next() { found[row[0]] = row[1] as Int }
@@ -605,6 +683,15 @@ extension Store {
                 WHERE feed_id = ? AND key = ? RETURNING id
                 """)
         let index = try db.cachedStatement(sql: "INSERT INTO item_search (rowid, title, body) VALUES (?, ?, ?)")
+        let dropEnclosures = try db.cachedStatement(sql: "DELETE FROM item_enclosure WHERE item_id = ?")
+        let addEnclosure = try db.cachedStatement(
+            sql: "INSERT INTO item_enclosure (item_id, position, url, type, length, duration) VALUES (?, ?, ?, ?, ?, ?)"
+        )
+        func enclose(_ id: Int64, _ item: FeedItem) throws {
+            for (position, file) in item.enclosures.enumerated() {
+                try addEnclosure.execute(arguments: [id, position, file.url, file.type, file.length, file.duration])
+            }
+        }
         var timeline = try Timeline(db, feedID: feedID, band: band, above: seq)
         var inserted = 0
         var searched: [(id: Int64, item: FeedItem)] = []
@@ -614,7 +701,10 @@ extension Store {
         for item in updated {
             if let former = item.formerKey { try rekey.execute(arguments: [item.key, feedID, former]) }
         }
-        for item in [new, updated].joined() {
+        let gone = try db.cachedStatement(sql: "SELECT 1 FROM item_gone WHERE feed_id = ? AND key = ?")
+        for (index, item) in [new, updated].joined().enumerated() {
+            // A known key may be one removed for its age: it stays removed.
+            if index >= new.count, try Bool.fetchOne(gone, arguments: [feedID, item.key]) == true { continue }
             let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
             let time = timeline.time(published: item.publishedSeconds, now: Int64(now))
             // The one statement stepped through SQLite's C API (Store+SQLite.swift explains why).
@@ -641,6 +731,7 @@ extension Store {
                 let id = db.lastInsertedRowID
                 searched.append((id, item))
                 try Self.linkArticlePictures(db, item: id, item.contentPictures ?? [])
+                try enclose(id, item)
             } else {
                 // A changed text re-indexes itself (Migrations/0009's trigger).
                 refresh.setUncheckedArguments([
@@ -651,6 +742,8 @@ extension Store {
                 try db.cachedStatement(sql: "DELETE FROM item_content_picture WHERE item_id = ?").execute(
                     arguments: [id])
                 try Self.linkArticlePictures(db, item: id, item.contentPictures ?? [])
+                try dropEnclosures.execute(arguments: [id])
+                try enclose(id, item)
             }
         }
         // The search index is written after the items, not between them: FTS5 rows inserted
@@ -689,8 +782,10 @@ extension Store {
                 db, feedID: page.feedID, band: page.band, new: page.newItems, updated: page.updatedItems)
             let items = page.newItems + page.updatedItems
             if items.count >= 3 {
+                // A podcast's episodes are the sound or video they carry, not summaries of a page.
                 let short = items.filter { item in
-                    (item.content ?? item.summary ?? "").utf8.count < 600
+                    !item.enclosures.contains(where: \.isSoundOrVideo)
+                        && (item.content ?? item.summary ?? "").utf8.count < 600
                         && (item.link?.hasPrefix("http://") == true || item.link?.hasPrefix("https://") == true)
                 }
                 try db.cachedStatement(sql: "UPDATE feed SET summary_only = ? WHERE id = ?").execute(
@@ -748,7 +843,32 @@ extension Store {
             let lastPull = try Double.fetchOne(
                 db, sql: "SELECT max(last_pull_at) FROM feed \(query.feedURL == nil ? "" : "WHERE url = ?")",
                 arguments: query.feedURL.map { [$0] } ?? [])
-            return ListedPage(items: items, total: total, lastPullAt: lastPull.map(Date.init(timeIntervalSince1970:)))
+            return ListedPage(
+                items: try Self.withEnclosures(db, items), total: total,
+                lastPullAt: lastPull.map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+
+    /// `items` with their enclosures: one statement for the page, on the table's key.
+    static func withEnclosures(_ db: Database, _ items: [StoredItem]) throws -> [StoredItem] {
+        guard !items.isEmpty else { return items }
+        var found: [Int64: [FeedEnclosure]] = [:]
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: """
+                    SELECT file.item_id, file.url, file.type, file.length, file.duration FROM json_each(?) AS wanted
+                    CROSS JOIN item_enclosure AS file ON file.item_id = wanted.value ORDER BY file.item_id, file.position
+                    """),
+            arguments: ["[" + items.map { String($0.number) }.joined(separator: ",") + "]"])
+        while let row = try rows.next() {
+            found[row[0], default: []].append(
+                FeedEnclosure(url: row[1], type: row[2], length: row[3], duration: row[4]))
+        }
+        guard !found.isEmpty else { return items }
+        return items.map { item in
+            var item = item
+            item.enclosures = found[item.number] ?? []
+            return item
         }
     }
 

@@ -86,7 +86,7 @@ import Testing
             "0007_schedule", "0008_no_answer", "0009_search_contentless", "0010_article_pictures", "0011_history",
             "0012_picture_hash",
             "0013_accounts",
-            "0014_articles", "0015_cache_total", "0016_article_index",
+            "0014_articles", "0015_cache_total", "0016_article_index", "0017_enclosures", "0018_gone",
         ]
         #expect(try await store.appliedMigrations() == migrations)
         // Opening again applies nothing twice.
