@@ -1,19 +1,57 @@
 import Foundation
 
-/// An item's HTML content as text to read in a terminal: paragraphs (block elements end one,
-/// `<br>` breaks a line inside one, list items start with a bullet, `<pre>` keeps its lines) and
-/// links as numbered references, `text [1]`, listed after the text. Scripts, styles and comments
-/// are dropped; pictures become `[image: alt]`. Lenient like `HTMLText.plain`: a stray `<` is
-/// text, an unclosed tag ends the content.
+/// An item's HTML content as text to read in a terminal: blocks (block elements end one, `<br>`
+/// breaks a line inside one), each a paragraph, a heading, a list item with its bullet or number,
+/// or code (`<pre>`, its lines kept), inside the quotes and lists around it; and links as
+/// numbered references, `text [1]`, listed after the text. Scripts, styles and comments are
+/// dropped; pictures become `[image: alt]`. Lenient like `HTMLText.plain`: a stray `<` is text,
+/// an unclosed tag ends the content.
 public enum ReadableText {
+    /// One block of the text.
+    public struct Block: Sendable, Equatable {
+        public enum Kind: Sendable, Equatable {
+            case paragraph
+            /// `<h1>` to `<h6>`: its level.
+            case heading(Int)
+            /// A list item's first block, with its marker (`• `, `3. `); a later block of the same
+            /// item is a paragraph as deep as it.
+            case item(String)
+            /// Preformatted: its lines as written.
+            case code
+        }
+        public var kind: Kind
+        /// A `\n` inside is a line break the content asked for.
+        public var text: String
+        /// Quotes (`<blockquote>`) around it.
+        public var quoted = 0
+        /// Lists around it.
+        public var lists = 0
+        /// Which list it is in (the innermost, counted from 1 in the text's order; 0: none): the
+        /// items of one list are one run.
+        public var list = 0
+
+        public init(_ kind: Kind, _ text: String, quoted: Int = 0, lists: Int = 0, list: Int = 0) {
+            (self.kind, self.text, self.quoted, self.lists, self.list) = (kind, text, quoted, lists, list)
+        }
+    }
+
     public struct Rendered: Sendable, Equatable {
-        public init(paragraphs: [String], links: [String]) {
-            self.paragraphs = paragraphs
+        public init(blocks: [Block], links: [String]) {
+            self.blocks = blocks
             self.links = links
         }
 
-        /// Paragraphs in order; a `\n` inside one is a line break the content asked for.
-        public var paragraphs: [String]
+        public init(paragraphs: [String], links: [String]) {
+            self.init(blocks: paragraphs.map { Block(.paragraph, $0) }, links: links)
+        }
+
+        public var blocks: [Block]
+        /// The blocks' texts in order, an item's with its marker.
+        public var paragraphs: [String] {
+            blocks.map { block in
+                if case .item(let marker) = block.kind { marker + block.text } else { block.text }
+            }
+        }
         /// The links, reference `[n]` at index n - 1: absolute http, https or mailto URLs.
         public var links: [String]
         /// The links as the list after the text: `[1] https://…`.
@@ -24,7 +62,7 @@ public enum ReadableText {
         var reader = Reader(bytes: Array(html.utf8), base: base)
         reader.run()
         reader.endParagraph()
-        return Rendered(paragraphs: reader.paragraphs, links: reader.links)
+        return Rendered(blocks: reader.blocks, links: reader.links)
     }
 
     private static let blocks: Set<String> = [
@@ -36,8 +74,15 @@ public enum ReadableText {
     private struct Reader {
         let bytes: [UInt8]
         let base: String?
-        var paragraphs: [String] = []
+        var blocks: [Block] = []
         var links: [String] = []
+        var heading: Int?
+        var quoted = 0
+        /// The open lists: whether each is ordered, its items so far, and its number.
+        var lists: [(ordered: Bool, items: Int, number: Int)] = []
+        var listsOpened = 0
+        /// The marker of the list item whose first block is being read.
+        var marker: String?
         var current: [UInt8] = []
         var pendingSpace = false
         var preformatted = 0
@@ -85,7 +130,29 @@ public enum ReadableText {
                 pendingSpace = false
             case "li":
                 endParagraph()
-                if !closing { current += Array("• ".utf8) }
+                if !closing {
+                    if lists.isEmpty {  // an item outside a list
+                        listsOpened += 1
+                        lists.append((false, 0, listsOpened))
+                    }
+                    lists[lists.count - 1].items += 1
+                    let list = lists[lists.count - 1]
+                    marker = list.ordered ? "\(list.items). " : "• "
+                }
+            case "ul", "ol", "dl":
+                endParagraph()
+                if closing {
+                    _ = lists.popLast()
+                } else {
+                    listsOpened += 1
+                    lists.append((name == "ol", 0, listsOpened))
+                }
+            case "blockquote":
+                endParagraph()
+                quoted = max(0, quoted + (closing ? -1 : 1))
+            case "h1", "h2", "h3", "h4", "h5", "h6":
+                endParagraph()
+                heading = closing ? nil : Int(String(name.dropFirst()))
             case "a" where !closing:
                 let href = HTMLText.attribute(Array("href".utf8), in: inside).map {
                     HTMLText.decodeEntities(String(decoding: $0, as: UTF8.self))
@@ -149,7 +216,13 @@ public enum ReadableText {
                 .split(separator: "\n", omittingEmptySubsequences: false)
                 .map { preformatted > 0 ? String($0) : $0.trimmingCharacters(in: .whitespaces) }
                 .joined(separator: "\n").trimmingCharacters(in: .newlines)
-            if !paragraph.isEmpty { paragraphs.append(paragraph) }
+            if !paragraph.isEmpty {
+                let kind: Block.Kind =
+                    preformatted > 0
+                    ? .code : heading.map(Block.Kind.heading) ?? marker.map(Block.Kind.item) ?? .paragraph
+                blocks.append(Block(kind, paragraph, quoted: quoted, lists: lists.count, list: lists.last?.number ?? 0))
+                marker = nil
+            }
             current = []
             pendingSpace = false
         }

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Dispatch
 import Foundation
 import Synchronization
@@ -41,4 +42,28 @@ package final class Interruption {
         for source in sources { source.cancel() }
         for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
     }
+}
+
+/// Runs `work` in a task of its own that the first SIGINT or SIGTERM cancels (a second ends the
+/// process, `Interruption`): what it gave, nil when it was interrupted and gave up, and whether it
+/// was interrupted. An error after an interrupt is the interrupt's: not thrown.
+package func interruptible<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> (
+    value: T?, interrupted: Bool
+) {
+    let task = Task { try await work() }
+    let interruption = Interruption { task.cancel() }
+    defer { interruption.stop() }
+    do {
+        let value = try await task.value
+        return (value, interruption.happened)
+    } catch  where interruption.happened {
+        return (nil, true)
+    }
+}
+
+/// Ends a command that was interrupted the one way every command does: one line saying what
+/// it kept, exit 75 (the work can be done again, and goes on from there).
+package func interrupted(_ kept: String) -> ExitCode {
+    complain("interrupted; \(kept)")
+    return ExitCode(Exit.tempFail)
 }

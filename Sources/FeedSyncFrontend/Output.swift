@@ -20,6 +20,17 @@ package enum Output {
                 .map { Terminal.truncate(String($0), toCells: width) }.joined(separator: "\n"))
     }
 
+    /// Writes lines for a person that must be read whole (messages, hints, summaries): on a
+    /// terminal each longer than its width wraps, under where its text starts; on a pipe as they
+    /// are. Only a table's rows are cut (`fitted`).
+    package static func wrapped(_ text: String) throws {
+        guard Terminal.isInteractive else { return try line(text) }
+        let width = Terminal.width
+        try line(
+            text.split(separator: "\n", omittingEmptySubsequences: false)
+                .flatMap { Terminal.wrapHanging(String($0), width: width) }.joined(separator: "\n"))
+    }
+
     /// Writes `text` as it is to standard output; exit 74 when it cannot.
     package static func write(_ text: String) throws {
         guard let failure = write(text, to: STDOUT_FILENO) else { return }

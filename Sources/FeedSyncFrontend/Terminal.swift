@@ -6,6 +6,24 @@ package enum Terminal {
     /// Whether standard output is a terminal.
     package static var isInteractive: Bool { isatty(STDOUT_FILENO) == 1 }
 
+    /// Whether the command can ask its user a question: its input and output are a terminal.
+    package static var canAsk: Bool { isatty(STDIN_FILENO) == 1 && isInteractive }
+
+    /// Asks `question` (written as it is) and reads one line: whether it was yes (`y`, `yes`).
+    package static func ask(_ question: String) -> Bool {
+        Output.attempt(question)
+        guard let answer = readLine(strippingNewline: true) else { return false }
+        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+    }
+
+    /// Rows of the terminal; `LINES` or 24 when output is not a terminal.
+    package static var height: Int {
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 { return Int(size.ws_row) }
+        if let lines = getenv("LINES").flatMap({ Int(String(cString: $0)) }), lines > 0 { return lines }
+        return 24
+    }
+
     /// Columns of the terminal; `COLUMNS` or 80 when output is not a terminal.
     package static var width: Int {
         var size = winsize()
@@ -83,6 +101,42 @@ package enum Terminal {
         text.utf8.withContiguousStorageIfAvailable { bytes in
             bytes.allSatisfy { (0x20..<0x7F).contains($0) } ? bytes.count : nil
         } ?? nil
+    }
+
+    /// A line of a message (already safe) in lines of at most `width` cells, each after the first
+    /// indented under where its text starts: under the value of an aligned `label:   value`
+    /// line (status's), else two cells in from the line's own indent.
+    package static func wrapHanging(_ line: String, width: Int) -> [String] {
+        guard displayWidth(line) > width else { return [line] }
+        let characters = Array(line)
+        let lead = characters.prefix { $0 == " " }.count
+        var indent = lead + 2
+        if let colon = characters[lead...].firstIndex(of: ":"), colon + 2 < characters.count,
+            characters[colon + 1] == " ", characters[colon + 2] == " "
+        {
+            indent = characters[(colon + 1)...].firstIndex { $0 != " " } ?? indent
+        }
+        indent = min(indent, max(0, width / 2))
+        // The first line keeps its own spacing (an aligned value's): as much as fits, broken at
+        // its last space.
+        var used = 0
+        var cut = characters.count
+        var lastSpace: Int?
+        for (index, character) in characters.enumerated() {
+            let taken = Self.cells(character)
+            if used + taken > width {
+                cut = index
+                break
+            }
+            if character == " ", index > lead { lastSpace = index }
+            used += taken
+        }
+        let end = cut < characters.count && characters[cut] == " " ? cut : lastSpace ?? cut
+        let head = String(characters[..<end].reversed().drop { $0 == " " }.reversed())
+        let rest = String(characters[end...]).trimmingCharacters(in: .whitespaces)
+        guard !rest.isEmpty else { return [head] }
+        let pad = String(repeating: " ", count: indent)
+        return [head] + wrap(rest, width: max(1, width - indent)).map { pad + $0 }
     }
 
     /// `text` (already safe) in lines of at most `width` cells, broken at spaces; a word longer

@@ -183,6 +183,8 @@ public final class PictureCache: Sendable {
         public var forgotten = 0
         public var evicted = 0
         public var evictedBytes: Int64 = 0
+        /// The task was cancelled partway: what is counted was done, the rest was not.
+        public var interrupted = false
     }
 
     /// Removes the temp files of ended processes and files the store does not know, forgets
@@ -210,6 +212,11 @@ public final class PictureCache: Sendable {
             unknown.forEach(folder.remove)
             report.unknownFiles = unknown.count
             for picture in known {
+                // Reading every picture is the long part: an interrupt stops it between two.
+                if Task.isCancelled {
+                    report.interrupted = true
+                    return
+                }
                 guard pictures.contains(picture.file), let data = verified(picture) else {
                     try await store.uncachePicture(id: picture.id)
                     folder.remove(picture.file)
@@ -219,6 +226,7 @@ public final class PictureCache: Sendable {
                 if picture.hash == nil { try await store.setPictureHash(Self.hash(data), of: picture) }
             }
         }
+        guard !report.interrupted else { return report }
         let evicted = try await evict(budget: budget, pagesAhead: pagesAhead, around: position)
         report.evicted = evicted.count
         report.evictedBytes = evicted.bytes

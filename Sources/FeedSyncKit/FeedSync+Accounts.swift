@@ -160,9 +160,14 @@ extension FeedSync {
         }
     }
 
-    /// Unsubscribes an account's feed on its server, then removes it here as `remove` does.
+    /// Unsubscribes `feed`: an account's on its server first, then here as `remove` does; a local
+    /// one here only.
     public func unsubscribe(_ feed: Feed) async throws(SyncError) {
-        guard let accountID = feed.accountID, let remoteID = feed.remoteID else { return }
+        guard let accountID = feed.accountID, let remoteID = feed.remoteID else {
+            do { return try await remove(feed) } catch {
+                throw SyncError(error.kind == .locked ? .transient : .local, error.message)
+            }
+        }
         let account: Account
         do {
             guard let found = try await store.accounts().first(where: { $0.id == accountID }) else { return }

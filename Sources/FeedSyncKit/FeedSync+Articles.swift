@@ -21,10 +21,13 @@ public struct ArticleOptions: Sendable {
 }
 
 /// What became of one item's page.
-public struct ArticleEvent: Sendable {
-    public var itemID: Int64
-    /// Why there is no article (nil: stored).
-    public var failure: String?
+public enum ArticleEvent: Sendable {
+    /// The pages of `count` items are to be fetched in this run.
+    case planned(count: Int)
+    /// An item's page arrived, `bytes` long (0: it did not).
+    case fetched(bytes: Int)
+    /// What became of an item's article: stored, or why there is none (`failure`).
+    case kept(itemID: Int64, failure: String?)
 }
 
 extension FeedSync {
@@ -94,16 +97,18 @@ extension FeedSync {
                     try await store.keepArticles(outcomes)
                     for outcome in outcomes {
                         if outcome.failure == nil { onStored() }
-                        onEvent(ArticleEvent(itemID: outcome.itemID, failure: outcome.failure))
+                        onEvent(.kept(itemID: outcome.itemID, failure: outcome.failure))
                     }
                 } catch {
-                    for outcome in outcomes { onEvent(ArticleEvent(itemID: outcome.itemID, failure: error.message)) }
+                    for outcome in outcomes { onEvent(.kept(itemID: outcome.itemID, failure: error.message)) }
                 }
             }
+            if !jobs.isEmpty { onEvent(.planned(count: jobs.count)) }
             fill()
             for await step in group {
                 switch step {
                 case .fetched(let page):
+                    onEvent(.fetched(bytes: (try? page.response.get())?.bodyBytes ?? 0))
                     (fetching, reading) = (fetching - 1, reading + 1)
                     group.addTask { .read(self.outcome(of: page, options: options)) }
                 case .read(let outcome):

@@ -74,23 +74,48 @@ extension FeedSync {
     /// Subscribes to `url` (titled `title`) and pulls it. When it is no feed (a data error on
     /// the first pull, no format chosen), the web page there is read for the feeds it names
     /// (`discoverFeeds`), and the first is added instead; `discovered` lists them all.
+    /// `url` given without a scheme (`example.com/feed`) is tried as `https://` first, then as
+    /// `http://` when no server answers that, as a browser's address bar does. A feed whose host
+    /// does not exist or refused the connection is not kept (a mistyped address must not stay
+    /// subscribed) unless `keep`; one whose server answered with a failure, or stopped answering
+    /// midway, is kept for a later pull.
     public func add(
-        _ url: String, title: String?, format: FormatSetting, fullText: Bool = false, settings: PullSettings,
-        onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
+        _ url: String, title: String?, format: FormatSetting, fullText: Bool = false, keep: Bool = false,
+        settings: PullSettings, onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
     ) async throws(StoreError) -> (outcome: AddOutcome, discovered: [String]) {
         let settings = try await withCacheBudget(settings)
-        var outcome = try await subscribeAndPull(url, title: title, format: format, fullText, settings, onUpdate)
-        guard case .failed(let error, kept: false) = outcome, case .keep = format else { return (outcome, []) }
+        let url = Self.hasScheme(url) ? url : await Self.withScheme(url, settings: settings)
+        var outcome = try await subscribeAndPull(url, title: title, format: format, fullText, keep, settings, onUpdate)
+        guard case .failed(let error, kept: false) = outcome, error.kind == .data, case .keep = format else {
+            return (outcome, [])
+        }
         // Not a feed, perhaps a web page that names its feeds.
         let found = (try? await discoverFeeds(at: url, settings: settings)) ?? []
         guard let first = found.first else { return (.failed(error, kept: false), []) }
-        outcome = try await subscribeAndPull(first, title: title, format: format, fullText, settings, onUpdate)
+        outcome = try await subscribeAndPull(first, title: title, format: format, fullText, keep, settings, onUpdate)
         return (outcome, found)
     }
 
+    /// Whether `url` names its scheme (`https://`); an address without one is a host and path.
+    public static func hasScheme(_ url: String) -> Bool { url.contains("://") }
+
+    /// `address` (no scheme) as `https://address` when a server answers there at all (any
+    /// status), else as `http://address`.
+    static func withScheme(_ address: String, settings: PullSettings) async -> String {
+        let secure = "https://" + address
+        let client = HTTPClient(configuration: settings.transport(maxConnections: 1))
+        defer { client.shutdown() }
+        do {
+            _ = try await client.get(HTTPRequest(url: secure, maxBodyBytes: 1))
+            return secure
+        } catch {
+            return error.answered || error.kind == .tooLarge ? secure : "http://" + address
+        }
+    }
+
     private func subscribeAndPull(
-        _ url: String, title: String?, format: FormatSetting, _ fullText: Bool, _ settings: PullSettings,
-        _ onUpdate: @escaping @Sendable (PullUpdate) -> Void
+        _ url: String, title: String?, format: FormatSetting, _ fullText: Bool, _ keep: Bool,
+        _ settings: PullSettings, _ onUpdate: @escaping @Sendable (PullUpdate) -> Void
     ) async throws(StoreError) -> AddOutcome {
         if let known = try await feed(url: url) { return .already(known) }
         let feed = try await subscribe(url: url, format: format)
@@ -98,7 +123,17 @@ extension FeedSync {
         if fullText { try await store.setFullText(feedID: feed.id, true) }
         let report = await pull([feed], settings: settings, forgetting: [feed.id], onUpdate: onUpdate).first ?? nil
         guard let report else { return .failed(SyncError(.transient, "interrupted"), kept: true) }
-        guard let error = report.error else { return .added(try await self.feed(url: feed.url) ?? feed, report) }
+        guard var error = report.error else { return .added(try await self.feed(url: feed.url) ?? feed, report) }
+        // No such host, or nothing listening: most likely a mistyped address.
+        if !keep, !report.forgotten, let silence = report.silence,
+            [.noSuchHost, .refused, .unreachable].contains(silence.how), !Task.isCancelled
+        {
+            try await remove(feed)
+            error.message =
+                "\(silence.host) did not answer (\(silence.how)), so nothing was subscribed; check the address, "
+                + "or subscribe anyway, for a later pull to fetch, with: feedsync add --keep \(url)"
+            return .failed(error, kept: false)
+        }
         return .failed(error, kept: !report.forgotten)
     }
 

@@ -99,15 +99,22 @@ public final class FeedSync: Sendable {
         public var added: [OPML.Entry] = []
         /// Subscribed before, or listed twice.
         public var already: [OPML.Entry] = []
+        /// Of `already`, the feeds that had no folder and are filed now in the file's.
+        public var filed: [OPML.Entry] = []
         /// Feeds whose URL no request can be made for, with why.
         public var invalid: [(entry: OPML.Entry, reason: String)] = []
     }
 
     /// Subscribes to the feeds of an OPML file not subscribed yet, with their titles, sites and
-    /// folders, in one transaction; fetches nothing. Importing a file again adds nothing.
+    /// folders, in one transaction; fetches nothing. A feed subscribed already that is in no
+    /// folder is filed in the file's. Importing a file again adds nothing.
     public func importFeeds(_ entries: [OPML.Entry]) async throws(StoreError) -> ImportReport {
         var report = ImportReport()
-        var known = Set(try await store.feeds().map { FeedURL.normalised($0.url) })
+        let feeds = try await store.feeds()
+        let unfiled = Dictionary(
+            feeds.filter { $0.folder == nil && $0.accountID == nil }.map { (FeedURL.normalised($0.url), $0.id) }
+        ) { first, _ in first }
+        var known = Set(feeds.map { FeedURL.normalised($0.url) })
         var new: [OPML.Entry] = []
         for entry in entries {
             if let problem = HTTPRequest.problem(with: entry.url) {
@@ -122,7 +129,40 @@ public final class FeedSync: Sendable {
         for (entry, wasAdded) in zip(new, added) {
             if wasAdded { report.added.append(entry) } else { report.already.append(entry) }
         }
+        // Each feed in the first folder the file files it in.
+        var filing: [String: [Int64]] = [:]
+        var seen: Set<Int64> = []
+        for entry in report.already {
+            guard let folder = entry.folder, let id = unfiled[FeedURL.normalised(entry.url)], seen.insert(id).inserted
+            else { continue }
+            filing[folder, default: []].append(id)
+            report.filed.append(entry)
+        }
+        for (folder, ids) in filing { try await store.setFolder(folder, feedIDs: ids) }
         return report
+    }
+
+    /// The longest folder path a feed may be filed under, in characters.
+    public static let folderCharacters = 200
+
+    /// `name` as a folder path (`Tech/Swift`: its parts trimmed, none empty), or nil when it is
+    /// none: empty, too long, or holding a line break or control character.
+    public static func folderPath(_ name: String) -> String? {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        let path = parts.joined(separator: "/")
+        guard !parts.contains(where: \.isEmpty), path.count <= folderCharacters,
+            !path.unicodeScalars.contains(where: SafeText.isUnsafe)
+        else { return nil }
+        return path
+    }
+
+    /// Files `feeds` in the folder `path` (`folderPath`'s), or in none. An account's feeds are in
+    /// its server's folders, which each sync brings: they are left out, and returned.
+    public func file(_ feeds: [Feed], in path: String?) async throws(StoreError) -> [Feed] {
+        try await store.setFolder(path, feedIDs: feeds.filter { $0.accountID == nil }.map(\.id))
+        return feeds.filter { $0.accountID != nil }
     }
 
     /// Every feed as an OPML outline: its title (the user's, else its own), site and folder.
@@ -154,13 +194,25 @@ public final class FeedSync: Sendable {
         case none
         /// Several feeds' titles contain it.
         case ambiguous([Feed])
+        /// A number that is no feed's, with the lowest and highest feed numbers (nil: no feeds).
+        case noNumber(ClosedRange<Int64>?)
+    }
+
+    /// Whether `name` is a bare number, which names a feed by its number and nothing else.
+    public static func isNumber(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 18 && name.utf8.allSatisfy { (0x30...0x39).contains($0) }
     }
 
     /// The feed `name` names: its number (as `feeds` shows it), its URL, its whole title, or a part
-    /// of one title only (letter case aside).
+    /// of one title only (letter case aside). A bare number is a feed's number only, never a part
+    /// of a title or URL: a mistyped number must not name another feed.
     public func feed(named name: String) async throws(StoreError) -> FeedMatch {
         let feeds = try await store.feeds()
-        if let number = Int64(name), let feed = feeds.first(where: { $0.id == number }) { return .found(feed) }
+        if Self.isNumber(name) {
+            if let feed = feeds.first(where: { $0.id == Int64(name) }) { return .found(feed) }
+            let numbers = feeds.map(\.id)
+            return .noNumber(numbers.min().map { $0...numbers.max()! })
+        }
         if name.contains("://"), let feed = Self.feed(url: name, in: feeds) { return .found(feed) }
         let wanted = name.lowercased()
         if let feed = feeds.first(where: { $0.name.lowercased() == wanted }) { return .found(feed) }
@@ -176,6 +228,12 @@ public final class FeedSync: Sendable {
     public func rename(_ feed: Feed, to title: String?) async throws(StoreError) {
         let title = title?.trimmingCharacters(in: .whitespacesAndNewlines)
         try await store.rename(feedID: feed.id, title: title?.isEmpty == false ? title : nil)
+    }
+
+    /// What removing `feed` would take: its items, and the cached pictures (and their bytes) that
+    /// go with them because no other feed shows them.
+    public func removal(of feed: Feed) async throws(StoreError) -> (items: Int, pictures: Int, bytes: Int64) {
+        try await store.removal(feedID: feed.id)
     }
 
     /// Unsubscribes `feed` (open for `.writing`: not while a pull runs): the feed, its items and
@@ -298,6 +356,20 @@ public final class FeedSync: Sendable {
             around: try await readingPosition())
     }
 
+    /// Removes the items read, not starred and older than `before` (open for `.writing`): they
+    /// go from the lists and the search, stay gone at later pulls, and the pictures only they
+    /// used go from the cache (`Store.removeItems`). How many went.
+    public func removeItems(before: Date) async throws(StoreError) -> Int {
+        precondition(lock != nil, "a running pull writes the items: open for .writing")
+        var removed = 0
+        try await pictures.removing { () async throws(StoreError) in
+            let (items, files) = try await store.removeItems(before: before)
+            removed = items
+            return files
+        }
+        return removed
+    }
+
     /// Compares the picture folder with the store, changing nothing (`gc --check`).
     public func checkCache() async throws(StoreError) -> PictureCache.Check { try await pictures.check() }
 
@@ -342,8 +414,8 @@ public final class FeedSync: Sendable {
         case picture(PictureEvent)
         /// An item's page was fetched for its article (a full-text feed's).
         case article(ArticleEvent)
-        /// The pull of `feeds[index]` ended so (or it was skipped).
-        case finished(index: Int, PullReport)
+        /// The pull of `feeds[index]`, `feed`, ended so (or it was skipped).
+        case finished(index: Int, feed: Feed, PullReport)
     }
 
     /// Pulls those of `feeds` (subscribed ones) that `settings.asking` asks for (`Schedule.skip`)
@@ -371,7 +443,7 @@ public final class FeedSync: Sendable {
             }
             reports[index] = PullReport(url: feed.url, skipped: skip)
             onUpdate(.feed(.skipped(url: feed.url, skip)))
-            onUpdate(.finished(index: index, reports[index]!))
+            onUpdate(.finished(index: index, feed: feed, reports[index]!))
         }
         let client = HTTPClient(
             configuration: settings.transport(maxConnections: settings.pictures.concurrency + settings.feedConcurrency))
@@ -409,7 +481,7 @@ public final class FeedSync: Sendable {
                         await forgetIfFailedForGood(feeds[pulled.index], &pulled.report)
                     }
                     reports[pulled.index] = pulled.report
-                    onUpdate(.finished(index: pulled.index, pulled.report))
+                    onUpdate(.finished(index: pulled.index, feed: feeds[pulled.index], pulled.report))
                     free.append(pulled.slot)
                 }
             }

@@ -1,3 +1,4 @@
+import FeedSyncFeed
 import FeedSyncStore
 import Foundation
 
@@ -66,6 +67,7 @@ public enum JSON {
 
     public static func string(_ text: String?) -> String { text.map { string($0) } ?? "null" }
     public static func number(_ value: Int?) -> String { value.map(String.init) ?? "null" }
+    public static func number(_ value: Int64?) -> String { value.map(String.init) ?? "null" }
 }
 
 /// Credentials in URLs never reach output: a feed URL may carry them (`https://user:pass@host/`),
@@ -136,7 +138,14 @@ public enum ItemJSON {
         "link": \(JSON.string(item.link)), "pic_url": \(JSON.string(item.pictureURL)), \
         "image": {"status": \(JSON.string(item.imageStatus.rawValue)), "path": \(JSON.string(path))}, \
         "published": \(JSON.string(item.published)), "position": \(JSON.number(position)), \
-        "number": \(item.number), "unread": \(!item.read), "starred": \(item.starred), "feed": \(JSON.string(item.feedName))
+        "number": \(item.number), "unread": \(!item.read), "starred": \(item.starred), "feed": \(JSON.string(item.feedName)), \
+        "enclosures": [\(item.enclosures.map(enclosure).joined(separator: ", "))]
         """
+    }
+
+    /// An enclosure's fields: `url`, `type`, `length` (bytes) and `duration` (seconds), null where unknown.
+    static func enclosure(_ file: FeedEnclosure) -> String {
+        "{\"url\": \(JSON.string(file.url)), \"type\": \(JSON.string(file.type)), "
+            + "\"length\": \(JSON.number(file.length)), \"duration\": \(JSON.number(file.duration))}"
     }
 }

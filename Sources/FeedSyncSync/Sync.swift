@@ -72,9 +72,11 @@ public enum PullEvent: Sendable {
     case linkRefused(url: String, status: Int)
     /// A document was not well-formed; its items were read past the damage (`where`: line, column, reason).
     case malformed(url: String, where: String)
-    /// A request for a page of the feed at `url` went out; then, for a long body, its bytes so far.
+    /// A request for a page of the feed at `url` went out; then, for a long body, its bytes so far;
+    /// then the answer's body, `bytes` long.
     case fetching(url: String)
     case receiving(url: String, bytes: Int)
+    case fetched(url: String, bytes: Int)
 }
 
 public struct PullOptions: Sendable {
@@ -233,6 +235,7 @@ public final class SyncEngine: Sendable {
         request.onProgress = { options.onEvent(.receiving(url: feedURL, bytes: $0)) }
         options.onEvent(.fetching(url: feedURL))
         let response = try await fetch(request, options: options, requests: &requests)
+        options.onEvent(.fetched(url: feedURL, bytes: response.bodyBytes))
         let next = machine.answered(response)
         if let file = response.bodyFile, !next.contains(where: { if case .decode = $0 { true } else { false } }) {
             try? FileManager.default.removeItem(atPath: file)

@@ -17,7 +17,7 @@ struct FeedSyncCommand: AsyncParsableCommand {
         version: FeedSyncVersion.string,
         subcommands: [
             Add.self, Pull.self, List.self, Import.self, Export.self, Show.self, Open.self, Mark.self, Feeds.self,
-            Remove.self, Rename.self, FullText.self, AccountCommand.self, Extract.self,
+            Remove.self, Rename.self, Folder.self, FullText.self, AccountCommand.self, Extract.self,
             Status.self, GC.self, Serve.self,
         ])
 
@@ -39,6 +39,8 @@ struct FeedSyncCommand: AsyncParsableCommand {
         while let first = words.first, first == "--home" {  // the one option taken before a command
             words = words.dropFirst(2)
         }
+        // `help WORD` asks of a command too.
+        if words.first == "help", words.count > 1 { words = words.dropFirst() }
         guard let word = words.first, !word.hasPrefix("-") else { return nil }
         let names = configuration.subcommands.map { $0._commandName } + ["help"]
         guard !names.contains(word) else { return nil }

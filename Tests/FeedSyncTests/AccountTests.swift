@@ -231,7 +231,7 @@ import Testing
         let listed = try await feeds(user.cli)
         #expect(listed.count == 1 && listed[0]["source_url"] as? String == url)
         let number = String(listed[0]["number"] as! Int)
-        #expect(try await user.cli.run("remove", number).status == 0)
+        #expect(try await user.cli.run("remove", "--yes", number).status == 0)
         #expect(
             try await user.sql(
                 "SELECT count(*) FROM ttrss_feeds f JOIN ttrss_users u ON u.id = f.owner_uid WHERE u.login = '\(user.name)';"

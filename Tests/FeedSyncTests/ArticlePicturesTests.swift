@@ -178,7 +178,7 @@ import Testing
             #expect(try await cli.run("gc").status == 0)
             #expect(Set(folder.allFiles()) == cachedFiles)
             #expect(try await pictures(cli, 1).filter { $0.status == "cached" }.count == 3)
-            #expect(try await cli.run("remove", "1").status == 0)
+            #expect(try await cli.run("remove", "--yes", "1").status == 0)
             #expect(folder.allFiles().isEmpty)
         }
     }

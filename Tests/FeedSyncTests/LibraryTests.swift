@@ -46,7 +46,7 @@ import Testing
             #expect(report.newItems == 400 && report.requests.map(\.status) == Array(repeating: 200, count: 40))
             #expect(first.pagesStored == 40)
             #expect(
-                first.list.contains { if case .finished(0, let report) = $0 { report.error == nil } else { false } })
+                first.list.contains { if case .finished(0, _, let report) = $0 { report.error == nil } else { false } })
             #expect(try await library.list(ListQuery(feedURL: nil), page: 1, perPage: 10).total == 400)
 
             // Pictures, one at a time and slow, for a reader on page 1 who moves to page 30.

@@ -268,7 +268,7 @@ import Testing
                 #expect(try await cli.run(pull).status == 0)
             }
             #expect(server.requests.isEmpty)
-            #expect(try await cli.run("remove", "1").status == 0)
+            #expect(try await cli.run("remove", "--yes", "1").status == 0)
             #expect(try await feeds(cli).isEmpty)
         }
     }

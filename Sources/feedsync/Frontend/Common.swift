@@ -40,6 +40,14 @@ extension FeedSync {
         case .found(let feed): return feed
         case .none:
             complain("no subscribed feed is \(String(reflecting: name)); feedsync feeds lists them")
+        case .noNumber(let numbers?):
+            let range =
+                numbers.lowerBound == numbers.upperBound
+                ? "\(numbers.lowerBound) is the only one"
+                : "they run from \(numbers.lowerBound) to \(numbers.upperBound)"
+            complain("no feed is numbered \(name): \(range) (feedsync feeds lists them)")
+        case .noNumber(nil):
+            complain("no feed is numbered \(name): no feed is subscribed; add one with: feedsync add URL")
         case .ambiguous(let feeds):
             let names = feeds.prefix(5).map { "\($0.id) \($0.name)" }.joined(separator: ", ")
             complain("\(String(reflecting: name)) names \(feeds.count) feeds (\(names)); give its number")

@@ -27,11 +27,7 @@ struct PictureOptions: ParsableArguments {
 
 enum ByteSize {
     /// `812 B`, `64 KB`, `3.5 MB`: for people, in the progress line, summaries and `status`.
-    static func format(_ bytes: Double) -> String {
-        if bytes >= 1_048_576 { return String(format: "%.1f MB", bytes / 1_048_576) }
-        if bytes >= 1024 { return String(format: "%.0f KB", bytes / 1024) }
-        return "\(Int(bytes)) B"
-    }
+    static func format(_ bytes: Double) -> String { Words.bytes(bytes) }
 
     /// `123`, `64K`, `500M`, `2G` (powers of 1024; a trailing `B` or `iB` is accepted).
     static func parse(_ text: String) throws -> Int64 {
@@ -52,14 +48,18 @@ enum ByteSize {
     }
 }
 
-/// The live progress line of a pull on a terminal: pages, items, pictures, bytes, rate, and a
-/// retry while it waits. It never wraps: a wrapped line cannot be erased, and leaves stale lines.
+/// The live progress line of a pull on a terminal: the feed being fetched, pages, items,
+/// pictures and article pages, every byte and the rate, and a retry while it waits. It never
+/// wraps: a wrapped line cannot be erased, and leaves stale lines.
 final class ProgressLine: Sendable {
     private struct Counts {
         var pages = 0
         var items = 0
         var picturesDone = 0
         var picturesQueued = 0
+        var articlesDone = 0
+        var articlesPlanned = 0
+        /// Every body received: feed pages, pictures, article pages.
         var bytes = 0
         /// The feed waiting to retry and what it waits for, until its next page.
         var retry: (url: String, text: String)?
@@ -71,6 +71,16 @@ final class ProgressLine: Sendable {
     }
     private let counts = Mutex(Counts())
     private let started = Date()
+    /// The feeds' titles by URL, for naming the feed being fetched (its host where none is known).
+    private let names: [String: String]
+
+    init(names: [String: String] = [:]) {
+        self.names = names
+    }
+
+    private func name(_ url: String) -> String {
+        names[url] ?? URLComponents(string: url)?.host ?? url
+    }
 
     func record(_ event: PullEvent) {
         switch event {
@@ -92,9 +102,14 @@ final class ProgressLine: Sendable {
                     counts.fetching[index].bytes = bytes
                 }
             }
+        case .fetched(let url, let bytes):
+            update { counts in
+                counts.bytes += bytes
+                if let index = counts.fetching.firstIndex(where: { $0.url == url }) { counts.fetching[index].bytes = 0 }
+            }
         case .retrying(let url, let attempt, let delay, _):
-            let host = URLComponents(string: url)?.host ?? url
-            update(force: true) { $0.retry = (url, "\(host): retry \(attempt) in \(String(format: "%.0f", delay)) s") }
+            let text = "\(name(url)): retry \(attempt) in \(String(format: "%.0f", delay)) s"
+            update(force: true) { $0.retry = (url, text) }
         default:
             break
         }
@@ -119,6 +134,18 @@ final class ProgressLine: Sendable {
         }
     }
 
+    func record(_ event: ArticleEvent) {
+        update { counts in
+            switch event {
+            case .planned(let count): counts.articlesPlanned += count
+            case .fetched(let bytes):
+                counts.articlesDone += 1
+                counts.bytes += bytes
+            case .kept: break
+            }
+        }
+    }
+
     private func update(force: Bool = false, _ change: (inout Counts) -> Void) {
         let line: String? = counts.withLock { counts in
             change(&counts)
@@ -126,20 +153,27 @@ final class ProgressLine: Sendable {
             guard force || now.timeIntervalSince(counts.lastDraw) >= 0.1 else { return nil }
             counts.lastDraw = now
             counts.drawn = true
-            let rate = Double(counts.bytes) / max(0.001, now.timeIntervalSince(started))
-            var line =
-                "pages \(counts.pages) · items \(counts.items) · pictures \(counts.picturesDone) done, "
-                + "\(counts.picturesQueued) queued · \(ByteSize.format(Double(counts.bytes))) · \(ByteSize.format(rate))/s"
+            let bytes = counts.bytes + counts.fetching.reduce(0) { $0 + $1.bytes }
+            let rate = Double(bytes) / max(0.001, now.timeIntervalSince(started))
+            var parts = ["pages \(counts.pages)", "items \(counts.items)"]
+            if counts.picturesDone + counts.picturesQueued > 0 {
+                parts.append("pictures \(counts.picturesDone) done, \(counts.picturesQueued) queued")
+            }
+            if counts.articlesPlanned > 0 {
+                parts.append("articles \(counts.articlesDone) of \(counts.articlesPlanned)")
+            }
+            parts += [ByteSize.format(Double(bytes)), ByteSize.format(rate) + "/s"]
             // What is being fetched and a wait are news: first, where a narrow terminal still
             // shows them.
             if let first = counts.fetching.first {
-                var fetching = "fetching " + (URLComponents(string: first.url)?.host ?? first.url)
+                var fetching = "fetching " + name(first.url)
                 if first.bytes > 0 { fetching += " (\(ByteSize.format(Double(first.bytes))))" }
                 if counts.fetching.count > 1 { fetching += " +\(counts.fetching.count - 1)" }
-                line = fetching + " · " + line
+                parts.insert(fetching, at: 0)
             }
-            if let retry = counts.retry { line = retry.text + " · " + line }
-            return Terminal.truncate(Terminal.safe(line), toCells: max(10, Terminal.width - 1))
+            if let retry = counts.retry { parts.insert(retry.text, at: 0) }
+            return Terminal.truncate(
+                Terminal.safe(parts.joined(separator: " · ")), toCells: max(10, Terminal.width - 1))
         }
         if let line { Output.attempt("\r\u{1B}[K\(line)") }
     }
@@ -148,5 +182,4 @@ final class ProgressLine: Sendable {
     func clear() {
         if counts.withLock({ $0.drawn }) { Output.attempt("\r\u{1B}[K") }
     }
-
 }

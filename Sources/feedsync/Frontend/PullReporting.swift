@@ -1,5 +1,6 @@
 import FeedSyncFrontend
 import FeedSyncKit
+import FeedSyncStore
 import FeedSyncSync
 import Synchronization
 
@@ -8,8 +9,8 @@ import Synchronization
 final class PullReporting: Sendable {
     let progress: ProgressLine?
     let verbose: Bool
-    /// The sentence said as the feed at an index fails (nil: nothing), as it happens.
-    let failure: @Sendable (Int, SyncError) -> String?
+    /// The sentence said as a feed fails (nil: nothing), as it happens.
+    let failure: @Sendable (Feed, SyncError) -> String?
     private let localFault = Mutex<String?>(nil)
     /// The sentences of feeds no server answered, said at the end unless the run was offline.
     private let unanswered = Mutex<[String]>([])
@@ -20,7 +21,7 @@ final class PullReporting: Sendable {
 
     init(
         progress: ProgressLine?, verbose: Bool,
-        failure: @escaping @Sendable (Int, SyncError) -> String? = { $1.message }
+        failure: @escaping @Sendable (Feed, SyncError) -> String? = { $1.message }
     ) {
         self.progress = progress
         self.verbose = verbose
@@ -50,11 +51,13 @@ final class PullReporting: Sendable {
     func update(_ update: FeedSync.PullUpdate) {
         switch update {
         case .article(let event):
-            articles.withLock { if event.failure == nil { $0.stored += 1 } else { $0.failed += 1 } }
+            progress?.record(event)
+            guard case .kept(let itemID, let failure) = event else { return }
+            articles.withLock { if failure == nil { $0.stored += 1 } else { $0.failed += 1 } }
             if verbose {
                 Output.error(
-                    "feedsync: item \(event.itemID): "
-                        + (event.failure.map { "no article: \(Terminal.safe($0))" } ?? "article stored"))
+                    "feedsync: item \(itemID): "
+                        + (failure.map { "no article: \(Terminal.safe($0))" } ?? "article stored"))
             }
         case .feed(let event):
             progress?.record(event)
@@ -80,10 +83,10 @@ final class PullReporting: Sendable {
             }
             progress?.record(event)
             if verbose { Pull.log(event) }
-        case .finished(let index, let report):
+        case .finished(_, let feed, let report):
             progress?.finished(report.url)
             guard let error = report.error, !Task.isCancelled else { return }  // interrupted: said once, after
-            guard let sentence = failure(index, error) else { return }
+            guard let sentence = failure(feed, error) else { return }
             if report.unanswered {
                 unanswered.withLock { $0.append(sentence) }
                 return

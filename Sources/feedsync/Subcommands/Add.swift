@@ -12,15 +12,23 @@ struct Add: AsyncParsableCommand {
         abstract: "Subscribe to a feed and pull it now.",
         discussion: """
             URL may be the feed or a web page that names its feeds (<link rel="alternate">): the \
-            first named is taken, the others listed. A feed that fails for good (not found, not a \
-            feed) is not subscribed (exit 65); one that cannot be reached now stays subscribed and \
-            a later pull fetches it, as the schedule has it (exit 75).
+            first named is taken, the others listed. Without a scheme (example.com/feed) it is tried \
+            as https://, then as http:// when nothing answers there. A feed that fails for good (not \
+            found, not a feed) is not subscribed (exit 65), nor one whose host does not exist or \
+            refused the connection (exit 75; --keep keeps it); one whose server failed or stopped \
+            answering stays subscribed and a later pull fetches it, as the schedule has it (exit 75).
             """)
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Argument(help: ArgumentHelp("The feed's URL, or a web page's that names its feeds.", valueName: "url"))
+    @Argument(
+        help: ArgumentHelp(
+            "The feed's URL, or a web page's that names its feeds; without a scheme, https:// or http://.",
+            valueName: "url"))
     var url: String
+
+    @Flag(help: "Keep the subscription even when its host does not exist or refuses, for a later pull.")
+    var keep = false
 
     @Option(help: ArgumentHelp("A title of your own for the feed.", valueName: "title"))
     var title: String?
@@ -42,7 +50,7 @@ struct Add: AsyncParsableCommand {
     var account: String?
 
     func validate() throws {
-        try validateFeedURL(url, option: "the URL")
+        try validateFeedURL(FeedSync.hasScheme(url) ? url : "https://" + url, option: "the URL")
     }
 
     func run() async throws {
@@ -61,12 +69,19 @@ struct Add: AsyncParsableCommand {
         // Failures are said once, below, with what became of the subscription.
         let report = PullReporting(
             progress: Terminal.isInteractive ? ProgressLine() : nil, verbose: false, failure: { _, _ in nil })
-        let (outcome, discovered) = try await fail {
-            try await library.add(
-                url, title: title, format: format?.setting ?? .keep, fullText: fullText, settings: settings,
-                onUpdate: report.update)
+        let before = Set(try await fail { try await library.feeds() }.map(\.id))
+        let chosen = settings
+        let (added, interrupted) = try await fail {
+            try await interruptible {
+                try await library.add(
+                    url, title: title, format: format?.setting ?? .keep, fullText: fullText, keep: keep,
+                    settings: chosen, onUpdate: report.update)
+            }
         }
         report.progress?.clear()
+        guard let (outcome, discovered) = added, !interrupted else {
+            throw FeedSyncFrontend.interrupted(await Self.kept(library, besides: before))
+        }
         if let first = discovered.first {
             var line = "found \(discovered.count) feed\(discovered.count == 1 ? "" : "s") on the page; taking \(first)"
             if discovered.count > 1 { line += " (the others: \(discovered.dropFirst().joined(separator: ", ")))" }
@@ -81,7 +96,7 @@ struct Add: AsyncParsableCommand {
             )
         case .failed(let error, kept: false):
             complain(error.message)  // it says nothing was subscribed
-            throw ExitCode(Exit.dataError)
+            throw ExitCode(Exit.code(for: error.kind))
         case .failed(let error, _) where error.kind == .transient:
             complain("\(error.message); it stays subscribed")
             throw ExitCode(Exit.tempFail)
@@ -89,5 +104,16 @@ struct Add: AsyncParsableCommand {
             complain(error.message)
             throw ExitCode(Exit.code(for: error.kind))
         }
+    }
+
+    /// What an interrupted `add` kept: the feed it subscribed (not in `before`), and how far it got.
+    static func kept(_ library: FeedSync, besides before: Set<Int64>) async -> String {
+        guard let summaries = try? await library.feedSummaries(),
+            let new = summaries.first(where: { !before.contains($0.feed.id) })
+        else { return "nothing was subscribed" }
+        let feed = new.feed
+        return
+            "\(feed.id) \(Terminal.safe(feed.name)) stays subscribed with \(new.items) item\(new.items == 1 ? "" : "s") "
+            + "so far; the next pull continues it (feedsync remove \(feed.id) takes it away)"
     }
 }

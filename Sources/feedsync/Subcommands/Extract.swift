@@ -39,7 +39,9 @@ struct Extract: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (bytes, address) = try await read()
+        let page = page
+        let (read, _) = try await fail { try await interruptible { try await self.read() } }
+        guard let (bytes, address) = read else { throw interrupted("nothing was fetched") }
         let article: ExtractedArticle?
         do {
             article = try ArticleExtractor.extract(bytes, url: address, safe: json)
@@ -84,7 +86,7 @@ struct Extract: AsyncParsableCommand {
     /// The page's bytes and the address its links are relative to.
     func read() async throws -> ([UInt8], String) {
         if page.hasPrefix("http://") || page.hasPrefix("https://") {
-            let fetched = try await fail { try await FeedSync.fetchPage(page, maxBytes: Self.maxBytes) }
+            let fetched = try await FeedSync.fetchPage(page, maxBytes: Self.maxBytes)
             return (fetched.bytes, url ?? fetched.url)
         }
         let handle = page == "-" ? FileHandle.standardInput : FileHandle(forReadingAtPath: page)

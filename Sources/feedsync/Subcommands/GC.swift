@@ -6,11 +6,14 @@ import Foundation
 struct GC: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gc",
-        abstract: "Tidy the picture cache: drop what the store does not know, fit the cache size.",
+        abstract: "Tidy the picture cache (drop what the store does not know, fit the cache size); remove old items.",
         discussion: """
             Removes leftover temp files and files the store does not know, forgets pictures whose \
             file is gone and pictures no item uses, then evicts the pictures farthest from the \
-            reading position until the cache fits --cache-size. Pictures in the window are kept.
+            reading position until the cache fits --cache-size. Pictures in the window are kept. \
+            With --older-than, first removes the items read and not starred that are older than \
+            that (never an unread or starred one), with the pictures only they show; a later pull \
+            does not bring them back.
             """)
 
     @OptionGroup var homeOptions: HomeOptions
@@ -18,6 +21,12 @@ struct GC: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("The window kept: pages past the reading position.", valueName: "k"))
     var prefetchPages = 5
+
+    @Option(
+        help: ArgumentHelp(
+            "Also remove the read, unstarred items older than this: a duration (90d, 12w) or a date (YYYY-MM-DD).",
+            valueName: "age"))
+    var olderThan: String?
 
     @Flag(
         name: .customLong("check"),
@@ -28,23 +37,36 @@ struct GC: AsyncParsableCommand {
 
     func validate() throws {
         try check(prefetchPages, in: PictureOptions.prefetchPages, "--prefetch-pages")
+        if let olderThan, DateArgument.parse(olderThan) == nil {
+            throw ValidationError(
+                "--older-than \(String(reflecting: olderThan)) is no age: give one like 90d, or a date")
+        }
+        if olderThan != nil, checkOnly { throw ValidationError("--check changes nothing: it takes no --older-than") }
     }
 
     func run() async throws {
         if checkOnly { return try await checkCache() }
         // The cache is the pull's to write: tidy it only when no pull runs (the lock).
         let library = try await homeOptions.open(.writing)
-        let done = try await fail(on: {
-            try await library.collectGarbage(cacheSize: pictureOptions.cacheSize, pagesAhead: prefetchPages)
-        })
-        if Terminal.isInteractive {
-            try Output.line(
-                """
-                removed \(done.temporaryFiles) temp files, \(done.unknownFiles) unknown files, \
-                \(done.unusedPictures) unused pictures; forgot \(done.forgotten) pictures whose file was gone or damaged; \
-                evicted \(done.evicted) (\(done.evictedBytes) bytes)
-                """)
+        if let before = olderThan.flatMap({ DateArgument.parse($0) }) {
+            let removed = try await fail { try await library.removeItems(before: before) }
+            try Output.wrapped(
+                "removed \(removed) read, unstarred item\(removed == 1 ? "" : "s") older than \(Terminal.safe(olderThan!))"
+            )
         }
+        let (cacheSize, pagesAhead) = (pictureOptions.cacheSize, prefetchPages)
+        let (collected, _) = try await fail(on: {
+            try await interruptible { try await library.collectGarbage(cacheSize: cacheSize, pagesAhead: pagesAhead) }
+        })
+        guard let done = collected, !done.interrupted else {
+            throw interrupted("what was tidied stays tidied; the next gc goes on with the rest")
+        }
+        try Output.wrapped(
+            """
+            removed \(done.temporaryFiles) temp files, \(done.unknownFiles) unknown files, \
+            \(done.unusedPictures) unused pictures; forgot \(done.forgotten) pictures whose file was gone or damaged; \
+            evicted \(done.evicted) (\(ByteSize.format(Double(done.evictedBytes))))
+            """)
     }
 
     /// `--check`: beside a running pull too (it takes the picture folder's lock, not the pull's).

@@ -18,13 +18,14 @@ struct List: AsyncParsableCommand {
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Option(help: "The page to show, from 1 to \(ReadingPosition.pages.upperBound).")
+    @Option(name: [.short, .long], help: "The page to show, from 1 to \(ReadingPosition.pages.upperBound).")
     var page = 1
 
-    @Option(help: "Items per page, 1 to 500.")
+    @Option(name: [.customShort("n"), .long], help: "Items per page, 1 to 500.")
     var perPage = 20
 
     @Option(
+        name: [.short, .long],
         help: ArgumentHelp(
             "Show only this feed's items, in its order. \(ArgumentHelp.feed.abstract)", valueName: "feed"),
         completion: .feeds)
@@ -35,13 +36,14 @@ struct List: AsyncParsableCommand {
             "Show only the feeds in this folder and the folders inside it: its path, or its name.", valueName: "name"))
     var folder: String?
 
-    @Flag(help: "Show only unread items.")
+    @Flag(name: [.short, .long], help: "Show only unread items.")
     var unread = false
 
     @Flag(help: "Show only starred items.")
     var starred = false
 
     @Option(
+        name: [.short, .long],
         help: ArgumentHelp(
             "Show only items whose title or text has these words (or words starting so).",
             valueName: "text"))
@@ -49,7 +51,7 @@ struct List: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Show only items from this date on: YYYY-MM-DD, ISO 8601, or a duration back (12h, 7d).",
+            "Show only items from this date on: YYYY-MM-DD, ISO 8601, today, yesterday, or a duration back (12h, 7d).",
             valueName: "date"))
     var since: String?
 
@@ -70,7 +72,7 @@ struct List: AsyncParsableCommand {
         }
         if let since, DateArgument.parse(since) == nil {
             throw ValidationError(
-                "--since \(String(reflecting: since)) is no date: give YYYY-MM-DD or a duration like 7d")
+                "--since \(String(reflecting: since)) is no date: give YYYY-MM-DD, yesterday or a duration like 7d")
         }
     }
 
@@ -117,9 +119,10 @@ struct List: AsyncParsableCommand {
             """
     }
 
-    /// Lines for a person: the number, a star and an unread mark, the date, in the all-feeds view the feed,
-    /// the title cut or padded so the picture's state lines up; a footer with the page.
-    func text(_ listed: ListedPage, allFeeds: Bool, pages: Int) -> String {
+    /// Lines for a person: the number, a star and an unread mark, the time (today's items) or the
+    /// date, in the all-feeds view the feed, the title, and a picture's state where it tells
+    /// something (not cached yet, failed); a footer with the page.
+    func text(_ listed: ListedPage, allFeeds: Bool, pages: Int, now: Date = Date()) -> String {
         var footer = "page \(page) of \(pages) · \(listed.total) item\(listed.total == 1 ? "" : "s")"
         footer += " · " + (listed.lastPullAt.map { "last pull \(relative($0))" } ?? "never pulled")
         guard !listed.items.isEmpty else {
@@ -130,11 +133,21 @@ struct List: AsyncParsableCommand {
             return hint + "\n" + footer
         }
         let numberWidth = listed.items.map { String($0.number).count }.max() ?? 1
-        let statusWidth = listed.items.contains { $0.imageStatus != .none } ? 1 + 9 : 0  // " [pending]"
-        // The number, the unread mark (2), a space and the date (10), two spaces and the title,
-        // the picture's state; in the all-feeds view two spaces and the feed before the title,
-        // narrower on a narrow terminal so the title keeps 10 cells where it can.
-        let fixed = numberWidth + 2 + 1 + 10 + 2 + statusWidth
+        let dates = listed.items.map { item in
+            item.published.flatMap(FeedDate.parse).map { LocalTime.dateOrTime(seconds: time_t($0), now: now) } ?? ""
+        }
+        let dateWidth = dates.map(\.count).max() ?? 0
+        let marked = listed.items.map { item -> String in
+            switch item.imageStatus {
+            case .none, .cached: ""
+            case .pending, .failed: "[\(item.imageStatus.rawValue)]"
+            }
+        }
+        let statusWidth = marked.contains { !$0.isEmpty } ? 1 + 9 : 0  // " [pending]"
+        // The number, the star and unread marks (2), a space and the date, two spaces and the
+        // title, the picture's state; in the all-feeds view two spaces and the feed before the
+        // title, narrower on a narrow terminal so the title keeps 10 cells where it can.
+        let fixed = numberWidth + 2 + 1 + dateWidth + 2 + statusWidth
         let feedWidth =
             allFeeds
             ? max(
@@ -143,15 +156,13 @@ struct List: AsyncParsableCommand {
             : 0
         let titleWidth = max(10, Terminal.width - fixed - (allFeeds ? feedWidth + 2 : 0))
         var lines: [String] = []
-        for item in listed.items {
+        for (index, item) in listed.items.enumerated() {
             var line = String(repeating: " ", count: numberWidth - String(item.number).count) + String(item.number)
             line += (item.starred ? "*" : " ") + (item.read ? " " : "•")
-            line +=
-                " "
-                + (item.published.flatMap { LocalTime.string($0, time: false) } ?? String(repeating: " ", count: 10))
+            line += " " + dates[index] + String(repeating: " ", count: dateWidth - dates[index].count)
             if allFeeds { line += "  " + padded(Terminal.truncate(name(item), toCells: feedWidth), to: feedWidth) }
             let title = Terminal.truncate(Terminal.safe(title(item)), toCells: titleWidth)
-            let status = item.imageStatus == .none ? "" : "[\(item.imageStatus.rawValue)]"
+            let status = marked[index]
             line += "  " + (status.isEmpty ? title : padded(title, to: titleWidth) + " " + status)
             lines.append(line)
         }
@@ -185,6 +196,13 @@ enum LocalTime {
         let local = string(seconds: time_t(date.timeIntervalSince1970), time: true)
         let today = string(seconds: time_t(now.timeIntervalSince1970), time: false)
         return local.hasPrefix(today + " ") ? String(local.suffix(5)) : local
+    }
+
+    /// `14:05` for a time today, else the date, `2026-11-25`, local time.
+    static func dateOrTime(seconds: time_t, now: Date = Date()) -> String {
+        let local = string(seconds: seconds, time: true)
+        let today = string(seconds: time_t(now.timeIntervalSince1970), time: false)
+        return local.hasPrefix(today + " ") ? String(local.suffix(5)) : String(local.prefix(10))
     }
 
     static func string(_ published: String, time: Bool) -> String? {

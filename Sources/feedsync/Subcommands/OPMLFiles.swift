@@ -11,8 +11,8 @@ struct Import: AsyncParsableCommand {
         commandName: "import",
         abstract: "Subscribe to the feeds of an OPML file (from another reader); fetches nothing.",
         discussion: """
-            Nested outlines become folders. Feeds already subscribed are left as they are, so \
-            importing again adds nothing. Outlines whose URL cannot be used are listed with their \
+            Nested outlines become folders. Feeds already subscribed stay as they are, but for \
+            one in no folder, which is filed in the file's; importing again adds nothing. Outlines whose URL cannot be used are listed with their \
             line, and make the exit status 65; the others are imported all the same.
             """)
 
@@ -44,12 +44,19 @@ struct Import: AsyncParsableCommand {
             return
         }
         let library = try await homeOptions.open(.reading)
-        let report = try await fail(on: { try await library.importFeeds(entries) })
+        // One transaction: an interrupt stops it whole, or comes after it.
+        let (imported, _) = try await fail(on: { try await interruptible { try await library.importFeeds(entries) } })
+        guard let report = imported else { throw interrupted("nothing was subscribed") }
         for (entry, reason) in report.invalid { complain("\(file), line \(entry.line): \(reason)") }
         for line in missing { complain("\(file), line \(line): a feed outline without xmlUrl") }
         let invalid = report.invalid.count + missing.count
-        try Output.line(
-            "\(report.added.count) added, \(report.already.count) already subscribed, \(invalid) invalid"
+        var filed = ""
+        if !report.filed.isEmpty {
+            let folders = Set(report.filed.compactMap(\.folder)).sorted().map(Terminal.safe)
+            filed = " (\(report.filed.count) of them filed in \(folders.joined(separator: ", ")), as the file has them)"
+        }
+        try Output.wrapped(
+            "\(report.added.count) added, \(report.already.count) already subscribed\(filed), \(invalid) invalid"
                 + (report.added.isEmpty ? "" : "; the next pull fetches them"))
         if invalid > 0 { throw ExitCode(Exit.dataError) }
     }
@@ -59,7 +66,17 @@ struct Import: AsyncParsableCommand {
         let library = try await homeOptions.open(.writing)
         let account = try await fail { try await library.account(named: name) }
         for line in missing { complain("\(file), line \(line): a feed outline without xmlUrl") }
-        let outcomes = try await fail { try await library.subscribe(entries.map(\.url), account: account) }
+        let urls = entries.map(\.url)
+        let (subscribed, wasInterrupted) = try await fail {
+            try await interruptible { try await library.subscribe(urls, account: account) }
+        }
+        guard let outcomes = subscribed else { throw interrupted("nothing was subscribed") }
+        if wasInterrupted {
+            let done = outcomes.filter { (try? $0.get()) != nil }.count
+            throw interrupted(
+                "\(done) of the file's \(entries.count) feeds subscribed on account \(Terminal.safe(name)); "
+                    + "importing the file again adds the others")
+        }
         var added = 0
         var failed = missing.count
         for (entry, outcome) in zip(entries, outcomes) {
@@ -110,8 +127,8 @@ struct Export: AsyncParsableCommand {
 
     func run() async throws {
         let library = try await homeOptions.open(.reading)
-        let document = OPML.write(
-            try await fail(on: { try await library.exportedFeeds() }), title: "feedsync subscriptions")
+        let feeds = try await fail(on: { try await library.exportedFeeds() })
+        let document = OPML.write(feeds, title: "feedsync subscriptions")
         guard let file, file != "-" else { return try Output.write(document) }
         // Never through a link planted at the name: O_NOFOLLOW.
         let descriptor = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
@@ -127,5 +144,9 @@ struct Export: AsyncParsableCommand {
             complain("cannot write \(file): \(error.localizedDescription)")
             throw ExitCode(Exit.ioError)
         }
+        let folders = Set(feeds.compactMap(\.folder)).count
+        try Output.wrapped(
+            "wrote \(feeds.count) feed\(feeds.count == 1 ? "" : "s")"
+                + (folders > 0 ? " in \(folders) folder\(folders == 1 ? "" : "s")" : "") + " to \(Terminal.safe(file))")
     }
 }

@@ -11,27 +11,41 @@ struct Pull: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pull",  // named here, not derived from the type's name at every start
         abstract: "Page through remote feeds and store their items.",
-        discussion: """
-            Without --feed, every feed that is due is pulled: when its server and its document \
-            allow (Cache-Control, Expires, ttl, sy:updatePeriod, Retry-After, skipHours, skipDays), \
-            at least --min-interval apart and at most a day, later after failures. With --feed \
-            (repeatable), those feeds are remembered and pulled now, but not before a Retry-After; \
-            --force pulls every feed now. A pull continues where the last one stopped. Made for \
-            cron: */15 * * * * feedsync pull --quiet
+        usage: "feedsync pull [--feed <url> ...] [--force] [--quiet | --verbose | --json] [<options>]",
+        // --help opens with the usage and the options most used; the prose is the man page's
+        // (scripts/man, which reads the commands through --experimental-dump-help).
+        discussion: CommandLine.arguments.contains("--experimental-dump-help") ? manual : "")
 
-            Offline is known in seconds: a request no server answered (no such host, refused, \
-            no connection in time, closed before answering) is tried again once; when no server \
-            answered and three hosts (or all) gave no answer, the pull stops, records nothing, \
-            names those hosts and how, and exits 75. A page past the first that fails (404, a broken page, the \
-            network cut) stops only the walk into the feed's history: the feed stays healthy, \
-            and that page is asked again at the next pull (cut off) or in a day (refused or \
-            broken). --images all fetches every picture of every feed.
-            """)
+    static let manual = """
+        Without --feed, every feed that is due is pulled: when its server and its document \
+        allow (Cache-Control, Expires, ttl, sy:updatePeriod, Retry-After, skipHours, skipDays), \
+        at least --min-interval apart and at most a day, later after failures. With --feed \
+        (repeatable), those feeds are remembered and pulled now, but not before a Retry-After; \
+        --force pulls every feed now. A pull continues where the last one stopped. Made for \
+        cron: */15 * * * * feedsync pull --quiet
+
+        On a terminal a pull prints a line for each feed that brought news or failed, then one \
+        line for the run (--verbose: a line for every feed, and every page and retry). A failure \
+        names the feed by its number and title, and what to do.
+
+        Offline is known in seconds: a request no server answered (no such host, refused, \
+        no connection in time, closed before answering) is tried again once; when no server \
+        answered and three hosts (or all) gave no answer, the pull stops, records nothing, \
+        names those hosts and how, and exits 75. A page past the first that fails (404, a broken page, the \
+        network cut) stops only the walk into the feed's history: the feed stays healthy, \
+        and that page is asked again at the next pull (cut off) or in a day (refused or \
+        broken). --images all fetches every picture of every feed.
+        """
+
+    @OptionGroup(title: "Most used") var common: PullCommon
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Option(help: ArgumentHelp("Subscribe to this feed (if new) and pull it; repeat for more feeds.", valueName: "url"))
-    var feed: [String] = []
+    var feed: [String] { common.feed }
+    var force: Bool { common.force }
+    var json: Bool { common.json }
+    var quiet: Bool { common.quiet }
+    var verbose: Bool { common.verbose }
 
     @Option(
         help: ArgumentHelp(
@@ -79,9 +93,6 @@ struct Pull: AsyncParsableCommand {
         help: ArgumentHelp("Give up on a transfer that makes no progress for this many seconds.", valueName: "seconds"))
     var timeout = 20
 
-    @Flag(help: "Ask every feed now, even one not due or whose server asked to wait (Retry-After).")
-    var force = false
-
     @Option(
         help: ArgumentHelp(
             "Ask a feed at most this often (minutes, or with s, m or h: 900s, 15m, 1h; at most 24h).",
@@ -91,15 +102,6 @@ struct Pull: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Connections to one host at once, pages and pictures together.", valueName: "n"))
     var perHost = 2
-
-    @Flag(help: "Print one JSON object for the run: each feed's requests, items, pictures and next due time.")
-    var json = false
-
-    @Flag(help: "Print nothing but errors.")
-    var quiet = false
-
-    @Flag(help: "Report every page and retry on stderr.")
-    var verbose = false
 
     func validate() throws {
         for url in feed { try validateFeedURL(url) }
@@ -139,21 +141,25 @@ struct Pull: AsyncParsableCommand {
             feed.isEmpty ? .subscribed : .named(feed, format: format?.setting ?? .keep)
         let talk = !quiet && !json && Terminal.isInteractive
         let started = Date()
-        let report = PullReporting(progress: talk ? ProgressLine() : nil, verbose: verbose)
-        let work = Task { try await library.pull(selection, settings: settings, onUpdate: report.update) }
-        let interruption = Interruption { work.cancel() }
-        let run = try await fail { try await work.value }
-        interruption.stop()
+        // The feeds by title for the progress line (a feed new to this pull is named by its host).
+        let known = talk ? (try? await library.feeds()) ?? [] : []
+        let report = PullReporting(
+            progress: talk ? ProgressLine(names: Dictionary(known.map { ($0.url, $0.name) }) { a, _ in a }) : nil,
+            verbose: verbose, failure: Self.failure)
+        let chosen = settings
+        let (pulled, interrupted) = try await fail {
+            try await interruptible { try await library.pull(selection, settings: chosen, onUpdate: report.update) }
+        }
         report.progress?.clear()
+        guard let run = pulled else {
+            throw FeedSyncFrontend.interrupted("the next pull continues each feed from where this one stopped")
+        }
         let (feeds, outcomes) = (run.feeds, run.reports)
         guard !feeds.isEmpty || !run.accounts.isEmpty else {
             complain("no feeds to pull yet; subscribe to one with: feedsync add URL")
             throw ExitCode(Exit.usage)
         }
-        if interruption.happened {
-            complain("interrupted; \(await Self.resumption(of: feeds, in: library))")
-            throw ExitCode(Exit.tempFail)
-        }
+        if interrupted { throw FeedSyncFrontend.interrupted(await Self.resumption(of: feeds, in: library)) }
         let offline = outcomes.filter { $0?.offline == true }.count
         report.sayUnanswered(offline: offline > 0 ? offline : nil, silent: RunReport.silent(outcomes))
         if offline > 0 {
@@ -171,28 +177,34 @@ struct Pull: AsyncParsableCommand {
         // Feeds by the names they have now (a first pull finds its feed's title).
         let names =
             talk ? Dictionary(((try? await library.feeds()) ?? feeds).map { ($0.id, $0.name) }) { a, _ in a } : [:]
+        // On a terminal a line for each feed with news or trouble (every feed with --verbose, and
+        // each feed named), then one line for the run.
+        var tally = RunTally()
         for (feed, pulled) in zip(feeds, outcomes) {
             guard let pulled else { continue }
+            tally.count(pulled)
             if let error = pulled.error {
-                worst = max(worst ?? error.kind, error.kind)
-            } else if talk && (pulled.skipped == nil || !self.feed.isEmpty) {  // a feed named is answered for
-                try Output.fitted(
+                worst = max(worst ?? error.kind, error.kind)  // said as it happened
+            } else if talk, !self.feed.isEmpty || pulled.skipped == nil && (verbose || Self.isNews(pulled)) {
+                try Output.wrapped(
                     Self.summary(pulled, name: names[feed.id] ?? feed.name, pictures: report.pictures(of: feed.id)))
             }
         }
-        if talk, let articles = report.articleSummary { try Output.fitted(articles) }
+        if talk, let articles = report.articleSummary { try Output.wrapped(articles) }
         for (account, synced) in zip(run.accounts, run.accountReports) {
             guard let synced else { continue }
             if let error = synced.error {
                 complain("account \(account.name): \(error.message)")
                 worst = max(worst ?? error.kind, error.kind)
             } else if talk {
-                try Output.fitted(
+                try Output.wrapped(
                     "account \(Terminal.safe(account.name)): \(synced.newItems) new, \(synced.requests.count) requests")
             }
         }
         if talk, self.feed.isEmpty, !feeds.isEmpty, run.accounts.isEmpty, outcomes.allSatisfy({ $0?.skipped != nil }) {
-            try Output.fitted(Self.nothingDue(feeds))
+            try Output.wrapped(Self.nothingDue(feeds))
+        } else if talk, self.feed.isEmpty, tally.asked > 0 {
+            try Output.wrapped(tally.line(pictures: report.tally))
         }
         if json {
             try Output.line(
@@ -202,6 +214,74 @@ struct Pull: AsyncParsableCommand {
                 ).json)
         }
         if let worst { throw ExitCode(Exit.code(for: worst)) }
+    }
+
+    /// Whether a feed's pull is worth a line of its own: it brought items, or something changed
+    /// that the reader should know (gone, moved, an endless feed stopped, the history stopped).
+    static func isNews(_ report: PullReport) -> Bool {
+        if report.newItems > 0 || report.gone || report.movedTo != nil || report.history != nil { return true }
+        switch report.finish {
+        case .budgetSpent?, .endless?: return true
+        default: return false
+        }
+    }
+
+    /// A feed's failure as said the moment it happens: the feed by number and title, what went
+    /// wrong, and what to do about it.
+    static func failure(_ feed: Feed, _ error: SyncError) -> String? {
+        let what = Words.failure(error.message, url: feed.url)
+        var fix: String?
+        switch error.kind {
+        case .data where !what.contains("nothing was subscribed"):
+            fix = "if it moved, feedsync remove \(feed.id) and add its new address"
+        case .transient where what.contains("asked to wait"):
+            fix = "feedsync pull --force asks anyway"
+        case .transient where !what.contains("next pull"):
+            fix = "the next pull tries again"
+        default: break
+        }
+        return "\(feed.id) \(feed.name): \(what)" + (fix.map { "; " + $0 } ?? "")
+    }
+
+    /// The run in one line: how many feeds were asked, what they brought, what failed, the
+    /// pictures, and when a feed is due next.
+    struct RunTally {
+        var asked = 0
+        var withNews = 0
+        var newItems = 0
+        var failed = 0
+        var notDue = 0
+        var nextDue: Date?
+
+        mutating func count(_ report: PullReport) {
+            guard report.skipped == nil else {
+                notDue += 1
+                return
+            }
+            asked += 1
+            if report.error != nil { failed += 1 }
+            if report.newItems > 0 { withNews += 1 }
+            newItems += report.newItems
+            if let due = report.due?.at { nextDue = min(nextDue ?? due, due) }
+        }
+
+        func line(pictures: [Int64: PictureTally]) -> String {
+            var parts = ["\(asked) feed\(asked == 1 ? "" : "s") asked"]
+            parts.append(
+                newItems == 0
+                    ? "no new items"
+                    : "\(newItems) new item\(newItems == 1 ? "" : "s") from \(withNews)")
+            if failed > 0 { parts.append("\(failed) failed") }
+            if notDue > 0 { parts.append("\(notDue) not due") }
+            let count = pictures.values.reduce(0) { $0 + $1.count }
+            if count > 0 {
+                let bytes = pictures.values.reduce(0) { $0 + $1.bytes }
+                parts.append("\(count) picture\(count == 1 ? "" : "s") (\(ByteSize.format(Double(bytes))))")
+            }
+            var line = parts.joined(separator: ", ")
+            if let nextDue { line += "; next due \(LocalTime.short(nextDue))" }
+            return line
+        }
     }
 
     /// What a plain pull that asked no feed says on a terminal: how many, which is due first, and
@@ -300,7 +380,7 @@ struct Pull: AsyncParsableCommand {
                 "\(url): answered \(status) to a saved link; starting again from the head"
             case .malformed(let url, let place):
                 "\(url): not well-formed at \(place); the items around the damage were read"
-            case .fetching, .receiving: ""  // the progress line's
+            case .fetching, .receiving, .fetched: ""  // the progress line's
             }
         guard !line.isEmpty else { return }
         Output.error(Terminal.safe(line))
@@ -331,4 +411,22 @@ enum FormatChoice: ExpressibleByArgument, Equatable {
         case .format(let format): .chosen(format)
         }
     }
+}
+
+/// The options of `pull` people use most, first in its help.
+struct PullCommon: ParsableArguments {
+    @Option(help: ArgumentHelp("Subscribe to this feed (if new) and pull it; repeat for more feeds.", valueName: "url"))
+    var feed: [String] = []
+
+    @Flag(help: "Ask every feed now, even one not due or whose server asked to wait (Retry-After).")
+    var force = false
+
+    @Flag(help: "Print nothing but errors.")
+    var quiet = false
+
+    @Flag(help: "Print every feed's line, and every page and retry on stderr.")
+    var verbose = false
+
+    @Flag(help: "Print one JSON object for the run: each feed's requests, items, pictures and next due time.")
+    var json = false
 }

@@ -34,8 +34,12 @@ struct Show: AsyncParsableCommand {
             if detail.pictures[index].cached != nil, path == nil { detail.pictures[index].status = .pending }
             paths.append(path)
         }
-        try Output.line(
-            json ? jsonItem(detail, rendered, path: path, picturePaths: paths) : text(detail, rendered, path: path))
+        if json {
+            try Output.line(jsonItem(detail, rendered, path: path, picturePaths: paths))
+        } else {
+            // On a terminal, through the pager when longer than the screen.
+            try Pager.show(text(detail, rendered, path: path, styled: Terminal.isInteractive))
+        }
         _ = try await fail(on: { try await library.mark([number], read: true) })
     }
 
@@ -57,7 +61,7 @@ struct Show: AsyncParsableCommand {
             + "\"pictures\": [\(pictures.joined(separator: ", "))]}"
     }
 
-    func text(_ detail: ItemDetail, _ rendered: ReadableText.Rendered, path: String?) -> String {
+    func text(_ detail: ItemDetail, _ rendered: ReadableText.Rendered, path: String?, styled: Bool) -> String {
         let item = detail.item
         let width = max(20, min(Terminal.width, 100))
         var lines = Terminal.wrap(Terminal.safe(item.title.isEmpty ? "(no title)" : item.title), width: width)
@@ -76,6 +80,10 @@ struct Show: AsyncParsableCommand {
             let cached = detail.pictures.filter { $0.status == .cached }.count
             lines.append("pictures: \(cached) of \(detail.pictures.count) cached")
         }
+        for file in item.enclosures {
+            let about = Words.about(file)
+            lines.append("enclosure: " + Terminal.safe(file.url) + (about.isEmpty ? "" : " (\(Terminal.safe(about)))"))
+        }
         if detail.contentSource == "page" {
             lines.append("article: from the page")
             if let summary = detail.summaryBesideArticle {
@@ -85,11 +93,9 @@ struct Show: AsyncParsableCommand {
         } else if let error = detail.articleError {
             lines.append("article: none yet (\(Terminal.safe(error)))")
         }
-        for paragraph in rendered.paragraphs {
+        if !rendered.blocks.isEmpty {
             lines.append("")
-            for line in paragraph.split(separator: "\n", omittingEmptySubsequences: false) {
-                lines += Terminal.wrap(Terminal.safe(String(line)), width: width)
-            }
+            lines += TextLayout.lines(rendered, width: width, styled: styled)
         }
         if !rendered.links.isEmpty {
             lines.append("")
@@ -135,8 +141,8 @@ struct Mark: AsyncParsableCommand {
     @Argument(help: "read, unread, starred or unstarred.")
     var state: State
 
-    @Argument(help: ArgumentHelp("Items' numbers, as list shows them.", valueName: "number"))
-    var numbers: [Int64] = []
+    @Argument(help: ArgumentHelp("Items' numbers, as list shows them, or ranges of them (60-65).", valueName: "number"))
+    var numbers: [String] = []
 
     @Flag(help: "Every item (with --feed, that feed's; with --before, those older).")
     var all = false
@@ -146,12 +152,35 @@ struct Mark: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "With --all: only items published before this (YYYY-MM-DD, ISO 8601, or 7d, 12h ago).",
+            "With --all: only items published before this (YYYY-MM-DD, ISO 8601, today, yesterday, or 7d, 12h ago).",
             valueName: "date"))
     var before: String?
 
+    /// The most numbers one range may give.
+    static let rangeLimit: Int64 = 100_000
+
+    /// `numbers` as item numbers, each range (`60-65`) in full.
+    var items: [Int64] {
+        get throws {
+            try numbers.flatMap { word -> [Int64] in
+                let ends = word.split(separator: "-", omittingEmptySubsequences: false)
+                guard (1...2).contains(ends.count), ends.allSatisfy({ FeedSync.isNumber(String($0)) }),
+                    let first = Int64(ends[0]), let last = Int64(ends[ends.count - 1]), first <= last
+                else {
+                    throw ValidationError(
+                        "\(String(reflecting: word)) is no item number or range of them (60 or 60-65)")
+                }
+                guard last - first < Self.rangeLimit else {
+                    throw ValidationError("\(word) names more than \(Self.rangeLimit) items; give a smaller range")
+                }
+                return Array(first...last)
+            }
+        }
+    }
+
     func validate() throws {
         if all == !numbers.isEmpty { throw ValidationError("give item numbers, or --all") }
+        _ = try items
         if all, state == .starred || state == .unstarred { throw ValidationError("stars go on items by number") }
         if !all, feed != nil || before != nil { throw ValidationError("--feed and --before go with --all") }
         if let before, DateArgument.parse(before) == nil {
@@ -171,14 +200,22 @@ struct Mark: AsyncParsableCommand {
             })
             try Output.line("\(changed) item\(changed == 1 ? "" : "s") marked \(state.rawValue)")
         } else {
+            let numbers = try items
             let missing = try await fail(on: {
                 switch state {
                 case .read, .unread: try await library.mark(numbers, read: read)
                 case .starred, .unstarred: try await library.star(numbers, starred: state == .starred)
                 }
             })
+            let marked = numbers.count - missing.count
+            if marked > 0 || missing.isEmpty {
+                try Output.line("\(marked) item\(marked == 1 ? "" : "s") marked \(state.rawValue)")
+            }
             if !missing.isEmpty {
-                complain("no item numbered \(missing.map(String.init).joined(separator: ", ")); the others are marked")
+                let named = missing.prefix(10).map(String.init).joined(separator: ", ")
+                complain(
+                    "no item numbered \(named)\(missing.count > 10 ? " and \(missing.count - 10) more" : "")"
+                        + (marked > 0 ? "; the others are marked" : ""))
                 throw ExitCode(Exit.usage)
             }
         }
@@ -198,9 +235,15 @@ extension FeedSync {
 
 /// Dates given on the command line.
 enum DateArgument {
-    /// `YYYY-MM-DD` (local midnight), ISO 8601 with a time, or a duration back from now: `30m`,
-    /// `12h`, `7d`, `2w`.
+    /// `YYYY-MM-DD` (local midnight), ISO 8601 with a time, `today` or `yesterday` (local
+    /// midnight), or a duration back from now: `30m`, `12h`, `7d`, `2w`.
     static func parse(_ text: String, now: Date = Date()) -> Date? {
+        switch text.lowercased() {
+        case "today": return Calendar.current.startOfDay(for: now)
+        case "yesterday":
+            return Calendar.current.date(byAdding: .day, value: -1, to: Calendar.current.startOfDay(for: now))
+        default: break
+        }
         let units: [Character: Double] = ["m": 60, "h": 3600, "d": 86400, "w": 604_800]
         if let unit = text.last.flatMap({ units[$0] }), let count = Int(text.dropLast()), (0...100_000).contains(count)
         {

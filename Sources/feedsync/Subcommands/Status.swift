@@ -32,7 +32,7 @@ struct Status: AsyncParsableCommand {
         } else if feeds.isEmpty, accounts.isEmpty {
             try Output.line("no feeds yet; subscribe with: feedsync add URL")
         } else {
-            try Output.fitted(
+            try Output.wrapped(
                 (accounts.map(text)
                     + feeds.map { text($0, articles: articles[$0.feed.id], teaser: teasers.contains($0.feed.id)) })
                     .joined(separator: "\n\n"))
