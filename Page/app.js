@@ -110,12 +110,23 @@
     }
   }
 
-  // An item's title (its link or id when it has none), and its feed and local date.
+  // An item's title (its link or id when it has none), and its feed and local date: the time
+  // for today's items in a row, else the date, as `feedsync list` writes them; the date and time
+  // in the article's header.
   function titleOf(item) {
     return item.title || item.link || item.id;
   }
-  function metaOf(item) {
-    return [item.feed, item.published && new Date(item.published).toLocaleString()].filter(Boolean).join(" · ");
+  function two(n) { return String(n).padStart(2, "0"); }
+  function when(published, whole) {
+    const date = new Date(published);
+    if (isNaN(date)) return "";
+    const day = date.getFullYear() + "-" + two(date.getMonth() + 1) + "-" + two(date.getDate());
+    const time = two(date.getHours()) + ":" + two(date.getMinutes());
+    if (whole) return day + " " + time;
+    return date.toDateString() === new Date().toDateString() ? time : day;
+  }
+  function metaOf(item, whole) {
+    return [item.feed, item.published && when(item.published, whole)].filter(Boolean).join(" · ");
   }
 
   // Everything from the server is text, never markup.
@@ -227,7 +238,7 @@
     if (!item) return;
     state.open = item;
     $("title").textContent = titleOf(item);
-    $("meta").textContent = metaOf(item);
+    $("meta").textContent = metaOf(item, true);
     const original = $("original");
     if (item.link && /^https?:\/\//i.test(item.link)) { original.href = item.link; original.hidden = false; } else { original.hidden = true; }
     $("content").src = "/content/" + item.number;
@@ -326,12 +337,28 @@
   }
   setInterval(poll, POLL);
 
+  // The feeds by folder (those in none first), each with its unread count.
   call("/api/feeds").then((body) => {
+    const groups = new Map();
     for (const feed of body.feeds) {
       const option = document.createElement("option");
       option.value = feed.number;
-      option.textContent = feed.title;
-      $("feed").append(option);
+      option.textContent = feed.title + (feed.unread > 0 ? " (" + feed.unread + ")" : "");
+      if (!feed.folder) { $("feed").append(option); continue; }
+      if (!groups.has(feed.folder)) {
+        const group = document.createElement("optgroup");
+        group.label = feed.folder;
+        group.dataset.unread = 0;
+        groups.set(feed.folder, group);
+      }
+      const group = groups.get(feed.folder);
+      group.append(option);
+      group.dataset.unread = Number(group.dataset.unread) + feed.unread;
+    }
+    for (const [folder, group] of [...groups].sort((a, b) => a[0].localeCompare(b[0]))) {
+      const unread = Number(group.dataset.unread);
+      group.label = folder + (unread > 0 ? " (" + unread + ")" : "");
+      $("feed").append(group);
     }
   }).catch(() => {});
   load(1);

@@ -120,6 +120,42 @@ public final class ReadingServer: Sendable {
         return router
     }
 
+    /// An item's enclosures as links, with a player (asking for nothing until played) for sound
+    /// and video, and the origins those players play from, for the frame's `media-src`: only
+    /// origins made of a web scheme, a host of letters, digits, dots, dashes (or an IPv6
+    /// address) and a port reach the policy; a file from any other has its link alone.
+    static func enclosures(_ files: [FeedEnclosure]) -> (html: String, origins: [String]) {
+        var origins: [String] = []
+        var html = ""
+        for file in files {
+            let name = URLComponents(string: file.url)?.path.split(separator: "/").last.map(String.init) ?? file.url
+            let about = Words.about(file)
+            html +=
+                "<p class=\"enclosure\"><a href=\"\(SafeHTML.text(file.url))\" target=\"_blank\" "
+                + "rel=\"noopener noreferrer\">\(SafeHTML.text(name.removingPercentEncoding ?? name))</a>"
+                + (about.isEmpty ? "" : " · " + SafeHTML.text(about)) + "</p>"
+            guard file.isSoundOrVideo, let origin = origin(of: file.url) else { continue }
+            let video = file.type?.hasPrefix("video/") == true
+            html +=
+                "<\(video ? "video" : "audio") controls preload=\"none\" src=\"\(SafeHTML.text(file.url))\">"
+                + "</\(video ? "video" : "audio")>"
+            if !origins.contains(origin) { origins.append(origin) }
+        }
+        return (html.isEmpty ? "" : "<section class=\"enclosures\">\(html)</section>", origins)
+    }
+
+    /// `scheme://host:port` of an http(s) URL, when every part is one a policy can hold as it is.
+    static func origin(of url: String) -> String? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = components.percentEncodedHost, !host.isEmpty,
+            host.utf8.allSatisfy({ byte in
+                (0x61...0x7A).contains(byte | 0x20) || (0x30...0x39).contains(byte) || ".-:[]".utf8.contains(byte)
+            })
+        else { return nil }
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        return "\(scheme)://\(bracketed.lowercased())" + (components.port.map { ":\($0)" } ?? "")
+    }
+
     /// `list --json`'s fields of an item, and where its cached picture is (null: none cached).
     static func fields(_ item: StoredItem, position: Int?) -> String {
         ItemJSON.fields(item, path: nil, position: position)
@@ -218,7 +254,7 @@ public final class ReadingServer: Sendable {
     func feeds() async throws -> Response {
         let feeds = try await stored { try await library.feedSummaries() }.map { summary in
             "{\"number\": \(summary.feed.id), \"title\": \(JSON.string(summary.feed.name)), "
-                + "\"unread\": \(summary.unread)}"
+                + "\"folder\": \(JSON.string(summary.feed.folder)), \"unread\": \(summary.unread)}"
         }
         return Self.json("{\"feeds\": [\(feeds.joined(separator: ", "))]}")
     }
@@ -241,15 +277,17 @@ public final class ReadingServer: Sendable {
                 picture: { source, url in url != nil && url == own ? "/pictures/\(number)" : inside[source] })) ?? ""
         let summary =
             detail.summaryBesideArticle.map { "<p class=\"summary\"><em>\(SafeHTML.text($0))</em></p><hr>" } ?? ""
+        let (files, origins) = Self.enclosures(item.enclosures)
         let page = """
             <!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="/content.css">\
-            </head><body>\(summary)\(html)</body></html>
+            </head><body>\(files)\(summary)\(html)</body></html>
             """
         var headers: HTTPFields = [.contentType: "text/html; charset=utf-8"]
-        // Framed by the reading page only; nothing but its pictures and its style load.
+        // Framed by the reading page only; nothing but its pictures and its style load, and the
+        // sound and video of its enclosures' servers, when the reader plays them.
         headers[.contentSecurityPolicy] =
             "default-src 'none'; img-src 'self'; style-src 'self'; frame-ancestors 'self'; base-uri 'none'; "
-            + "form-action 'none'"
+            + "form-action 'none'" + (origins.isEmpty ? "" : "; media-src " + origins.joined(separator: " "))
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: page)))
     }
 

@@ -162,6 +162,8 @@ def main():
         subprocess.run([feedsync, "pull", "--feed", feed, "--quiet"], env=env, check=True)
         subprocess.run([feedsync, "pull", "--feed", f"http://127.0.0.1:{hostile.server_port}/feed.xml", "--quiet"],
                        env=env, check=True)
+        # The hostile feed in a folder of its own: the feed menu groups by folder.
+        subprocess.run([feedsync, "folder", "2", "Odd"], env=env, check=True, stdout=subprocess.DEVNULL)
         serve = start([feedsync, "serve", "--pull-every", "10s"], env)
         address = serve.stdout.readline().strip()
         check(re.match(r"^http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{32}$", address) is not None,
@@ -203,6 +205,17 @@ def main():
             check(total == 601, f"the list knows its length from the first page: {total} items")
             height = page.evaluate("document.getElementById('rows').offsetHeight")
             check(height == total * ROW, "the scrollbar is right from the start (rows × height)")
+            page.wait_for_function("() => document.querySelector('#feed optgroup') !== null")
+            groups = page.evaluate("""[...document.querySelectorAll('#feed optgroup')]
+                .map(g => [g.label, [...g.children].map(o => o.textContent)])""")
+            loose = page.evaluate("[...document.querySelectorAll('#feed > option')].map(o => o.textContent)")
+            check(len(groups) == 1 and groups[0][0].startswith("Odd (") and len(groups[0][1]) == 1,
+                  f"the feed menu groups the feeds by folder, with unread counts: {groups}")
+            check(loose[0] == "All feeds" and loose[1].endswith(" (600)"), f"the others first, unread counted: {loose}")
+            dates = page.evaluate("[...document.querySelectorAll('.row .meta')].slice(0, 5).map(m => m.textContent)")
+            dated = [d for d in dates if " · " in d]
+            check(dated and all(re.search(r" · (\d\d:\d\d|\d{4}-\d\d-\d\d)$", d) for d in dated),
+                  f"a row's date as list writes it, no seconds: {dates}")
             # In the list's own viewport (below the bar), where the reader sees rows.
             in_view = """[...document.querySelectorAll('.row img.thumb')].filter(img => {
                 const view = document.getElementById('list').getBoundingClientRect();
@@ -377,6 +390,14 @@ def main():
             html = open_article()
             check(html.count("/pictures/") == 3 and html.count("missing-picture") == 1,
                   "opened online, the article's three pictures arrive; the data: one stays a placeholder")
+            meta = page.inner_text("#meta")
+            check(re.search(r" · \d{4}-\d\d-\d\d \d\d:\d\d$", meta) is not None, f"the article's date and time: {meta}")
+            header, body = page.evaluate("""(() => {
+                const left = (element) => element.getBoundingClientRect().left + parseFloat(getComputedStyle(element).paddingLeft);
+                const frame = document.getElementById('content');
+                return [left(document.getElementById('title')), frame.getBoundingClientRect().left + left(frame.contentDocument.body)];
+            })()""")
+            check(abs(header - body) < 1.5, f"the article's header lines up with its text ({header} and {body})")
             check(page.evaluate("window.stayed === true"), "without the page reloading")
             check(outside == [], f"no request left 127.0.0.1: {outside}")
             close_article()
