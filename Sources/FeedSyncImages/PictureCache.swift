@@ -198,6 +198,11 @@ public final class PictureCache: Sendable {
         var report = GarbageReport()
         // Holding the folder's lock: `serve`'s page fetches may name and record pictures meanwhile.
         try await folder.exclusively { () async throws(StoreError) in
+            // Interrupted while it waited for the folder's lock: nothing done.
+            if Task.isCancelled {
+                report.interrupted = true
+                return
+            }
             let onDisk = folder.allFiles()
             let leftovers = onDisk.filter(folder.isLeftover)
             leftovers.forEach(folder.remove)

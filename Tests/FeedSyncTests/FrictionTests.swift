@@ -329,6 +329,25 @@ import Testing
         }
     }
 
+    @Test func ctrlCWhileGCWaitsForThePictureFolderEndsItTheSameWay() async throws {
+        let cli = try CLI()
+        try await withServer(items: 10, perPage: 10) { _, url async throws -> Void in
+            #expect(try await cli.run("pull", "--feed", url).status == 0)
+        }
+        // Another writer holds the picture folder's lock: gc waits for it.
+        let lock = open(cli.home.path + "/pictures/.lock", O_RDWR | O_CREAT, 0o644)
+        #expect(lock >= 0 && flock(lock, LOCK_EX) == 0)
+        let running = try cli.start(["gc"], terminalColumns: 120)
+        try await Task.sleep(for: .milliseconds(1000))
+        kill(try await Self.child(of: running), SIGINT)
+        try await Task.sleep(for: .milliseconds(300))
+        close(lock)
+        let ended = try await running.wait()
+        #expect(ended.status == 75, "\(ended)")
+        #expect(ended.stdout.contains("interrupted; what was tidied stays tidied"), "\(ended.stdout)")
+        #expect(try await cli.run("gc", "--check").status == 0)
+    }
+
     @Test func showPagesALongItemAndWritesHeadingsQuotesListsAndCodeAsText() async throws {
         let cli = try CLI(environment: ["LINES": "12"])
         let html = """

@@ -55,10 +55,10 @@ struct GC: AsyncParsableCommand {
             )
         }
         let (cacheSize, pagesAhead) = (pictureOptions.cacheSize, prefetchPages)
-        let (collected, _) = try await fail(on: {
+        let (collected, wasInterrupted) = try await fail(on: {
             try await interruptible { try await library.collectGarbage(cacheSize: cacheSize, pagesAhead: pagesAhead) }
         })
-        guard let done = collected, !done.interrupted else {
+        guard let done = collected, !done.interrupted, !wasInterrupted else {
             throw interrupted("what was tidied stays tidied; the next gc goes on with the rest")
         }
         try Output.wrapped(
