@@ -61,11 +61,16 @@ let package = Package(
             capability: .buildTool(),
             dependencies: ["EmbedFilesTool"]),
 
-        // Lowest modules: Transport and Feed import none of ours; Store imports Feed for the formats it records.
+        // The values every layer passes (feeds, items, pictures, reports, errors, the data home):
+        // depends on nothing; every module of ours imports it, and Kit re-exports it.
+        .target(name: "FeedSyncModel"),
+
+        // Lowest modules: Transport and Feed import only the model; Store imports Feed for the
+        // items it stores.
         .target(
             name: "FeedSyncStore",
             dependencies: [
-                "FeedSyncFeed",
+                "FeedSyncModel", "FeedSyncFeed",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the two statements that need it (Store+SQLite.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -73,22 +78,26 @@ let package = Package(
             ],
             swiftSettings: libxml2Headers,
             plugins: ["EmbedFiles"]),
-        .target(name: "FeedSyncTransport", dependencies: ["CCurl", "CFeedSyncSystem"]),
-        .target(name: "FeedSyncFeed", dependencies: ["CXML"], swiftSettings: libxml2Headers),
+        .target(name: "FeedSyncTransport", dependencies: ["FeedSyncModel", "CCurl", "CFeedSyncSystem"]),
+        .target(name: "FeedSyncFeed", dependencies: ["FeedSyncModel", "CXML"], swiftSettings: libxml2Headers),
 
         // Sync drives Transport, Feed and Store.
         .target(
             name: "FeedSyncSync",
-            dependencies: ["FeedSyncStore", "FeedSyncTransport", "FeedSyncFeed"],
+            dependencies: ["FeedSyncModel", "FeedSyncStore", "FeedSyncTransport", "FeedSyncFeed"],
             swiftSettings: libxml2Headers),
 
         // Images uses Transport and Store.
-        .target(name: "FeedSyncImages", dependencies: ["FeedSyncStore", "FeedSyncTransport", "CFeedSyncSystem"]),
+        .target(
+            name: "FeedSyncImages",
+            dependencies: ["FeedSyncModel", "FeedSyncStore", "FeedSyncTransport", "CFeedSyncSystem"]),
 
         // The use cases behind one type, `FeedSync`: what the command line and the reading page call.
         .target(
             name: "FeedSyncKit",
-            dependencies: ["FeedSyncSync", "FeedSyncImages", "FeedSyncStore", "FeedSyncTransport", "FeedSyncFeed"],
+            dependencies: [
+                "FeedSyncModel", "FeedSyncSync", "FeedSyncImages", "FeedSyncStore", "FeedSyncTransport", "FeedSyncFeed",
+            ],
             swiftSettings: libxml2Headers),
 
         // The reading page: an HTTP server on the loopback over FeedSyncKit, its page embedded.
@@ -145,7 +154,7 @@ let package = Package(
 
         .testTarget(
             name: "FeedSyncTests",
-            dependencies: ["FeedSyncKit", "FeedSyncDemoServer", "feedsync", "feedsync-serve"],
+            dependencies: ["FeedSyncModel", "FeedSyncKit", "FeedSyncDemoServer", "feedsync", "feedsync-serve"],
             resources: [.copy("Fixtures")],
             swiftSettings: libxml2Headers),
     ],

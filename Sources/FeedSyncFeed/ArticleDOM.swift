@@ -1,4 +1,5 @@
 internal import CXML
+import FeedSyncModel
 import Foundation
 
 /// Owns every node of one page's extraction until it ends, so that a node's `parent` can be an

@@ -1,27 +1,5 @@
+import FeedSyncModel
 import Foundation
-
-/// The article of a web page, as a reader view shows it: its content (HTML, as the page wrote it,
-/// less what is not the article) and what the page says of it.
-public struct ExtractedArticle: Sendable, Equatable {
-    public var title: String?
-    public var byline: String?
-    /// ISO 8601 UTC, when the page says.
-    public var published: String?
-    public var lang: String?
-    public var excerpt: String?
-    public var siteName: String?
-    /// The article's HTML (not yet made safe: `SafeHTML` does that where it is shown or stored).
-    public var content: String
-    /// `content` made safe (`SafeHTML`, each picture at its absolute URL), written from the
-    /// extractor's tree rather than read again from `content` (unless `content` was cut); only
-    /// when `extract` is asked for it.
-    public var safeContent: String?
-    /// The article as plain text, paragraphs apart.
-    public var text: String
-    /// Whether the page reads as an article at all (paragraphs of some length outside what looks
-    /// like clutter): a front page or a video page does not, though something was extracted.
-    public var readerable: Bool
-}
 
 /// Finds the article in a web page. The ideas are Mozilla Readability's (the reader view of
 /// Firefox), with some of trafilatura's and Miniflux's; the code is ours:

@@ -1,22 +1,10 @@
+import FeedSyncModel
+
 // The pictures an item's content shows, so a reader offline sees the article whole: one per
 // `<img>` or `<picture>`, the candidate a browser would take for a column about 800 px wide. The
 // parser finds them with a byte scan as it reads an item; the reading page's `SafeHTML` chooses
 // from the same attributes of libxml2's tree by the same rules (`choose`), and the two meet on
 // the reference as written (`ContentPicture.source`).
-
-/// A picture in an item's content.
-public struct ContentPicture: Sendable, Equatable {
-    /// The reference as the content writes it (the chosen `src` or `srcset` candidate), entities
-    /// decoded and trimmed: how the reading page finds the picture again in the same content.
-    public var source: String
-    /// Its absolute http(s) URL.
-    public var url: String
-
-    public init(source: String, url: String) {
-        self.source = source
-        self.url = url
-    }
-}
 
 public enum ArticlePictures {
     /// At most this many pictures of one item are kept.

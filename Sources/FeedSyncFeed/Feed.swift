@@ -2,6 +2,7 @@
 // decoders (FeedDocument+Detect.swift is the entry point). It does no I/O but reading a file it is
 // given. Where it sits: docs/architecture.md.
 
+import FeedSyncModel
 import Foundation
 
 /// One news item as the feed described it.
@@ -58,101 +59,6 @@ public struct FeedItem: Sendable, Equatable {
     }
 }
 
-/// A file an item carries for the reader to play or keep (a podcast's episode, a video, a PDF):
-/// RSS's `<enclosure>`, Atom's `rel="enclosure"` link, Media RSS's sound or video
-/// `media:content`, JSON Feed's `attachments`. An item's picture enclosure is its picture instead.
-public struct FeedEnclosure: Sendable, Equatable {
-    /// An absolute http(s) URL within `FeedLimits.urlBytes`.
-    public var url: String
-    /// Its media type, lowercased (`audio/mpeg`), when given and well-formed.
-    public var type: String?
-    /// Bytes, when given (a feed's 0 means unknown).
-    public var length: Int64?
-    /// Seconds of sound or video, when given.
-    public var duration: Int?
-
-    public init(url: String, type: String? = nil, length: Int64? = nil, duration: Int? = nil) {
-        self.url = url
-        self.type = type
-        self.length = length
-        self.duration = duration
-    }
-
-    /// Whether it is sound or video (a player can play it): by its type, else its extension.
-    public var isSoundOrVideo: Bool { XMLFeed.isAudioOrVideo(type: type, url: url) }
-
-    /// Lengths a feed may give: up to a tebibyte.
-    public static let lengths: ClosedRange<Int64> = 1...(1 << 40)
-    /// Durations a feed may give: up to ten days.
-    public static let durations = 0...864_000
-
-    /// An enclosure from what a feed wrote, each part checked: nil when its URL is no web URL.
-    static func checked(url: String?, type: String?, length: String?, duration: String?) -> FeedEnclosure? {
-        guard let url = FeedLimits.webURL(url) else { return nil }
-        return FeedEnclosure(
-            url: url, type: mediaType(type), length: length.flatMap(bytes), duration: duration.flatMap(seconds))
-    }
-
-    /// A media type as a feed writes it (`audio/mpeg`, `video/mp4; codecs=…` is `video/mp4`),
-    /// lowercased; nil for anything else.
-    static func mediaType(_ text: String?) -> String? {
-        guard let text else { return nil }
-        let type = text.split(separator: ";", maxSplits: 1).first.map { String($0).trimmed.lowercased() } ?? ""
-        let parts = type.split(separator: "/", omittingEmptySubsequences: false)
-        let token = { (part: Substring) in
-            !part.isEmpty && part.utf8.count <= 64
-                && part.utf8.allSatisfy { byte in
-                    (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || "!#$&^_.+-".utf8.contains(byte)
-                }
-        }
-        return parts.count == 2 && parts.allSatisfy(token) ? type : nil
-    }
-
-    /// Bytes as digits (`length`, `fileSize`, `size_in_bytes`); 0 (unknown, as feeds write it)
-    /// and anything out of `lengths` are nil.
-    static func bytes(_ text: String) -> Int64? {
-        let digits = text.trimmed
-        guard digits.utf8.count <= 13, FeedLimits.isDigits(digits), let value = Int64(digits) else { return nil }
-        return lengths.contains(value) ? value : nil
-    }
-
-    /// A duration as podcasts write it: seconds (`3723`, `3723.5`), `MM:SS` or `H:MM:SS`.
-    static func seconds(_ text: String) -> Int? {
-        let parts = text.trimmed.split(separator: ":", omittingEmptySubsequences: false)
-        guard (1...3).contains(parts.count) else { return nil }
-        var total = 0
-        for (index, part) in parts.enumerated() {
-            // Only the seconds may have a fraction (dropped); minutes and seconds after a colon are two digits at most.
-            let whole = index == parts.count - 1 ? part.split(separator: ".", maxSplits: 1).first ?? "" : part
-            guard whole.utf8.count <= 7, FeedLimits.isDigits(whole), let value = Int(whole),
-                index == 0 || value < 60
-            else { return nil }
-            total = total * 60 + value
-        }
-        return durations.contains(total) ? total : nil
-    }
-
-    /// `found` with each URL once (the first's fields, filled in from a later one's with the same
-    /// URL), at most `FeedLimits.enclosures`; `duration` (`itunes:duration`, the item's) goes to
-    /// the first sound or video file that has none.
-    static func merged(_ found: [FeedEnclosure], duration: Int? = nil) -> [FeedEnclosure] {
-        var merged: [FeedEnclosure] = []
-        for enclosure in found {
-            if let index = merged.firstIndex(where: { $0.url == enclosure.url }) {
-                merged[index].type = merged[index].type ?? enclosure.type
-                merged[index].length = merged[index].length ?? enclosure.length
-                merged[index].duration = merged[index].duration ?? enclosure.duration
-            } else if merged.count < FeedLimits.enclosures {
-                merged.append(enclosure)
-            }
-        }
-        if let duration, let index = merged.firstIndex(where: { $0.duration == nil && $0.isSoundOrVideo }) {
-            merged[index].duration = duration
-        }
-        return merged
-    }
-}
-
 /// One page of a feed.
 public struct FeedPage: Sendable, Equatable {
     public var items: [FeedItem]
@@ -190,60 +96,6 @@ public struct FeedPage: Sendable, Equatable {
         self.hasMore = hasMore
         self.skipped = skipped
         self.next = next
-    }
-}
-
-/// What a document says about when to ask for it again: RSS `<ttl>`, `<skipHours>`, `<skipDays>`
-/// and the syndication module's `sy:updatePeriod` / `sy:updateFrequency`, each range-checked.
-public struct FeedSchedule: Sendable, Equatable {
-    /// `<ttl>`: minutes the feed may be cached.
-    public var ttlMinutes: Int?
-    /// `sy:updatePeriod` divided by `sy:updateFrequency`, in seconds.
-    public var updateSeconds: Int?
-    /// Hours (UTC) not to ask in: bit h for hour h.
-    public var skipHours: Int = 0
-    /// Days (UTC) not to ask on: bit d for day d, Sunday 0.
-    public var skipDays: Int = 0
-
-    public init(ttlMinutes: Int? = nil, updateSeconds: Int? = nil, skipHours: Int = 0, skipDays: Int = 0) {
-        self.ttlMinutes = ttlMinutes
-        self.updateSeconds = updateSeconds
-        self.skipHours = skipHours
-        self.skipDays = skipDays
-    }
-
-    /// Minutes a `<ttl>` may say: up to a year (a due time is capped at a day anyway).
-    static let ttls = 0...525_600
-
-    /// Reads `<ttl>`: digits only.
-    static func minutes(_ text: String) -> Int? {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard trimmed.utf8.count <= 9, FeedLimits.isDigits(trimmed), let value = Int(trimmed), ttls.contains(value)
-        else { return nil }
-        return value
-    }
-
-    /// Reads `<hour>`: 0 to 23 (24, which some write for midnight, is 0).
-    static func hour(_ text: String) -> Int? {
-        minutes(text).flatMap { $0 == 24 ? 0 : (0...23).contains($0) ? $0 : nil }
-    }
-
-    /// Reads `<day>`: an English day name, any letter case.
-    static func day(_ text: String) -> Int? {
-        let days = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
-        return days.firstIndex(of: text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased())
-    }
-
-    /// Seconds of an `sy:updatePeriod`.
-    static func period(_ text: String) -> Int? {
-        switch text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() {
-        case "hourly": 3600
-        case "daily": 86_400
-        case "weekly": 604_800
-        case "monthly": 2_592_000
-        case "yearly": 31_536_000
-        default: nil
-        }
     }
 }
 
@@ -327,56 +179,6 @@ public enum FeedLimits {
     }
 }
 
-/// The formats feedsync reads. The raw values are what `--format` takes and `status` shows.
-public enum FeedFormat: String, CaseIterable, Sendable {
-    /// The seed format: `{"page", "total", "has_more", "items"}`, paged by `?page=N`.
-    case pagedJSON = "paged-json"
-    /// JSON Feed 1.0 and 1.1, paged by `next_url`.
-    case jsonFeed = "jsonfeed"
-    /// RSS 2.0 (and RSS 1.0), paged by `<atom:link rel="next">`.
-    case rss
-    /// Atom, paged by RFC 5005 `rel="next"` or `rel="prev-archive"`.
-    case atom
-    /// The WordPress REST API (`/wp-json/wp/v2/posts`), paged by `?page=N&per_page=100`.
-    case wordpress
-
-    /// Whether older pages are found by following the link each document carries, rather than
-    /// by asking for a page number.
-    public var followsLinks: Bool {
-        switch self {
-        case .jsonFeed, .rss, .atom: true
-        case .pagedJSON, .wordpress: false
-        }
-    }
-
-    /// The URL of page `page`. Formats that follow links have only page 1 here, the feed's own URL.
-    public func url(of feedURL: String, page: Int) -> String {
-        switch self {
-        case .pagedJSON: PagedJSON.url(of: feedURL, page: page)
-        case .wordpress: WordPress.url(of: feedURL, page: page)
-        case .jsonFeed, .rss, .atom: feedURL
-        }
-    }
-
-    /// What the URL alone says, before anything was fetched: WordPress's REST route is
-    /// recognisable, and must be asked for with its own query parameters from the first page on.
-    public static func guess(fromURL url: String) -> FeedFormat? {
-        url.contains("/wp-json/") ? .wordpress : nil
-    }
-
-    /// The `Accept` header for a request of this format, or of any when `nil`.
-    public static func accept(_ format: FeedFormat?) -> String {
-        switch format {
-        case .pagedJSON?, .wordpress?: "application/json"
-        case .jsonFeed?: "application/feed+json, application/json;q=0.9"
-        case .rss?, .atom?: "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.8"
-        case nil:
-            "application/feed+json, application/json;q=0.9, application/rss+xml, application/atom+xml, "
-                + "application/xml;q=0.8, text/xml;q=0.8, */*;q=0.5"
-        }
-    }
-}
-
 /// Where a document came from: what relative URLs resolve against and what the headers said.
 public struct DocumentContext: Sendable {
     /// The URL the document was served from, after redirects.
@@ -434,20 +236,6 @@ public enum FeedDocument {
     }
 }
 
-/// Why a document could not be used. `reason` is one plain sentence fragment for the user.
-public struct FeedError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What was wrong, naming the line for XML.
-    public var reason: String
-    /// The document is not of the format chosen for the feed (`--format`): the choice is wrong,
-    /// whichever page showed it.
-    public var wrongFormat = false
-    public init(_ reason: String, wrongFormat: Bool = false) {
-        self.reason = reason
-        self.wrongFormat = wrongFormat
-    }
-    public var description: String { reason }
-}
-
 /// Keys for items that carry neither id nor link.
 public enum ItemKey {
     /// A key for an item that has neither id, link, title nor picture, from everything it does
@@ -475,5 +263,112 @@ public enum ItemKey {
         }
         let hex = String(hash, radix: 16)
         return "h:" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+extension FeedFormat {
+    /// The URL of page `page`. Formats that follow links have only page 1 here, the feed's own URL.
+    public func url(of feedURL: String, page: Int) -> String {
+        switch self {
+        case .pagedJSON: PagedJSON.url(of: feedURL, page: page)
+        case .wordpress: WordPress.url(of: feedURL, page: page)
+        case .jsonFeed, .rss, .atom: feedURL
+        }
+    }
+}
+
+extension FeedSchedule {
+    /// Minutes a `<ttl>` may say: up to a year (a due time is capped at a day anyway).
+    static let ttls = 0...525_600
+    /// Reads `<ttl>`: digits only.
+    static func minutes(_ text: String) -> Int? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.utf8.count <= 9, FeedLimits.isDigits(trimmed), let value = Int(trimmed), ttls.contains(value)
+        else { return nil }
+        return value
+    }
+    /// Reads `<hour>`: 0 to 23 (24, which some write for midnight, is 0).
+    static func hour(_ text: String) -> Int? {
+        minutes(text).flatMap { $0 == 24 ? 0 : (0...23).contains($0) ? $0 : nil }
+    }
+    /// Reads `<day>`: an English day name, any letter case.
+    static func day(_ text: String) -> Int? {
+        let days = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
+        return days.firstIndex(of: text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased())
+    }
+    /// Seconds of an `sy:updatePeriod`.
+    static func period(_ text: String) -> Int? {
+        switch text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() {
+        case "hourly": 3600
+        case "daily": 86_400
+        case "weekly": 604_800
+        case "monthly": 2_592_000
+        case "yearly": 31_536_000
+        default: nil
+        }
+    }
+}
+
+extension FeedEnclosure {
+    /// An enclosure from what a feed wrote, each part checked: nil when its URL is no web URL.
+    static func checked(url: String?, type: String?, length: String?, duration: String?) -> FeedEnclosure? {
+        guard let url = FeedLimits.webURL(url) else { return nil }
+        return FeedEnclosure(
+            url: url, type: mediaType(type), length: length.flatMap(bytes), duration: duration.flatMap(seconds))
+    }
+    /// A media type as a feed writes it (`audio/mpeg`, `video/mp4; codecs=…` is `video/mp4`),
+    /// lowercased; nil for anything else.
+    static func mediaType(_ text: String?) -> String? {
+        guard let text else { return nil }
+        let type = text.split(separator: ";", maxSplits: 1).first.map { String($0).trimmed.lowercased() } ?? ""
+        let parts = type.split(separator: "/", omittingEmptySubsequences: false)
+        let token = { (part: Substring) in
+            !part.isEmpty && part.utf8.count <= 64
+                && part.utf8.allSatisfy { byte in
+                    (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || "!#$&^_.+-".utf8.contains(byte)
+                }
+        }
+        return parts.count == 2 && parts.allSatisfy(token) ? type : nil
+    }
+    /// Bytes as digits (`length`, `fileSize`, `size_in_bytes`); 0 (unknown, as feeds write it)
+    /// and anything out of `lengths` are nil.
+    static func bytes(_ text: String) -> Int64? {
+        let digits = text.trimmed
+        guard digits.utf8.count <= 13, FeedLimits.isDigits(digits), let value = Int64(digits) else { return nil }
+        return lengths.contains(value) ? value : nil
+    }
+    /// A duration as podcasts write it: seconds (`3723`, `3723.5`), `MM:SS` or `H:MM:SS`.
+    static func seconds(_ text: String) -> Int? {
+        let parts = text.trimmed.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count) else { return nil }
+        var total = 0
+        for (index, part) in parts.enumerated() {
+            // Only the seconds may have a fraction (dropped); minutes and seconds after a colon are two digits at most.
+            let whole = index == parts.count - 1 ? part.split(separator: ".", maxSplits: 1).first ?? "" : part
+            guard whole.utf8.count <= 7, FeedLimits.isDigits(whole), let value = Int(whole),
+                index == 0 || value < 60
+            else { return nil }
+            total = total * 60 + value
+        }
+        return durations.contains(total) ? total : nil
+    }
+    /// `found` with each URL once (the first's fields, filled in from a later one's with the same
+    /// URL), at most `FeedLimits.enclosures`; `duration` (`itunes:duration`, the item's) goes to
+    /// the first sound or video file that has none.
+    static func merged(_ found: [FeedEnclosure], duration: Int? = nil) -> [FeedEnclosure] {
+        var merged: [FeedEnclosure] = []
+        for enclosure in found {
+            if let index = merged.firstIndex(where: { $0.url == enclosure.url }) {
+                merged[index].type = merged[index].type ?? enclosure.type
+                merged[index].length = merged[index].length ?? enclosure.length
+                merged[index].duration = merged[index].duration ?? enclosure.duration
+            } else if merged.count < FeedLimits.enclosures {
+                merged.append(enclosure)
+            }
+        }
+        if let duration, let index = merged.firstIndex(where: { $0.duration == nil && $0.isSoundOrVideo }) {
+            merged[index].duration = duration
+        }
+        return merged
     }
 }

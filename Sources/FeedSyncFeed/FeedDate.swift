@@ -1,3 +1,4 @@
+import FeedSyncModel
 import Foundation
 
 /// Reads the date styles feeds use and writes them as ISO 8601 UTC, second precision.

@@ -1,4 +1,5 @@
 internal import CXML
+import FeedSyncModel
 import Foundation
 
 /// The feeds a web page names for autodiscovery: `<link rel="alternate" type="application/rss+xml"

@@ -2,6 +2,7 @@
 // <img> is the only picture. These helpers turn such HTML into one line of plain text and find
 // that picture, without a full HTML parser: feeds need only this much.
 
+import FeedSyncModel
 import Foundation
 
 enum HTMLText {

@@ -1,3 +1,4 @@
+import FeedSyncModel
 import Foundation
 
 /// JSON Feed 1.0 and 1.1 (https://jsonfeed.org/version/1.1).

@@ -1,3 +1,4 @@
+import FeedSyncModel
 import Foundation
 
 // A JSON reader that builds JSONValue straight from the bytes (RFC 8259). Foundation's JSONDecoder

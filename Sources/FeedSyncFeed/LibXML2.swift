@@ -1,4 +1,5 @@
 internal import CXML
+import FeedSyncModel
 import Foundation
 
 /// The libxml2 calls XMLFeed makes, found in the library loaded on first use (as libcurl is), so

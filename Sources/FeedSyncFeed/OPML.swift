@@ -1,28 +1,12 @@
 internal import CXML
+import FeedSyncModel
 import Foundation
 
 /// Subscription lists in OPML 1.0 and 2.0, as feed readers exchange them: each outline with an
 /// `xmlUrl` is a feed (`text` or `title` its title, `htmlUrl` its site), and the outlines around
 /// it are its folder.
 public enum OPML {
-    /// A feed an OPML file lists.
-    public struct Entry: Sendable, Equatable {
-        public var url: String
-        public var title: String?
-        public var siteURL: String?
-        /// The folders around it, outermost first, joined by "/"; nil at the top.
-        public var folder: String?
-        /// The line of its outline, for messages.
-        public var line: Int
-
-        public init(url: String, title: String?, siteURL: String?, folder: String?, line: Int) {
-            self.url = url
-            self.title = title
-            self.siteURL = siteURL
-            self.folder = folder
-            self.line = line
-        }
-    }
+    public typealias Entry = Subscription
 
     /// Folders deeper than this are cut to this many levels.
     static let maxDepth = 16

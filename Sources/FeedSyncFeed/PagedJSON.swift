@@ -1,3 +1,4 @@
+import FeedSyncModel
 import Foundation
 
 /// The seed format: `{"page": N, "total": T, "has_more": bool, "items": [ … ]}`.

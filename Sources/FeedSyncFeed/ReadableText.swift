@@ -1,3 +1,4 @@
+import FeedSyncModel
 import Foundation
 
 /// An item's HTML content as text to read in a terminal: blocks (block elements end one, `<br>`
@@ -7,56 +8,8 @@ import Foundation
 /// dropped; pictures become `[image: alt]`. Lenient like `HTMLText.plain`: a stray `<` is text,
 /// an unclosed tag ends the content.
 public enum ReadableText {
-    /// One block of the text.
-    public struct Block: Sendable, Equatable {
-        public enum Kind: Sendable, Equatable {
-            case paragraph
-            /// `<h1>` to `<h6>`: its level.
-            case heading(Int)
-            /// A list item's first block, with its marker (`• `, `3. `); a later block of the same
-            /// item is a paragraph as deep as it.
-            case item(String)
-            /// Preformatted: its lines as written.
-            case code
-        }
-        public var kind: Kind
-        /// A `\n` inside is a line break the content asked for.
-        public var text: String
-        /// Quotes (`<blockquote>`) around it.
-        public var quoted = 0
-        /// Lists around it.
-        public var lists = 0
-        /// Which list it is in (the innermost, counted from 1 in the text's order; 0: none): the
-        /// items of one list are one run.
-        public var list = 0
-
-        public init(_ kind: Kind, _ text: String, quoted: Int = 0, lists: Int = 0, list: Int = 0) {
-            (self.kind, self.text, self.quoted, self.lists, self.list) = (kind, text, quoted, lists, list)
-        }
-    }
-
-    public struct Rendered: Sendable, Equatable {
-        public init(blocks: [Block], links: [String]) {
-            self.blocks = blocks
-            self.links = links
-        }
-
-        public init(paragraphs: [String], links: [String]) {
-            self.init(blocks: paragraphs.map { Block(.paragraph, $0) }, links: links)
-        }
-
-        public var blocks: [Block]
-        /// The blocks' texts in order, an item's with its marker.
-        public var paragraphs: [String] {
-            blocks.map { block in
-                if case .item(let marker) = block.kind { marker + block.text } else { block.text }
-            }
-        }
-        /// The links, reference `[n]` at index n - 1: absolute http, https or mailto URLs.
-        public var links: [String]
-        /// The links as the list after the text: `[1] https://…`.
-        public var references: [String] { links.enumerated().map { "[\($0.offset + 1)] \($0.element)" } }
-    }
+    public typealias Block = TextBlock
+    public typealias Rendered = RenderedText
 
     public static func render(_ html: String, base: String?) -> Rendered {
         var reader = Reader(bytes: Array(html.utf8), base: base)

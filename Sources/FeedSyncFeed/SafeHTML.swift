@@ -1,4 +1,5 @@
 internal import CXML
+import FeedSyncModel
 import Foundation
 
 /// An item's content made safe to show in a page: read with libxml2's HTML parser (as a browser

@@ -1,3 +1,5 @@
+import FeedSyncModel
+
 // What the full-text index holds for an item, and what a search becomes: SQLite's unicode61
 // tokenizer splits words at spaces and punctuation, which Chinese and Japanese do not write, so
 // their characters are spaced out on both sides and a phrase of them finds any run of characters.

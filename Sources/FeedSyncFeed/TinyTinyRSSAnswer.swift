@@ -1,3 +1,4 @@
+import FeedSyncModel
 import Foundation
 
 /// An article as an aggregator keeps it: the server's id, its feed's, its read and starred state,

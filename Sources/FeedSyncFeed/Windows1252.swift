@@ -1,3 +1,5 @@
+import FeedSyncModel
+
 /// Text its publisher encoded twice: UTF-8 bytes read as windows-1252 and written again as UTF-8,
 /// so "Actualités" arrives as "ActualitÃ©s" and "£30" as "Â£30". feedparser and the readers
 /// people use show the text meant; so does feedsync, but only where the repair is certain.

@@ -1,3 +1,4 @@
+import FeedSyncModel
 import Foundation
 
 /// The WordPress REST API's posts route (`/wp-json/wp/v2/posts`).

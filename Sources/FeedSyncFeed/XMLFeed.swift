@@ -1,4 +1,5 @@
 internal import CXML
+import FeedSyncModel
 import Foundation
 
 /// RSS (0.90 to 2.0) and Atom (1.0, 0.3), read as a stream of SAX2 events from libxml2's push
@@ -985,14 +986,7 @@ final class XMLFeed {
 
     /// Whether an enclosure is sound or video: by its type, else by its file's extension.
     static func isAudioOrVideo(type: String?, url: String) -> Bool {
-        if let type = type?.lowercased(), !type.isEmpty {
-            return type.hasPrefix("audio/") || type.hasPrefix("video/")
-        }
-        guard let path = url.lowercased().split(separator: "?").first else { return false }
-        return [
-            ".mp3", ".m4a", ".m4b", ".aac", ".ogg", ".oga", ".opus", ".flac", ".wav", ".mp4", ".m4v", ".mov", ".webm",
-        ]
-        .contains { path.hasSuffix($0) }
+        FeedEnclosure.isSoundOrVideo(type: type, url: url)
     }
 
     private static func looksLikeImage(_ url: String?) -> Bool {

@@ -1,3 +1,4 @@
+import FeedSyncModel
 import Foundation
 
 /// What libxml2 is given of a feed document: UTF-8, with what browsers forgive made well-formed.

@@ -1,7 +1,5 @@
 import ArgumentParser
 import FeedSyncKit
-import FeedSyncStore
-import FeedSyncSync
 import Foundation
 
 /// `--home`, shared by every subcommand.
@@ -85,7 +83,7 @@ package enum Interval {
             digits.removeLast()
         }
         guard !digits.isEmpty, digits.count <= 9, let value = Double(digits), value >= 0,
-            value * unit <= Schedule.maxInterval
+            value * unit <= FeedSync.maxInterval
         else {
             throw ValidationError("\(String(reflecting: text)) is not a duration from 0 to 24h; write e.g. 15m or 1h")
         }

@@ -1,4 +1,3 @@
-import FeedSyncFeed
 import FeedSyncKit
 import Foundation
 
@@ -9,9 +8,9 @@ package enum TextLayout {
     /// The lines of `rendered`'s blocks at `width` cells, a blank line between two blocks but
     /// between the items of one list. `styled`: headings in bold (escape sequences of our own,
     /// never the text's: every line is made safe first).
-    package static func lines(_ rendered: ReadableText.Rendered, width: Int, styled: Bool) -> [String] {
+    package static func lines(_ rendered: RenderedText, width: Int, styled: Bool) -> [String] {
         var lines: [String] = []
-        var previous: ReadableText.Block?
+        var previous: TextBlock?
         for block in rendered.blocks {
             if let previous, !(isItem(previous) && isItem(block) && previous.list == block.list) { lines.append("") }
             previous = block
@@ -47,7 +46,7 @@ package enum TextLayout {
         return lines
     }
 
-    private static func isItem(_ block: ReadableText.Block) -> Bool {
+    private static func isItem(_ block: TextBlock) -> Bool {
         if case .item = block.kind { true } else { false }
     }
 }

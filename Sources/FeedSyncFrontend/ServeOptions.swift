@@ -1,6 +1,5 @@
 import ArgumentParser
 import FeedSyncKit
-import FeedSyncSync
 
 /// `feedsync serve`'s options. `feedsync` parses and checks them (its help, its completions, its
 /// usage errors), then becomes `feedsync-serve` with the same arguments, which parses them again
@@ -48,7 +47,7 @@ package struct ServeOptions: ParsableArguments {
     package func validate() throws {
         if let port { try check(port, in: 0...65535, "--port") }
         // Often is harmless to publishers: a pull asks only the feeds that are due.
-        if let pullEvery { try check(pullEvery, in: 10...Schedule.maxInterval, "--pull-every (seconds)") }
+        if let pullEvery { try check(pullEvery, in: 10...FeedSync.maxInterval, "--pull-every (seconds)") }
         if bind.isEmpty || bind.utf8.count > 255 || bind.unicodeScalars.contains(where: SafeText.isUnsafe) {
             throw ValidationError("--bind must be an address such as 127.0.0.1")
         }

@@ -1,3 +1,4 @@
+import FeedSyncModel
 import FeedSyncStore
 
 /// Keeps the picture cache within its byte budget: the pictures farthest from the reading

@@ -1,3 +1,4 @@
+import FeedSyncModel
 import FeedSyncStore
 
 /// What the prefetcher knows of the cache during a run: how full it is, and which planned pictures

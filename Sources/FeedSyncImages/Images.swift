@@ -1,59 +1,10 @@
 // The public surface of FeedSyncImages: picture prefetch for the rows the reader will see next,
 // into a disk cache that holds only verified images, within a byte budget.
 
+import FeedSyncModel
 import FeedSyncStore
 import FeedSyncTransport
 import Foundation
-
-/// Which pictures a pull downloads.
-public enum PrefetchMode: String, Sendable, CaseIterable {
-    /// The rows from one page before the reading position to `pagesAhead` pages after it.
-    case window
-    /// Every picture, nearest to the reading position first.
-    case all
-    case none
-}
-
-/// Whether the pictures inside the articles of the prefetch window are downloaded too, after
-/// those rows' own pictures (`--article-pictures`).
-public enum ArticlePicturesMode: String, Sendable, CaseIterable {
-    case window
-    case none
-}
-
-public struct PrefetchOptions: Sendable {
-    public var mode: PrefetchMode
-    public var articlePictures: ArticlePicturesMode
-    public var pagesAhead: Int
-    public var concurrency: Int
-    public var maxBytes: Int
-    /// The cache's byte budget; pictures farthest from the reader are evicted beyond it.
-    public var cacheBudget: Int64
-
-    public init(
-        mode: PrefetchMode = .window, articlePictures: ArticlePicturesMode = .window, pagesAhead: Int = 5,
-        concurrency: Int = 8, maxBytes: Int = 10 << 20, cacheBudget: Int64 = 1 << 30
-    ) {
-        self.mode = mode
-        self.articlePictures = articlePictures
-        self.pagesAhead = pagesAhead
-        self.concurrency = concurrency
-        self.maxBytes = maxBytes
-        self.cacheBudget = cacheBudget
-    }
-}
-
-/// What prefetch does, for `--verbose` and the progress line.
-public enum PictureEvent: Sendable, Equatable {
-    case planned(queued: Int, dropped: Int)
-    /// A picture of an item of `feedID` (the first row that shows it) was stored.
-    case cached(url: String, bytes: Int, feedID: Int64)
-    case failed(url: String, reason: String, feedID: Int64)
-    case evicted(count: Int, bytes: Int64)
-    /// A picture could not be written for a local reason the user must fix (a symbolic link in
-    /// the picture folder); the pull goes on and exits 74.
-    case localFault(String)
-}
 
 /// The kinds of image the cache accepts, recognised by their first bytes, never by a header.
 public enum ImageKind: String, Sendable, CaseIterable {

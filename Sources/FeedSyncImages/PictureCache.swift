@@ -1,4 +1,5 @@
 import CFeedSyncSystem
+import FeedSyncModel
 import FeedSyncStore
 import FeedSyncTransport
 import Foundation
@@ -16,6 +17,8 @@ import Foundation
 /// together runs holding the folder's lock (`PictureFolder.exclusively`), so no writer sees
 /// another's half done. Reads take no lock: a picture route never waits for a pull's batch.
 public final class PictureCache: Sendable {
+    public typealias GarbageReport = CacheGarbageReport
+    public typealias Check = CacheCheck
     let store: Store
     let folder: PictureFolder
 
@@ -174,19 +177,6 @@ public final class PictureCache: Sendable {
         try await folder.exclusively { () async throws(StoreError) in try await change().forEach(folder.remove) }
     }
 
-    /// What `collectGarbage` did.
-    public struct GarbageReport: Sendable {
-        public var temporaryFiles = 0
-        public var unknownFiles = 0
-        public var unusedPictures = 0
-        /// Pictures whose file was gone, cut short or changed, now due again.
-        public var forgotten = 0
-        public var evicted = 0
-        public var evictedBytes: Int64 = 0
-        /// The task was cancelled partway: what is counted was done, the rest was not.
-        public var interrupted = false
-    }
-
     /// Removes the temp files of ended processes and files the store does not know, forgets
     /// pictures whose file fails a read's check (gone, cut short, changed) and pictures no item uses, records
     /// the hash of a picture cached before hashes were kept, then evicts the pictures farthest
@@ -236,25 +226,6 @@ public final class PictureCache: Sendable {
         report.evicted = evicted.count
         report.evictedBytes = evicted.bytes
         return report
-    }
-
-    /// What `check` found: where the folder and the store disagree.
-    public struct Check: Sendable {
-        public var cached = 0
-        /// Cached pictures whose file is not there.
-        public var missing: [String] = []
-        /// Cached pictures whose file is not the size recorded.
-        public var partial: [String] = []
-        /// Cached pictures whose file is the size recorded but not its bytes (their hash differs).
-        public var damaged: [String] = []
-        /// Files no picture names (temp files of running writers aside).
-        public var unknown: [String] = []
-        /// Temp files of processes that ended.
-        public var leftovers: [String] = []
-
-        public var isClean: Bool {
-            missing.isEmpty && partial.isEmpty && damaged.isEmpty && unknown.isEmpty && leftovers.isEmpty
-        }
     }
 
     /// Compares the folder with the store, reading every cached picture as a read checks it and

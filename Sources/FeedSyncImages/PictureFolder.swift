@@ -1,4 +1,5 @@
 import CFeedSyncSystem
+import FeedSyncModel
 import Foundation
 import Synchronization
 

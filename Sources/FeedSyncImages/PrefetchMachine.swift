@@ -1,3 +1,4 @@
+import FeedSyncModel
 import FeedSyncStore
 import Foundation
 

@@ -1,3 +1,4 @@
+import FeedSyncModel
 import FeedSyncStore
 
 /// Which list rows to prefetch pictures for, and in what order: the rows nearest to the page the

@@ -1,5 +1,6 @@
 import FeedSyncFeed
 import FeedSyncImages
+import FeedSyncModel
 import FeedSyncStore
 import FeedSyncSync
 import FeedSyncTransport

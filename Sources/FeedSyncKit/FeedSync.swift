@@ -6,6 +6,7 @@
 
 import FeedSyncFeed
 import FeedSyncImages
+@_exported import FeedSyncModel
 import FeedSyncStore
 import FeedSyncSync
 import FeedSyncTransport
@@ -397,7 +398,25 @@ public final class FeedSync: Sendable {
         /// Which feeds this pull asks for.
         public var asking = Schedule.Asking.due
 
-        public init() {}
+        /// The defaults, with the retry policy that `FEEDSYNC_RETRY_ATTEMPTS` (at least 1) and
+        /// `FEEDSYNC_RETRY_BASE_DELAY` (seconds, at least 0) change, as every pull reads it (serve's
+        /// too): tests use a short base delay, impatient users fewer attempts. Each variable is
+        /// read alone (`getenv`), not through ProcessInfo's dictionary of them all, which every
+        /// command would pay for at its start.
+        public init(environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }) {
+            if let attempts = environment("FEEDSYNC_RETRY_ATTEMPTS").flatMap(Int.init), attempts >= 1 {
+                feeds.retry.maxAttempts = attempts
+            }
+            if let base = environment("FEEDSYNC_RETRY_BASE_DELAY").flatMap(Double.init), base >= 0 {
+                feeds.retry.baseDelay = base
+            }
+        }
+
+        /// The shortest wait between two asks of one feed (`pull --min-interval`).
+        public var minInterval: Double {
+            get { feeds.schedule.minInterval }
+            set { feeds.schedule = Schedule(minInterval: newValue) }
+        }
 
         /// The client's settings: this user agent, `timeout` without progress, at most 10 s to
         /// connect, `perHost` connections to a host.

@@ -1,3 +1,5 @@
+import FeedSyncModel
+
 /// Feed URLs in one spelling, so one feed is never subscribed twice: the scheme and host in lower
 /// case, the scheme's default port dropped, an empty path made `/`. The rest (path, query) is
 /// kept as given: servers may tell its letter cases apart.

@@ -1,4 +1,5 @@
 import FeedSyncFeed
+import FeedSyncModel
 import FeedSyncStore
 import Foundation
 
@@ -147,5 +148,16 @@ public enum ItemJSON {
     static func enclosure(_ file: FeedEnclosure) -> String {
         "{\"url\": \(JSON.string(file.url)), \"type\": \(JSON.string(file.type)), "
             + "\"length\": \(JSON.number(file.length)), \"duration\": \(JSON.number(file.duration))}"
+    }
+}
+
+extension ItemDetail {
+    /// The feed's own summary, where an article from the item's page is shown and says something
+    /// else (the summary's start is nowhere in the article's text): `show` and the reading page
+    /// put it before the article.
+    public var summaryBesideArticle: String? {
+        guard contentSource == "page", let summary, !summary.isEmpty else { return nil }
+        let text = ReadableText.render(content ?? "", base: nil).paragraphs.joined(separator: " ")
+        return text.contains(summary.prefix(60)) ? nil : summary
     }
 }

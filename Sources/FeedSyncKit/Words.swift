@@ -1,4 +1,5 @@
 import FeedSyncFeed
+import FeedSyncModel
 import Foundation
 
 /// Quantities in words for people, the same in every front end: the command line, the reading

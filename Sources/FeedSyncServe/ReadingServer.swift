@@ -4,6 +4,7 @@
 
 import FeedSyncFeed
 import FeedSyncKit
+import FeedSyncModel
 import FeedSyncStore
 import Foundation
 import HTTPTypes
@@ -199,7 +200,7 @@ public final class ReadingServer: Sendable {
         list.unread = query["unread"] == "1"
         if let search = query["search"].map(String.init), !search.isEmpty {
             // As `list --search` reads it: words as prefixes, nothing in it FTS5 syntax.
-            guard search.utf8.count <= 1000, let words = SearchText.query(search) else {
+            guard search.utf8.count <= 1000, let words = ListQuery.words(search) else {
                 throw HTTPError(.badRequest, message: "search for words of at most 1000 bytes")
             }
             list.search = words
@@ -235,9 +236,11 @@ public final class ReadingServer: Sendable {
         }
         let list = try await listQuery(request)
         // Filtered views have no place a pull's prefetch could follow.
-        guard !list.isFiltered else { return Self.json("{\"recorded\": false}") }
-        let position = ReadingPosition(feedURL: list.feedURL, page: row / perPage + 1, perPage: perPage)
-        try await stored { try await library.setReadingPosition(position) }
+        guard
+            let position = try await stored({
+                try await library.recordReadingPosition(in: list, row: row, perPage: perPage)
+            })
+        else { return Self.json("{\"recorded\": false}") }
         return Self.json("{\"recorded\": true, \"page\": \(position.page)}")
     }
 

@@ -1,47 +1,7 @@
 import FeedSyncFeed
+import FeedSyncModel
 import Foundation
 import GRDB
-
-/// An item whose page a pull fetches for its article (`Migrations/0014_articles.sql`).
-public struct ArticleJob: Sendable, Equatable {
-    public var itemID: Int64
-    public var link: String
-    /// Failures so far (for the next backoff).
-    public var attempts: Int
-}
-
-/// What one item's page gave.
-public struct ArticleOutcome: Sendable {
-    public enum Result: Sendable {
-        /// Its article, sanitised, and the pictures in it.
-        case stored(html: String, title: String?, byline: String?, pictures: [ContentPicture])
-        /// Why there is none: tried again after `retryAt` (nil: not while the link stays the same).
-        case failed(error: String, attempts: Int, retryAt: Date?)
-    }
-    public var itemID: Int64
-    public var link: String
-    public var result: Result
-
-    public init(itemID: Int64, link: String, result: Result) {
-        self.itemID = itemID
-        self.link = link
-        self.result = result
-    }
-
-    /// Why there is no article; nil when it was stored.
-    public var failure: String? {
-        if case .failed(let error, _, _) = result { error } else { nil }
-    }
-}
-
-/// How far a feed's articles are.
-public struct ArticleCounts: Sendable, Equatable {
-    public var stored = 0
-    public var failed = 0
-    /// Items with no article yet whose page a pull will fetch.
-    public var waiting = 0
-    public init() {}
-}
 
 extension Store {
     /// Turns fetching each item's page on or off for a feed.

@@ -1,4 +1,5 @@
 import FeedSyncFeed
+import FeedSyncModel
 import Foundation
 import GRDB
 
@@ -106,6 +107,7 @@ extension Feed: FetchableRecord {
     private init(_ value: (FeedColumn) -> DatabaseValue) {
         // Read leniently, and the numbers the paging arithmetic uses within FeedCursor's ranges: a
         // value out of range is unknown, as if the server had not said it.
+        self.init(id: 0, url: "", formatChosen: false, cursor: FeedCursor())
         id = Int64(value(.id).integer ?? 0)
         url = value(.url).text ?? ""
         let gapBand = value(.gapBand).integer(in: FeedCursor.bands)

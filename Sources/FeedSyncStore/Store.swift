@@ -4,6 +4,7 @@
 
 internal import CFeedSyncSystem
 import FeedSyncFeed
+import FeedSyncModel
 import Foundation
 import GRDB
 import Synchronization

@@ -1,3 +1,4 @@
+import FeedSyncModel
 import FeedSyncStore
 import FeedSyncTransport
 import Foundation
@@ -64,17 +65,6 @@ public struct NetworkVerdict: Sendable, Equatable {
     public static func host(of url: String) -> String {
         guard let components = URLComponents(string: url), let host = components.host?.lowercased() else { return url }
         return components.port.map { "\(host):\($0)" } ?? host
-    }
-}
-
-/// A host that gave no answer in a run, and how: what the offline line and `pull --json` name.
-public struct Silence: Sendable, Equatable {
-    public var host: String
-    public var how: TransportError.NoAnswer
-
-    public init(host: String, how: TransportError.NoAnswer) {
-        self.host = host
-        self.how = how
     }
 }
 

@@ -1,4 +1,5 @@
 import FeedSyncFeed
+import FeedSyncModel
 import FeedSyncStore
 
 /// Decides which page a pull asks for next, where each item of a page goes, and when to stop.
@@ -16,6 +17,7 @@ import FeedSyncStore
 /// 3. **backfill**: older pages from the saved cursor into band 0, until the feed ends.
 /// The head walk runs only when no gap is left, so at most one gap ever needs remembering.
 public struct PagingMachine: Sendable {
+    public typealias Finish = PullFinish
     public enum Action: Sendable, Equatable {
         /// Ask for this page, at `url` when the feed links its pages (`nil`: the page by number,
         /// or the feed's own URL for page 1); with `conditional`, send the stored validators.
@@ -24,16 +26,6 @@ public struct PagingMachine: Sendable {
         /// fetched before the gap walk and is processed once the gap is closed.
         case revisit(FeedPage, Validators)
         case finish(Finish)
-    }
-
-    public enum Finish: Sendable, Equatable {
-        /// Every walk ran to its end.
-        case complete
-        /// `--max-pages` ran out; the next pull continues from the saved cursor.
-        case budgetSpent
-        /// The feed would not end (same page again, or pages far past its total). The backfill is
-        /// marked done so later pulls don't repeat it.
-        case endless(String)
     }
 
     /// Validators of a response, kept for the next conditional GET of the head.

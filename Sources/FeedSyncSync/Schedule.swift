@@ -1,4 +1,5 @@
 import FeedSyncFeed
+import FeedSyncModel
 import FeedSyncStore
 import Foundation
 
@@ -25,14 +26,12 @@ public struct Schedule: Sendable {
     /// second; a feed asked at one run is due by the same run of the next slot.
     public static let maxTolerance: Double = 300
 
+    public typealias Due = DueTime
+    public typealias Asking = PullAsking
+    public typealias Skip = PullSkip
+
     public init(minInterval: Double = Schedule.defaultMinInterval) {
         self.minInterval = minInterval
-    }
-
-    public struct Due: Sendable, Equatable {
-        public var at: Date
-        /// In words, for `status` and `pull --verbose`: "ttl 60 min".
-        public var reason: String
     }
 
     /// After the server answered (200, or 304 Not Modified), with the head response's `headers`
@@ -113,26 +112,6 @@ public struct Schedule: Sendable {
         let wait = min(Self.maxInterval, max(minInterval, retryAfter ?? 0))
         return Self.due(
             now, after: wait, "429 Too Many Requests, waits \(Self.words(wait))", exact: (retryAfter ?? 0) >= wait)
-    }
-
-    /// How a pull treats a feed's due time.
-    public enum Asking: Sendable {
-        /// A plain `pull`: only feeds that are due.
-        case due
-        /// `pull --feed`: asked anyway, but not before a `Retry-After`.
-        case named
-        /// `pull --force`: asked, whatever the server said.
-        case forced
-    }
-
-    /// Why a feed is not asked for now.
-    public enum Skip: Sendable, Equatable {
-        /// 410 Gone, then.
-        case gone(Date)
-        /// The server's `Retry-After` runs until then.
-        case retryAfter(Date)
-        /// Not due until then, for this reason.
-        case notDue(Date, String)
     }
 
     /// Whether to leave `feed` alone in a pull that asks so: gone feeds always; a feed whose

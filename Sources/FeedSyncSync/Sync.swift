@@ -2,82 +2,11 @@
 // error type the command line maps to exit codes. The paging rules live in PagingMachine.
 
 import FeedSyncFeed
+import FeedSyncModel
 import FeedSyncStore
 import FeedSyncTransport
 import Foundation
 import Synchronization
-
-public enum FeedSyncVersion {
-    public static let string = "0.1.0"
-    public static let projectURL = "https://github.com/feedsync/feedsync"
-    /// Names the program, its version and where a publisher can read what it does.
-    public static let userAgent = "feedsync/\(string) (+\(projectURL))"
-}
-
-/// A failure a user has to hear about, sorted by what the command line should exit with.
-public struct SyncError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable, Comparable {
-        /// Worth trying again later: the network, the server or the lock (exit 75).
-        case transient
-        /// The server sent something unusable (exit 65).
-        case data
-        /// The local database or file system failed (exit 74).
-        case local
-        /// The command was used wrongly (exit 64).
-        case usage
-        /// A server refused the account's user name, password or API access (exit 77).
-        case denied
-    }
-
-    public var kind: Kind
-    /// One plain sentence: what failed, where, and what to do.
-    public var message: String
-
-    public init(_ kind: Kind, _ message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    public var description: String { message }
-
-    /// Whether the next request to the same server would fail as this one did: the server gone,
-    /// or the account refused.
-    public var isTheServers: Bool { kind == .transient || kind == .denied }
-}
-
-extension SyncError.Kind {
-    /// How a pull that failed so ended, as the feed records it.
-    public var outcome: PullOutcome {
-        switch self {
-        case .transient: .transient
-        case .data: .data
-        case .local, .usage, .denied: .local
-        }
-    }
-}
-
-/// What happens during a pull, for `--verbose` and progress output.
-public enum PullEvent: Sendable {
-    case notModified(url: String)
-    /// A 200 whose body is the head document read last time: not parsed again.
-    case unchanged(url: String)
-    /// A page was stored: of its `items`, `new` were added and `refreshed` (stored before) were
-    /// rewritten in place; `skipped` entries made no item (nothing usable, or an id or URL over
-    /// its limit).
-    case page(url: String, number: Int, items: Int, new: Int, refreshed: Int, skipped: Int)
-    case retrying(url: String, attempt: Int, delay: Double, reason: String)
-    case skipped(url: String, Schedule.Skip)
-    case endless(url: String, reason: String)
-    /// The server refused a saved link (status 4xx); the walk started again from the head.
-    case linkRefused(url: String, status: Int)
-    /// A document was not well-formed; its items were read past the damage (`where`: line, column, reason).
-    case malformed(url: String, where: String)
-    /// A request for a page of the feed at `url` went out; then, for a long body, its bytes so far;
-    /// then the answer's body, `bytes` long.
-    case fetching(url: String)
-    case receiving(url: String, bytes: Int)
-    case fetched(url: String, bytes: Int)
-}
 
 public struct PullOptions: Sendable {
     /// Pages each feed may fetch in this run, `nil` for no limit.
@@ -110,53 +39,6 @@ public struct PullOptions: Sendable {
         self.clock = clock
         self.onEvent = onEvent
         self.onCommit = onCommit
-    }
-}
-
-/// What one feed's pull did, whether it succeeded or not.
-public struct PullReport: Sendable {
-    public var url: String
-    /// Requests made, retries included (`requests.count`).
-    public var requests: [Request] = []
-    public var newItems = 0
-    public var refreshedItems = 0
-    public var finish: PagingMachine.Finish?
-    /// The feed was not asked for, and why.
-    public var skipped: Schedule.Skip?
-    /// Where the last malformed document of this pull was damaged, if one was.
-    public var malformed: String?
-    /// When the feed is due again, and why; nil when it was skipped or is gone.
-    public var due: Schedule.Due?
-    /// The server answered 410 Gone.
-    public var gone = false
-    /// The feed URL moved there (a permanent redirect seen on two pulls in a row).
-    public var movedTo: String?
-    /// Why the pull failed; nil when it did not.
-    public var error: SyncError?
-    /// The feed was subscribed by this run and, its first pull failing for good, not kept.
-    public var forgotten = false
-    /// It failed without any answer from a server (the network gone, or the host): the feed stays
-    /// due for the next pull unless that happened too often in a row (`Schedule.afterNoAnswer`).
-    public var unanswered = false
-    /// No server answered in the whole run, which then stopped asking and recorded nothing.
-    public var offline = false
-    /// The feed's host gave no answer, and how (nil when it answered, or took the connection).
-    public var silence: Silence?
-    /// Why the walk into the feed's history stopped in this pull (the feed itself is fine).
-    public var history: String?
-
-    public init(url: String, skipped: Schedule.Skip? = nil) {
-        self.url = url
-        self.skipped = skipped
-    }
-
-    /// One request: its URL, the status answered (nil: no answer, `failure` says why) and the
-    /// body's bytes.
-    public struct Request: Sendable {
-        public var url: String
-        public var status: Int?
-        public var bytes: Int
-        public var failure: String?
     }
 }
 

@@ -1,4 +1,5 @@
 import FeedSyncFeed
+import FeedSyncModel
 import FeedSyncTransport
 import Foundation
 import Synchronization

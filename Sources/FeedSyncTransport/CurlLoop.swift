@@ -1,5 +1,6 @@
 import CCurl
 internal import CFeedSyncSystem
+import FeedSyncModel
 import Foundation
 
 /// Owns one libcurl multi handle and the one thread that drives it. Every libcurl call on an easy

@@ -1,6 +1,7 @@
 // FeedSyncTransport's public types: an HTTP client over libcurl's multi interface (CurlLoop.swift
 // drives it). Only this module speaks libcurl.
 
+import FeedSyncModel
 import Foundation
 
 /// One GET request, or a POST of `body`.
@@ -129,6 +130,7 @@ public struct HTTPRedirect: Sendable, Equatable {
 
 /// Why a transfer produced no response.
 public struct TransportError: Error, Sendable, CustomStringConvertible {
+    public typealias NoAnswer = FeedSyncModel.NoAnswer
     public enum Kind: Sendable, Equatable {
         /// Name resolution failed, the connection was refused or could not be made.
         case unreachable
@@ -158,28 +160,6 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     /// never the server's words. nil when it answered, and when it took the connection and the
     /// transfer failed later (a slow server is not a missing one).
     public var noAnswer: NoAnswer?
-
-    /// The ways a server can give no answer, as the offline line names them.
-    public enum NoAnswer: Sendable, Hashable, CustomStringConvertible {
-        case noSuchHost
-        case refused
-        /// No route to the host or its network.
-        case unreachable
-        /// No connection within this many seconds.
-        case timedOut(seconds: Int)
-        /// Connected, then closed or reset before any byte of a response.
-        case closed
-
-        public var description: String {
-            switch self {
-            case .noSuchHost: "no such host"
-            case .refused: "refused"
-            case .unreachable: "unreachable"
-            case .timedOut(let seconds): "timed out after \(seconds) s"
-            case .closed: "closed before answering"
-            }
-        }
-    }
 
     public init(kind: Kind, url: String, detail: String, answered: Bool = false, noAnswer: NoAnswer? = nil) {
         self.kind = kind

@@ -2,7 +2,6 @@ import ArgumentParser
 import FeedSyncFrontend
 import FeedSyncKit
 import FeedSyncServe
-import FeedSyncSync
 import Foundation
 
 /// `feedsync serve`, which `feedsync` becomes once it has checked the arguments (see its `Serve`).

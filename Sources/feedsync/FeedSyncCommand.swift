@@ -1,6 +1,6 @@
 import ArgumentParser
 import FeedSyncFrontend
-import FeedSyncSync
+import FeedSyncKit
 import Foundation
 
 @main

@@ -1,3 +1,4 @@
+import FeedSyncModel
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import FeedSyncDemoServer
+import FeedSyncModel
 import Foundation
 import Testing
 

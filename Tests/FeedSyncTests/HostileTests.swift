@@ -1,6 +1,7 @@
 import FeedSyncDemoServer
 import FeedSyncFeed
 import FeedSyncKit
+import FeedSyncModel
 import FeedSyncStore
 import Foundation
 import Testing

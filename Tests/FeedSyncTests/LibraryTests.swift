@@ -1,5 +1,6 @@
 import FeedSyncDemoServer
 import FeedSyncImages
+import FeedSyncModel
 import FeedSyncStore
 import FeedSyncSync
 import Foundation

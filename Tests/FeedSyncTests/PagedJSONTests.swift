@@ -1,4 +1,5 @@
 import FeedSyncFeed
+import FeedSyncModel
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import FeedSyncDemoServer
+import FeedSyncModel
 import FeedSyncStore
 import FeedSyncTransport
 import Foundation

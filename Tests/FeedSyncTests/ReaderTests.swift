@@ -1,5 +1,6 @@
 import FeedSyncDemoServer
 import FeedSyncFeed
+import FeedSyncModel
 import FeedSyncStore
 import Foundation
 import Testing

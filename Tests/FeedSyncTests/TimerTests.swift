@@ -2,6 +2,7 @@ import FeedSyncDemoServer
 import FeedSyncFeed
 import FeedSyncImages
 import FeedSyncKit
+import FeedSyncModel
 import FeedSyncStore
 import FeedSyncSync
 import Foundation

@@ -1,4 +1,5 @@
 import FeedSyncDemoServer
+import FeedSyncModel
 import FeedSyncTransport
 import Foundation
 import Synchronization

@@ -1,10 +1,6 @@
 import ArgumentParser
-import FeedSyncFeed
 import FeedSyncFrontend
 import FeedSyncKit
-import FeedSyncStore
-import FeedSyncSync
-import FeedSyncTransport
 import Foundation
 
 extension ArgumentHelp {
@@ -59,37 +55,26 @@ extension FeedSync {
     /// aside: it and the folders inside it), else the name of one folder wherever it is (`Swift`);
     /// else a usage error that names the folders there are.
     func folder(argument name: String) async throws -> String {
-        let paths = Set(try await fail(on: { try await feeds() }).compactMap(\.folder))
-        // Every folder, the ones that hold only folders too.
-        let folders = Set(
-            paths.flatMap { path in
-                let parts = path.split(separator: "/")
-                return parts.indices.map { parts[...$0].joined(separator: "/") }
-            })
-        if let exact = folders.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) { return exact }
-        let named = folders.filter {
-            ($0.split(separator: "/").last.map(String.init) ?? $0).caseInsensitiveCompare(name) == .orderedSame
-        }
-        if named.count == 1, let only = named.first { return only }
-        if named.isEmpty {
+        switch try await fail(on: { try await folder(named: name) }) {
+        case .found(let folder): return folder
+        case .none(let folders):
             complain(
                 folders.isEmpty
                     ? "no folder is \(String(reflecting: name)): no feed is in a folder (import an OPML file's)"
-                    : "no folder is \(String(reflecting: name)); the folders: \(folders.sorted().joined(separator: ", "))"
-            )
-        } else {
+                    : "no folder is \(String(reflecting: name)); the folders: \(folders.joined(separator: ", "))")
+        case .ambiguous(let named):
             complain(
-                "\(String(reflecting: name)) names \(named.count) folders "
-                    + "(\(named.sorted().joined(separator: ", "))); give its path")
+                "\(String(reflecting: name)) names \(named.count) folders (\(named.joined(separator: ", "))); give its path"
+            )
         }
         throw ExitCode(Exit.usage)
     }
 }
 
-/// A URL the transport will fetch (`HTTPRequest.problem(with:)`), else a usage error: a feed
+/// A URL the transport will fetch (`FeedSync.problem(with:)`), else a usage error: a feed
 /// subscribed with a URL no request can be made for would stay subscribed, failing every pull.
 func validateFeedURL(_ url: String, option: String = "--feed") throws {
-    if let problem = HTTPRequest.problem(with: url) {
+    if let problem = FeedSync.problem(with: url) {
         throw ValidationError("\(option) \(String(reflecting: url)) cannot be used: \(problem)")
     }
 }
@@ -107,7 +92,7 @@ func relative(_ date: Date, now: Date = Date()) -> String {
 
 /// ISO 8601 UTC, second precision.
 func iso(_ date: Date) -> String {
-    // FeedDate's own writer: an ISO8601DateFormatter made per call cost 80 µs, which `feeds --json`
+    // The store's own writer: an ISO8601DateFormatter made per call cost 80 µs, which `feeds --json`
     // paid per feed.
-    FeedDate.format(Int64(date.timeIntervalSince1970.rounded(.down)))
+    StoredDate.iso(date)
 }

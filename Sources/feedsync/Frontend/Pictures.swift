@@ -1,8 +1,6 @@
 import ArgumentParser
 import FeedSyncFrontend
-import FeedSyncImages
 import FeedSyncKit
-import FeedSyncSync
 import Foundation
 import Synchronization
 

@@ -1,7 +1,5 @@
 import FeedSyncFrontend
 import FeedSyncKit
-import FeedSyncStore
-import FeedSyncSync
 import Synchronization
 
 /// What a pull shows while it runs: the progress line, a failed feed at once, every event with

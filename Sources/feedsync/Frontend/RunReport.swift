@@ -1,6 +1,4 @@
 import FeedSyncKit
-import FeedSyncStore
-import FeedSyncSync
 import Foundation
 
 /// `pull --json`: one object for the whole run. Field names are stable (the README lists them).
@@ -77,7 +75,7 @@ struct RunReport {
             """
     }
 
-    private static func fields(_ skip: Schedule.Skip) -> String {
+    private static func fields(_ skip: PullSkip) -> String {
         let (reason, until, detail): (String, Date, String?) =
             switch skip {
             case .gone(let at): ("gone", at, nil)

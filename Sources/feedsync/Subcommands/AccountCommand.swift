@@ -1,8 +1,6 @@
 import ArgumentParser
 import FeedSyncFrontend
 import FeedSyncKit
-import FeedSyncStore
-import FeedSyncSync
 import Foundation
 
 struct AccountCommand: AsyncParsableCommand {

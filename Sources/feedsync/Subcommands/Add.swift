@@ -1,9 +1,6 @@
 import ArgumentParser
 import FeedSyncFrontend
-import FeedSyncImages
 import FeedSyncKit
-import FeedSyncStore
-import FeedSyncSync
 import Foundation
 
 struct Add: AsyncParsableCommand {
@@ -63,7 +60,6 @@ struct Add: AsyncParsableCommand {
             return
         }
         var settings = FeedSync.PullSettings()
-        settings.feeds.retry = Pull.retryPolicy()
         settings.pictures = PrefetchOptions(mode: .window)
         settings.cacheSize = pictureOptions.cacheSize
         // Failures are said once, below, with what became of the subscription.

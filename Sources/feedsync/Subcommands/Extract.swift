@@ -1,9 +1,6 @@
 import ArgumentParser
-import FeedSyncFeed
 import FeedSyncFrontend
 import FeedSyncKit
-import FeedSyncSync
-import FeedSyncTransport
 import Foundation
 
 struct Extract: AsyncParsableCommand {
@@ -33,7 +30,7 @@ struct Extract: AsyncParsableCommand {
     static let maxBytes = 8 << 20
 
     func validate() throws {
-        if let url, HTTPRequest.problem(with: url) != nil {
+        if let url, FeedSync.problem(with: url) != nil {
             throw ValidationError("--url \(String(reflecting: url)) is not an http(s) URL")
         }
     }
@@ -44,7 +41,7 @@ struct Extract: AsyncParsableCommand {
         guard let (bytes, address) = read else { throw interrupted("nothing was fetched") }
         let article: ExtractedArticle?
         do {
-            article = try ArticleExtractor.extract(bytes, url: address, safe: json)
+            article = try FeedSync.extractArticle(bytes, url: address, safe: json)
         } catch {
             complain("\(page): \(error.reason)")
             throw ExitCode(Exit.dataError)
@@ -54,7 +51,7 @@ struct Extract: AsyncParsableCommand {
             throw ExitCode(Exit.dataError)
         }
         if json {
-            let pictures = ArticlePictures.find(in: Array(article.content.utf8), base: address).map(\.url)
+            let pictures = FeedSync.pictures(in: article.content, base: address)
             try Output.line(
                 """
                 {"title": \(JSON.string(article.title)), "byline": \(JSON.string(article.byline)), \

@@ -1,8 +1,6 @@
 import ArgumentParser
-import FeedSyncFeed
 import FeedSyncFrontend
 import FeedSyncKit
-import FeedSyncStore
 import Foundation
 
 struct Feeds: AsyncParsableCommand {
@@ -195,8 +193,8 @@ struct Rename: AsyncParsableCommand {
     var title: String
 
     func validate() throws {
-        if title.unicodeScalars.contains(where: SafeText.isUnsafe) || title.count > FeedLimits.titleCharacters {
-            throw ValidationError("the title must be one line of at most \(FeedLimits.titleCharacters) characters")
+        if title.unicodeScalars.contains(where: SafeText.isUnsafe) || title.count > FeedSync.titleCharacters {
+            throw ValidationError("the title must be one line of at most \(FeedSync.titleCharacters) characters")
         }
     }
 

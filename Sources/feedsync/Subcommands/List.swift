@@ -1,8 +1,6 @@
 import ArgumentParser
-import FeedSyncFeed
 import FeedSyncFrontend
 import FeedSyncKit
-import FeedSyncStore
 import Foundation
 
 struct List: AsyncParsableCommand {
@@ -67,7 +65,7 @@ struct List: AsyncParsableCommand {
     func validate() throws {
         try check(page, in: ReadingPosition.pages, "--page")
         try check(perPage, in: ReadingPosition.perPages, "--per-page")
-        if let search, SearchText.query(search) == nil {
+        if let search, ListQuery.words(search) == nil {
             throw ValidationError("--search needs a word: letters or digits")
         }
         if let since, DateArgument.parse(since) == nil {
@@ -83,35 +81,26 @@ struct List: AsyncParsableCommand {
         var folder: String?
         if let name = self.folder { folder = try await library.folder(argument: name) }
         let query = ListQuery(
-            feedURL: chosen?.url, folder: folder, unread: unread, search: search.flatMap(SearchText.query),
+            feedURL: chosen?.url, folder: folder, unread: unread, search: search.flatMap(ListQuery.words),
             since: since.flatMap { DateArgument.parse($0) }, starred: starred)
-        var listed = try await fail(on: { try await library.list(query, page: page, perPage: perPage) })
         // The reader's position steers picture prefetch: a person reading on a terminal moves it, a
-        // script paging through everything does not. A filtered list is not one the window follows,
-        // and a page past the end is no place. Failing to record it must not hide the list.
-        let pages = max(1, (listed.total + perPage - 1) / perPage)
-        if recordPosition || (Terminal.isInteractive && !json), !query.isFiltered, page <= pages {
-            try? await library.setReadingPosition(ReadingPosition(feedURL: chosen?.url, page: page, perPage: perPage))
-        }
-        // A cached picture whose file fails the cache's check is not offered: it is due again.
-        var paths: [String?] = []
-        for index in listed.items.indices {
-            let path = await library.picturePath(listed.items[index].image)
-            if listed.items[index].image != nil, path == nil { listed.items[index].imageStatus = .pending }
-            paths.append(path)
-        }
+        // script paging through everything does not.
+        let (page, perPage, reading) = (page, perPage, recordPosition || (Terminal.isInteractive && !json))
+        let listed = try await fail(on: {
+            try await library.readerPage(query, page: page, perPage: perPage, recordingPosition: reading)
+        })
         if json {
-            try Output.line(jsonPage(listed, paths: paths))
+            try Output.line(jsonPage(listed))
         } else if Terminal.isInteractive {
-            try Output.fitted(text(listed, allFeeds: chosen == nil, pages: pages))
+            try Output.fitted(text(listed, allFeeds: chosen == nil, pages: listed.pages(perPage: perPage)))
         } else if !listed.items.isEmpty {
             try Output.line(fields(listed).joined(separator: "\n"))
         }
     }
 
-    func jsonPage(_ listed: ListedPage, paths: [String?]) -> String {
-        let items = zip(listed.items, paths).map { item, path in
-            "{" + ItemJSON.fields(item, path: path, position: item.position) + "}"
+    func jsonPage(_ listed: ListedPage) -> String {
+        let items = listed.items.map { item in
+            "{" + ItemJSON.fields(item, path: item.picturePath, position: item.position) + "}"
         }
         return """
             {"page": \(page), "per_page": \(perPage), "total": \(listed.total), \
@@ -134,7 +123,7 @@ struct List: AsyncParsableCommand {
         }
         let numberWidth = listed.items.map { String($0.number).count }.max() ?? 1
         let dates = listed.items.map { item in
-            item.published.flatMap(FeedDate.parse).map { LocalTime.dateOrTime(seconds: time_t($0), now: now) } ?? ""
+            item.published.flatMap(StoredDate.seconds).map { LocalTime.dateOrTime(seconds: time_t($0), now: now) } ?? ""
         }
         let dateWidth = dates.map(\.count).max() ?? 0
         let marked = listed.items.map { item -> String in
@@ -206,7 +195,7 @@ enum LocalTime {
     }
 
     static func string(_ published: String, time: Bool) -> String? {
-        FeedDate.parse(published).map { string(seconds: time_t($0), time: time) }
+        StoredDate.seconds(published).map { string(seconds: time_t($0), time: time) }
     }
 
     static func string(seconds: time_t, time: Bool) -> String {

@@ -1,9 +1,6 @@
 import ArgumentParser
-import FeedSyncFeed
 import FeedSyncFrontend
 import FeedSyncKit
-import FeedSyncStore
-import FeedSyncSync
 import Foundation
 
 struct Import: AsyncParsableCommand {
@@ -31,10 +28,10 @@ struct Import: AsyncParsableCommand {
 
     func run() async throws {
         let data = try read()
-        let entries: [OPML.Entry]
+        let entries: [Subscription]
         let missing: [Int]
         do {
-            (entries, missing) = try OPML.read(data)
+            (entries, missing) = try FeedSync.readSubscriptions(data)
         } catch {
             complain("\(file): \(error.reason); nothing was subscribed")
             throw ExitCode(Exit.dataError)
@@ -62,7 +59,7 @@ struct Import: AsyncParsableCommand {
     }
 
     /// Subscribes the account to each feed on its server, then syncs it once, saying which failed.
-    func importOnServer(_ entries: [OPML.Entry], missing: [Int], account name: String) async throws {
+    func importOnServer(_ entries: [Subscription], missing: [Int], account name: String) async throws {
         let library = try await homeOptions.open(.writing)
         let account = try await fail { try await library.account(named: name) }
         for line in missing { complain("\(file), line \(line): a feed outline without xmlUrl") }
@@ -128,7 +125,7 @@ struct Export: AsyncParsableCommand {
     func run() async throws {
         let library = try await homeOptions.open(.reading)
         let feeds = try await fail(on: { try await library.exportedFeeds() })
-        let document = OPML.write(feeds, title: "feedsync subscriptions")
+        let document = FeedSync.opml(feeds, title: "feedsync subscriptions")
         guard let file, file != "-" else { return try Output.write(document) }
         // Never through a link planted at the name: O_NOFOLLOW.
         let descriptor = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)

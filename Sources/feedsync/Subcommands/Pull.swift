@@ -1,10 +1,6 @@
 import ArgumentParser
-import FeedSyncFeed
 import FeedSyncFrontend
-import FeedSyncImages
 import FeedSyncKit
-import FeedSyncStore
-import FeedSyncSync
 import Foundation
 
 struct Pull: AsyncParsableCommand {
@@ -98,7 +94,7 @@ struct Pull: AsyncParsableCommand {
             "Ask a feed at most this often (minutes, or with s, m or h: 900s, 15m, 1h; at most 24h).",
             valueName: "duration"),
         transform: Interval.parse)
-    var minInterval: Double = Schedule.defaultMinInterval
+    var minInterval: Double = FeedSync.defaultMinInterval
 
     @Option(help: ArgumentHelp("Connections to one host at once, pages and pictures together.", valueName: "n"))
     var perHost = 2
@@ -126,7 +122,6 @@ struct Pull: AsyncParsableCommand {
         let library = try await homeOptions.open(.writing)
         var settings = FeedSync.PullSettings()
         settings.feeds.maxPages = maxPages
-        settings.feeds.retry = Self.retryPolicy()
         settings.pictures = PrefetchOptions(
             mode: images, articlePictures: articlePictures, pagesAhead: prefetchPages, concurrency: imageConcurrency,
             maxBytes: Int(maxImageBytes))
@@ -135,7 +130,7 @@ struct Pull: AsyncParsableCommand {
         settings.articles.perHost = articlePages
         settings.timeout = timeout
         settings.perHost = perHost
-        settings.feeds.schedule = Schedule(minInterval: minInterval)
+        settings.minInterval = minInterval
         settings.asking = force ? .forced : feed.isEmpty ? .due : .named
         let selection: FeedSync.PullSelection =
             feed.isEmpty ? .subscribed : .named(feed, format: format?.setting ?? .keep)
@@ -287,7 +282,7 @@ struct Pull: AsyncParsableCommand {
     /// What a plain pull that asked no feed says on a terminal: how many, which is due first, and
     /// how to ask anyway.
     static func nothingDue(_ feeds: [Feed]) -> String {
-        let waiting = feeds.compactMap { feed in Schedule.nextAsk(feed).map { (feed, $0) } }
+        let waiting = feeds.compactMap { feed in feed.nextAsk.map { (feed, $0) } }
         guard let (first, at) = waiting.min(by: { $0.1 < $1.1 }) else {
             return "nothing to pull: every feed is gone (410); feedsync remove clears them"
         }
@@ -298,29 +293,13 @@ struct Pull: AsyncParsableCommand {
 
     /// Where the next pull of `feeds` continues, in words.
     static func resumption(of feeds: [Feed], in library: FeedSync) async -> String {
-        guard feeds.count == 1, let feed = try? await library.feed(url: feeds[0].url) else {
-            return "the next pull continues each feed from where this one stopped"
+        switch await library.resumption(of: feeds) {
+        case nil: "the next pull continues each feed from where this one stopped"
+        case .newItems(let page)?: "the next pull continues from page \(page) of the new items"
+        case .newItemsOnly?: "the next pull looks for new items"
+        case .firstPage?: "the next pull continues from page 1"
+        case .backfill(let page, _, _)?: "the next pull continues from page \(page)"
         }
-        switch feed.cursor.next {
-        case .newItems(let page): return "the next pull continues from page \(page) of the new items"
-        case .newItemsOnly: return "the next pull looks for new items"
-        case .firstPage: return "the next pull continues from page 1"
-        case .backfill(let page, _, _): return "the next pull continues from page \(page)"
-        }
-    }
-
-    /// The default policy, which `FEEDSYNC_RETRY_ATTEMPTS` and `FEEDSYNC_RETRY_BASE_DELAY` (seconds)
-    /// can change: tests use a short base delay, impatient users fewer attempts.
-    static func retryPolicy() -> RetryPolicy {
-        var policy = RetryPolicy()
-        let environment = ProcessInfo.processInfo.environment
-        if let attempts = environment["FEEDSYNC_RETRY_ATTEMPTS"].flatMap(Int.init), attempts >= 1 {
-            policy.maxAttempts = attempts
-        }
-        if let base = environment["FEEDSYNC_RETRY_BASE_DELAY"].flatMap(Double.init), base >= 0 {
-            policy.baseDelay = base
-        }
-        return policy
     }
 
     static func summary(_ report: PullReport, name: String? = nil, pictures: String? = nil) -> String {
@@ -345,7 +324,7 @@ struct Pull: AsyncParsableCommand {
     }
 
     /// Why a feed was not asked: "skipped, due 14:05, ttl 60 min".
-    static func words(_ skip: Schedule.Skip) -> String {
+    static func words(_ skip: PullSkip) -> String {
         switch skip {
         case .gone(let at): "skipped, gone since \(LocalTime.short(at)) (410); feedsync remove clears it"
         case .retryAfter(let until): "skipped, the server asked to wait until \(LocalTime.short(until)) (Retry-After)"

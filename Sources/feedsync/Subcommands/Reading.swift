@@ -1,8 +1,6 @@
 import ArgumentParser
-import FeedSyncFeed
 import FeedSyncFrontend
 import FeedSyncKit
-import FeedSyncStore
 import Foundation
 
 struct Show: AsyncParsableCommand {
@@ -20,39 +18,25 @@ struct Show: AsyncParsableCommand {
 
     func run() async throws {
         let library = try await homeOptions.open(.reading)
-        var detail = try await library.item(argument: number)
-        // The summary is plain text already: a paragraph of its own.
-        let rendered =
-            detail.content.map { ReadableText.render($0, base: detail.item.link) }
-            ?? ReadableText.Rendered(paragraphs: detail.summary.map { [$0] } ?? [], links: [])
-        // A cached picture whose file fails the cache's check is not offered: it is due again.
-        let path = await library.picturePath(detail.item.image)
-        if detail.item.image != nil, path == nil { detail.item.imageStatus = .pending }
-        var paths: [String?] = []
-        for index in detail.pictures.indices {
-            let path = await library.picturePath(detail.pictures[index].cached)
-            if detail.pictures[index].cached != nil, path == nil { detail.pictures[index].status = .pending }
-            paths.append(path)
-        }
+        let detail = try await library.item(argument: number)
+        let rendered = detail.rendered
         if json {
-            try Output.line(jsonItem(detail, rendered, path: path, picturePaths: paths))
+            try Output.line(jsonItem(detail, rendered))
         } else {
             // On a terminal, through the pager when longer than the screen.
-            try Pager.show(text(detail, rendered, path: path, styled: Terminal.isInteractive))
+            try Pager.show(text(detail, rendered, styled: Terminal.isInteractive))
         }
         _ = try await fail(on: { try await library.mark([number], read: true) })
     }
 
-    func jsonItem(_ detail: ItemDetail, _ rendered: ReadableText.Rendered, path: String?, picturePaths: [String?])
-        -> String
-    {
+    func jsonItem(_ detail: ItemDetail, _ rendered: RenderedText) -> String {
         var text = rendered.paragraphs.joined(separator: "\n\n")
         if !rendered.links.isEmpty { text += "\n\n" + rendered.references.joined(separator: "\n") }
-        let pictures = zip(detail.pictures, picturePaths).map { picture, path in
+        let pictures = detail.pictures.map { picture in
             "{\"url\": \(JSON.string(picture.url)), \"status\": \(JSON.string(picture.status.rawValue)), "
-                + "\"path\": \(JSON.string(path))}"
+                + "\"path\": \(JSON.string(picture.path))}"
         }
-        return "{" + ItemJSON.fields(detail.item, path: path, position: nil)
+        return "{" + ItemJSON.fields(detail.item, path: detail.item.picturePath, position: nil)
             + ", \"author\": \(JSON.string(detail.author)), "
             + "\"text\": \(JSON.string(text)), "
             + "\"content_html\": \(JSON.string(detail.content)), "
@@ -61,7 +45,7 @@ struct Show: AsyncParsableCommand {
             + "\"pictures\": [\(pictures.joined(separator: ", "))]}"
     }
 
-    func text(_ detail: ItemDetail, _ rendered: ReadableText.Rendered, path: String?, styled: Bool) -> String {
+    func text(_ detail: ItemDetail, _ rendered: RenderedText, styled: Bool) -> String {
         let item = detail.item
         let width = max(20, min(Terminal.width, 100))
         var lines = Terminal.wrap(Terminal.safe(item.title.isEmpty ? "(no title)" : item.title), width: width)
@@ -73,7 +57,7 @@ struct Show: AsyncParsableCommand {
         if let link = item.link { lines.append(Terminal.safe(link)) }
         switch item.imageStatus {
         case .none: break
-        case .cached: lines.append("picture: " + Terminal.safe(path ?? ""))
+        case .cached: lines.append("picture: " + Terminal.safe(item.picturePath ?? ""))
         case .pending, .failed: lines.append("picture: \(item.imageStatus.rawValue)")
         }
         if !detail.pictures.isEmpty {
@@ -223,9 +207,9 @@ struct Mark: AsyncParsableCommand {
 }
 
 extension FeedSync {
-    /// The item numbered `number`, else a usage error.
+    /// The item numbered `number` as a reader is shown it (`readerItem`), else a usage error.
     func item(argument number: Int64) async throws -> ItemDetail {
-        guard let detail = try await fail(on: { try await item(number: number) }) else {
+        guard let detail = try await fail(on: { try await readerItem(number: number) }) else {
             complain("no item is numbered \(number); feedsync list shows the numbers")
             throw ExitCode(Exit.usage)
         }

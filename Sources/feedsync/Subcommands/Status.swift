@@ -1,8 +1,6 @@
 import ArgumentParser
 import FeedSyncFrontend
 import FeedSyncKit
-import FeedSyncStore
-import FeedSyncSync
 import Foundation
 
 struct Status: AsyncParsableCommand {
@@ -77,7 +75,7 @@ struct Status: AsyncParsableCommand {
     /// When a plain pull asks for the feed next, and why: "at the next pull" only when it will.
     static func due(_ feed: Feed, now: Date = Date()) -> String {
         let reason = feed.dueReason.map { " (\(Terminal.safe($0)))" } ?? ""
-        guard let next = Schedule.nextAsk(feed), next > now else { return "at the next pull" + reason }
+        guard let next = feed.nextAsk, next > now else { return "at the next pull" + reason }
         if let retry = feed.nextRetryAt, retry >= next {
             return "from \(LocalTime.short(next)), as the server asked (Retry-After; only --force asks before)"
         }
@@ -132,7 +130,7 @@ struct Status: AsyncParsableCommand {
         if feed.unanswered > 0 {
             lines.append(
                 "  no answer:     \(feed.unanswered) pull\(feed.unanswered == 1 ? "" : "s") in a row (the network, or the "
-                    + "host); asked at every pull until the \(Schedule.unansweredWithoutWait + 1)th, then less often")
+                    + "host); asked at every pull until the \(FeedSync.unansweredWithoutWait + 1)th, then less often")
         }
         if let from = feed.movedFrom {
             lines.append(
@@ -190,6 +188,6 @@ struct Status: AsyncParsableCommand {
 /// `"next_attempt_at"` (from when a plain pull asks the feed: now, when the next one does; null:
 /// never, it is gone) and `"due_now"`, for `status --json` and `feeds --json`.
 func nextAttempt(_ feed: Feed, now: Date = Date()) -> String {
-    let next = Schedule.nextAsk(feed).map { max($0, now) }
+    let next = feed.nextAsk.map { max($0, now) }
     return "\"next_attempt_at\": \(JSON.string(next.map(iso))), \"due_now\": \(next == now)"
 }

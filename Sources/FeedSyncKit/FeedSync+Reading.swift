@@ -1,0 +1,98 @@
+import FeedSyncModel
+import Foundation
+
+// The reading use cases, one call each for every front end (the command line, the reading page,
+// the terminal reader): a page of a list and an item as a reader is shown them, where the reader
+// is, which folder a name means, where an interrupted pull goes on.
+
+extension FeedSync {
+    /// A page of `query`'s list as a reader is shown it: each cached picture checked as every read
+    /// is (one whose file fails is due again: `.pending`, no `picturePath`), its file in
+    /// `picturePath`. With `recordingPosition` the page becomes where the reader is, when the
+    /// picture window can follow it there: a list with no filter, a page that exists. Failing to
+    /// note the position does not fail the listing.
+    public func readerPage(_ query: ListQuery, page: Int, perPage: Int, recordingPosition: Bool)
+        async throws(StoreError)
+        -> ListedPage
+    {
+        var listed = try await list(query, page: page, perPage: perPage)
+        if recordingPosition, !query.isFiltered, page <= listed.pages(perPage: perPage) {
+            try? await setReadingPosition(ReadingPosition(feedURL: query.feedURL, page: page, perPage: perPage))
+        }
+        for index in listed.items.indices { await checkPicture(of: &listed.items[index]) }
+        return listed
+    }
+
+    /// Item `number` whole as a reader is shown it: its own picture and its article's checked as
+    /// every read is (`picturePath`, each picture's `path`; `.pending` where a file failed). Nil
+    /// when there is no such item.
+    public func readerItem(number: Int64) async throws(StoreError) -> ItemDetail? {
+        guard var detail = try await store.item(number: number) else { return nil }
+        await checkPicture(of: &detail.item)
+        for index in detail.pictures.indices {
+            let path = await picturePath(detail.pictures[index].cached)
+            if detail.pictures[index].cached != nil, path == nil { detail.pictures[index].status = .pending }
+            detail.pictures[index].path = path
+        }
+        return detail
+    }
+
+    private func checkPicture(of item: inout StoredItem) async {
+        let path = await picturePath(item.image)
+        if item.image != nil, path == nil { item.imageStatus = .pending }
+        item.picturePath = path
+    }
+
+    /// Where a reader's scroll settled: the row (0-based) first in view of `query`'s list, in pages
+    /// of `perPage`. It becomes the reading position when the picture window can follow it there
+    /// (a list with no filter); the position recorded, else nil.
+    public func recordReadingPosition(in query: ListQuery, row: Int, perPage: Int) async throws(StoreError)
+        -> ReadingPosition?
+    {
+        guard !query.isFiltered else { return nil }
+        let position = ReadingPosition(feedURL: query.feedURL, page: row / perPage + 1, perPage: perPage)
+        try await setReadingPosition(position)
+        return position
+    }
+
+    /// What a folder named on the command line is.
+    public enum FolderMatch: Sendable, Equatable {
+        case found(String)
+        /// None is so named; the folders there are.
+        case none(folders: [String])
+        /// Several folders have that name (in folders of their own); their paths.
+        case ambiguous([String])
+    }
+
+    /// The folder `name` names: a folder's path (`Tech/Swift`, letter case aside: it and the
+    /// folders inside it), else the name of one folder wherever it is (`Swift`).
+    public func folder(named name: String) async throws(StoreError) -> FolderMatch {
+        let paths = Set(try await store.feeds().compactMap(\.folder))
+        // Every folder, the ones that hold only folders too.
+        let folders = Set(
+            paths.flatMap { path in
+                let parts = path.split(separator: "/")
+                return parts.indices.map { parts[...$0].joined(separator: "/") }
+            })
+        if let exact = folders.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+            return .found(exact)
+        }
+        let named = folders.filter {
+            ($0.split(separator: "/").last.map(String.init) ?? $0).caseInsensitiveCompare(name) == .orderedSame
+        }
+        if named.count == 1, let only = named.first { return .found(only) }
+        return named.isEmpty ? .none(folders: folders.sorted()) : .ambiguous(named.sorted())
+    }
+
+    /// Where the next pull of `feeds` continues, as the store has it now: the one feed's place;
+    /// nil for several feeds, or when it cannot be read.
+    public func resumption(of feeds: [Feed]) async -> FeedCursor.Next? {
+        guard feeds.count == 1, let feed = try? await feed(url: feeds[0].url) else { return nil }
+        return feed.cursor.next
+    }
+}
+
+extension ListedPage {
+    /// How many pages of `perPage` the list has (1 when it is empty).
+    public func pages(perPage: Int) -> Int { max(1, (total + perPage - 1) / perPage) }
+}
