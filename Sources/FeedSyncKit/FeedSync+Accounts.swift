@@ -99,23 +99,13 @@ extension FeedSync {
         return account
     }
 
-    /// The account's service through `client`, with its password and session from the data home;
-    /// a new session is kept there.
-    func service(_ account: Account, client: HTTPClient) throws(SyncError) -> TinyTinyRSS {
-        let path = AccountSecrets.path(in: home, account: account.name)
-        let secrets = try AccountSecrets.read(from: path)
-        return TinyTinyRSS(
-            client: client, url: account.url, user: account.user, secrets: secrets,
-            keep: { session in try? AccountSecrets(password: secrets.password, session: session).write(to: path) })
-    }
-
     /// The account's service through a client of its own, for a call outside a pull.
     func withService<T>(
         _ account: Account, _ body: (any AccountService) async throws(SyncError) -> T
     ) async throws(SyncError) -> T {
         let client = HTTPClient(configuration: PullSettings().transport(maxConnections: 1))
         defer { client.shutdown() }
-        return try await body(try service(account, client: client))
+        return try await body(try AccountSync.service(account, home: home, client: client))
     }
 
     /// Subscribes the account to the feed at `url` on its server, has the server fetch it, then
@@ -178,25 +168,4 @@ extension FeedSync {
         do { try await remove(feed) } catch { throw SyncError(.local, error.message) }
     }
 
-    /// Syncs each account through `client`, one after the other; a report for each.
-    func syncAccounts(
-        _ accounts: [Account], client: HTTPClient, onCommit: @escaping @Sendable () -> Void
-    ) async -> [PullReport] {
-        var reports: [PullReport] = []
-        for account in accounts {
-            var report = PullReport(url: account.url)
-            do {
-                let service = try service(account, client: client)
-                let synced = await AccountSync(store: store, service: service).run(
-                    account, now: clock.now(), onCommit: onCommit)
-                report.requests = service.requests
-                report.newItems = synced.newItems
-                report.error = synced.error
-            } catch {
-                report.error = error
-            }
-            reports.append(report)
-        }
-        return reports
-    }
 }

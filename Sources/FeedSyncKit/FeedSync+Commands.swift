@@ -19,13 +19,25 @@ extension FeedSync {
         case named([String], format: FormatSetting)
     }
 
-    /// What a `pull` asked and how each feed ended (nil: not started, the pull was cancelled).
+    /// What a `pull` asked and how each feed ended (nil: not started, the pull was cancelled),
+    /// each report with its feed's pictures.
     public struct PullRun: Sendable {
         public var feeds: [Feed]
         public var reports: [PullReport?]
         /// The accounts synced, and how each ended (nil: not reached, the pull was cancelled).
         public var accounts: [Account] = []
         public var accountReports: [PullReport?] = []
+        /// The articles of full-text feeds' items that this pull stored, and the pages that had none.
+        public var articles = ArticleTally()
+        /// The run's first local fault (said once as it happened, `PullUpdate.localFault`): the
+        /// pull went on, and ends as a local failure.
+        public var localFault: String?
+
+        /// The hosts that gave no answer in the run, each once, in the feeds' order, and how.
+        public var silent: [Silence] {
+            var seen: Set<String> = []
+            return reports.compactMap { $0?.silence }.filter { seen.insert($0.host).inserted }
+        }
     }
 
     /// Pulls the feeds `selection` names (`pull(_:settings:forgetting:onUpdate:)` says how).
@@ -51,10 +63,10 @@ extension FeedSync {
                 feeds.append(subscribed)
             }
         }
-        let reports = await pull(feeds, accounts: accounts, settings: settings, forgetting: new, onUpdate: onUpdate)
+        let done = await run(feeds, accounts: accounts, settings: settings, forgetting: new, onUpdate: onUpdate)
         return PullRun(
-            feeds: feeds, reports: Array(reports.prefix(feeds.count)), accounts: accounts,
-            accountReports: Array(reports.dropFirst(feeds.count)))
+            feeds: feeds, reports: done.reports, accounts: accounts, accountReports: done.accountReports,
+            articles: done.articles, localFault: done.localFault)
     }
 
     /// What a plain pull asks: the feeds it fetches itself (an account's come down with its sync)

@@ -428,109 +428,51 @@ public final class FeedSync: Sendable {
     }
 
     /// What a pull reports while it runs, in the order it happens.
-    public enum PullUpdate: Sendable {
-        case feed(PullEvent)
-        case picture(PictureEvent)
-        /// An item's page was fetched for its article (a full-text feed's).
-        case article(ArticleEvent)
-        /// The pull of `feeds[index]`, `feed`, ended so (or it was skipped).
-        case finished(index: Int, feed: Feed, PullReport)
-    }
+    public typealias PullUpdate = FeedSyncModel.PullUpdate
 
     /// Pulls those of `feeds` (subscribed ones) that `settings.asking` asks for (`Schedule.skip`)
     /// while the pictures nearest the reading position download, `settings.feedConcurrency` feeds
     /// at a time; returns each feed's report, in order (nil for a feed not started because the
-    /// pull was cancelled). `onUpdate` hears what happens as it
-    /// happens, from the tasks doing it: it must return quickly. Cancelling the calling task stops
-    /// every feed between two transactions and cuts the downloads off (what was cut off stays due).
-    /// A change of the reading position while it runs re-targets the pictures within a second.
-    ///
-    /// `accounts` sync beside the feeds, through the same client (`syncAccounts`); their reports
-    /// follow the feeds' in the result.
+    /// pull was cancelled), then the accounts'. `run` says how.
     public func pull(
         _ feeds: [Feed], accounts: [Account] = [], settings: PullSettings, forgetting new: Set<Int64> = [],
         onUpdate: @escaping @Sendable (PullUpdate) -> Void = { _ in }
     ) async -> [PullReport?] {
+        let done = await run(feeds, accounts: accounts, settings: settings, forgetting: new, onUpdate: onUpdate)
+        return done.reports + done.accountReports
+    }
+
+    /// One pull, as `PullCoordinator.run` carries it out, with the process's picture prefetch as
+    /// its companion through the pull's client (its per-host limit; the page's fetches share it
+    /// too). `onUpdate` hears what happens as it happens, from the tasks doing it: it must return
+    /// quickly. Cancelling the calling task stops every feed between two transactions and cuts
+    /// the downloads off (what was cut off stays due). A change of the reading position while it
+    /// runs re-targets the pictures within a second. A feed in `new` whose first pull failed for
+    /// good is forgotten (`forgetIfFailedForGood`).
+    func run(
+        _ feeds: [Feed], accounts: [Account], settings: PullSettings, forgetting new: Set<Int64>,
+        onUpdate: @escaping @Sendable (PullUpdate) -> Void
+    ) async -> PullCoordinator.Result {
         precondition(lock != nil, "a pull needs the data home's lock: open for .writing")
-        var reports = [PullReport?](repeating: nil, count: feeds.count)
-        var asked: [Int] = []
-        let now = clock.now()
-        for (index, feed) in feeds.enumerated() {
-            guard let skip = Schedule.skip(feed, asking: settings.asking, now: now) else {
-                asked.append(index)
-                continue
-            }
-            reports[index] = PullReport(url: feed.url, skipped: skip)
-            onUpdate(.feed(.skipped(url: feed.url, skip)))
-            onUpdate(.finished(index: index, feed: feed, reports[index]!))
-        }
         let client = HTTPClient(
             configuration: settings.transport(maxConnections: settings.pictures.concurrency + settings.feedConcurrency))
         defer { client.shutdown() }
-        // The pictures share the pull's client (its per-host limit) while it runs; so do the page's.
-        let prefetch = prefetcher.begin(client: client, options: settings.pictures, onEvent: { onUpdate(.picture($0)) })
-        let network = RunNetwork(
-            hosts: Set(asked.map { NetworkVerdict.host(of: feeds[$0].url) }).count, perHost: settings.perHost)
-        var feedOptions = settings.feeds
-        feedOptions.clock = clock
-        feedOptions.onEvent = { onUpdate(.feed($0)) }
-        feedOptions.onCommit = { prefetch.pagesChanged(refreshing: $0) }
-        feedOptions.network = network
-        let options = feedOptions
-        return await withTaskCancellationHandler {
-            // Pictures download while pages keep flowing.
-            async let prefetched: Void = prefetch.run()
-            async let synced = syncAccounts(accounts, client: client, onCommit: { prefetch.pagesChanged() })
-            await withTaskGroup(of: (index: Int, slot: Int, report: PullReport).self) { group in
-                // Each feed pulled at once has its own engine, with its own download file (slot).
-                var next = asked.makeIterator()
-                var free = Array((0..<settings.feedConcurrency).reversed())
-                while true {
-                    while !Task.isCancelled, !network.offline, !free.isEmpty, let index = next.next() {
-                        let slot = free.removeLast()
-                        let engine = SyncEngine(
-                            store: store, client: client, downloadPath: home.downloadPath(slot: slot))
-                        var feed = feeds[index]
-                        // Asked with --force, a history that waits is tried now too.
-                        if settings.asking == .forced { feed.historyRetryAt = nil }
-                        group.addTask { [feed] in (index, slot, await engine.pull(feed, options: options)) }
-                    }
-                    guard var pulled = await group.next() else { break }
-                    if new.contains(feeds[pulled.index].id) {
-                        await forgetIfFailedForGood(feeds[pulled.index], &pulled.report)
-                    }
-                    reports[pulled.index] = pulled.report
-                    onUpdate(.finished(index: pulled.index, feed: feeds[pulled.index], pulled.report))
-                    free.append(pulled.slot)
-                }
-            }
-            let accountReports = await synced
-            // Then the pages of full-text feeds' items, while their pictures and the others download.
-            if !network.offline, !Task.isCancelled {
-                await fetchArticles(
-                    client: client, options: settings.articles, onEvent: { onUpdate(.article($0)) },
-                    onStored: { prefetch.pagesChanged(refreshing: false) })
-            }
-            prefetch.pagingFinished()
-            await prefetched
-            // Offline: nothing is recorded, and every feed not asked stays as due as it was.
-            let held = network.takeHeld()
-            guard network.offline else {
-                for (feedID, record) in held { _ = try? await store.recordPull(feedID: feedID, record) }
-                return reports + accountReports
-            }
-            for index in asked {
-                if reports[index] == nil, !Task.isCancelled {
-                    var report = PullReport(url: feeds[index].url)
-                    report.error = SyncError(.transient, "not asked: no server answered this run")
-                    report.unanswered = true
-                    reports[index] = report
-                }
-                if reports[index]?.unanswered == true { reports[index]?.offline = true }
-            }
-            return reports + accountReports
-        } onCancel: {
-            client.shutdown()  // downloads are not tasks: cut them off
-        }
+        let coordinator = PullCoordinator(store: store, home: home, client: client, clock: clock)
+        let prefetch = prefetcher.begin(
+            client: client, options: settings.pictures, onEvent: { coordinator.heard($0, onUpdate: onUpdate) })
+        return await coordinator.run(
+            feeds, accounts: accounts,
+            settings: PullCoordinator.Settings(
+                feeds: settings.feeds, asking: settings.asking, feedConcurrency: settings.feedConcurrency,
+                perHost: settings.perHost, articles: settings.articles),
+            companion: PullCoordinator.Companion(
+                run: { await prefetch.run() }, pagesChanged: { prefetch.pagesChanged(refreshing: $0) },
+                pagingFinished: { prefetch.pagingFinished() }),
+            settle: { feed, report in
+                var report = report
+                if new.contains(feed.id) { await self.forgetIfFailedForGood(feed, &report) }
+                return report
+            },
+            onUpdate: onUpdate)
     }
 }

@@ -54,6 +54,9 @@ public struct PullReport: Sendable {
     public var silence: Silence?
     /// Why the walk into the feed's history stopped in this pull (the feed itself is fine).
     public var history: String?
+    /// The pictures of the feed's items the run stored (and failed), counted by the first row
+    /// that shows each.
+    public var pictures = PictureTally()
 
     public init(url: String, skipped: PullSkip? = nil) {
         self.url = url
@@ -181,4 +184,55 @@ public struct RetryPolicy: Sendable {
     /// The longest wait a server can ask for: past a day it is asked again after a day.
     public static let longestRetryAfter: Double = 86_400
 
+}
+
+/// How a pull fetches articles.
+public struct ArticleOptions: Sendable {
+    /// Pages asked of one host in one pull; the rest wait for the next (status says how many).
+    public var perHost = 20
+    /// Pages asked for at once. The client's per-host limit (`PullSettings.perHost`) holds too,
+    /// so pages of one host beyond it wait in the client, which starts each as a connection
+    /// frees, with no trip back here between two pages.
+    public var concurrency = 4
+    /// A page longer than this is not read.
+    public var maxBytes = 2 << 20
+    public init() {}
+}
+
+/// What became of one item's page.
+public enum ArticleEvent: Sendable {
+    /// The pages of `count` items are to be fetched in this run.
+    case planned(count: Int)
+    /// An item's page arrived, `bytes` long (0: it did not).
+    case fetched(bytes: Int)
+    /// What became of an item's article: stored, or why there is none (`failure`).
+    case kept(itemID: Int64, failure: String?)
+}
+
+/// What a pull reports while it runs, in the order it happens.
+public enum PullUpdate: Sendable {
+    case feed(PullEvent)
+    case picture(PictureEvent)
+    /// An item's page was fetched for its article (a full-text feed's).
+    case article(ArticleEvent)
+    /// The pull of `feeds[index]`, `feed`, ended so (or it was skipped).
+    case finished(index: Int, feed: Feed, PullReport)
+    /// A local fault (the disk, the store, a link planted in the picture folder): the run's, said
+    /// once however often it happens, by the prefetch or a feed; the pull goes on and ends 74.
+    case localFault(String)
+}
+
+/// One feed's pictures in a pull: stored, their bytes, and those that failed.
+public struct PictureTally: Sendable, Equatable {
+    public var count = 0
+    public var bytes = 0
+    public var failed = 0
+    public init() {}
+}
+
+/// The article pages of a pull: articles stored, and pages that gave none.
+public struct ArticleTally: Sendable, Equatable {
+    public var stored = 0
+    public var failed = 0
+    public init() {}
 }

@@ -1,6 +1,7 @@
 import FeedSyncFeed
 import FeedSyncModel
 import FeedSyncStore
+import FeedSyncTransport
 import Foundation
 
 /// One sync of one account: carries out what `AccountMachine` decides, against the account's
@@ -29,6 +30,42 @@ public struct AccountSync: Sendable {
     struct PageAnswer: Sendable {
         let key: String
         let result: Result<[RemoteArticle], SyncError>
+    }
+
+    /// The account's service through `client`, with its password and session from the data home;
+    /// a new session is kept there.
+    public static func service(_ account: Account, home: DataHome, client: HTTPClient) throws(SyncError)
+        -> TinyTinyRSS
+    {
+        let path = AccountSecrets.path(in: home, account: account.name)
+        let secrets = try AccountSecrets.read(from: path)
+        return TinyTinyRSS(
+            client: client, url: account.url, user: account.user, secrets: secrets,
+            keep: { session in try? AccountSecrets(password: secrets.password, session: session).write(to: path) })
+    }
+
+    /// Syncs each account through `client`, one after the other: a report for each. A pull's
+    /// accounts, beside its feeds (`PullCoordinator`).
+    static func sync(
+        _ accounts: [Account], store: Store, home: DataHome, client: HTTPClient, clock: TimeSource,
+        onCommit: @escaping @Sendable () -> Void
+    ) async -> [PullReport] {
+        var reports: [PullReport] = []
+        for account in accounts {
+            var report = PullReport(url: account.url)
+            do {
+                let service = try service(account, home: home, client: client)
+                let synced = await AccountSync(store: store, service: service).run(
+                    account, now: clock.now(), onCommit: onCommit)
+                report.requests = service.requests
+                report.newItems = synced.newItems
+                report.error = synced.error
+            } catch {
+                report.error = error
+            }
+            reports.append(report)
+        }
+        return reports
     }
 
     /// Syncs `account`; `onCommit` hears each committed page (the prefetcher plans again).

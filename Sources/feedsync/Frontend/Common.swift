@@ -78,21 +78,3 @@ func validateFeedURL(_ url: String, option: String = "--feed") throws {
         throw ValidationError("\(option) \(String(reflecting: url)) cannot be used: \(problem)")
     }
 }
-
-/// "just now", "2 min ago", "3 h ago", "4 days ago".
-func relative(_ date: Date, now: Date = Date()) -> String {
-    let seconds = Int(now.timeIntervalSince(date))
-    switch seconds {
-    case ..<60: return "just now"
-    case ..<3600: return "\(seconds / 60) min ago"
-    case ..<86400: return "\(seconds / 3600) h ago"
-    default: return "\(seconds / 86400) days ago"
-    }
-}
-
-/// ISO 8601 UTC, second precision.
-func iso(_ date: Date) -> String {
-    // The store's own writer: an ISO8601DateFormatter made per call cost 80 µs, which `feeds --json`
-    // paid per feed.
-    StoredDate.iso(date)
-}

@@ -177,33 +177,3 @@ struct List: AsyncParsableCommand {
         text + String(repeating: " ", count: max(0, width - Terminal.displayWidth(text)))
     }
 }
-
-/// A stored date (ISO 8601 UTC) in local time, `2026-11-24` or `2026-11-24 14:05`.
-enum LocalTime {
-    /// `14:05` today, else `2026-11-25 14:05`, local time.
-    static func short(_ date: Date, now: Date = Date()) -> String {
-        let local = string(seconds: time_t(date.timeIntervalSince1970), time: true)
-        let today = string(seconds: time_t(now.timeIntervalSince1970), time: false)
-        return local.hasPrefix(today + " ") ? String(local.suffix(5)) : local
-    }
-
-    /// `14:05` for a time today, else the date, `2026-11-25`, local time.
-    static func dateOrTime(seconds: time_t, now: Date = Date()) -> String {
-        let local = string(seconds: seconds, time: true)
-        let today = string(seconds: time_t(now.timeIntervalSince1970), time: false)
-        return local.hasPrefix(today + " ") ? String(local.suffix(5)) : String(local.prefix(10))
-    }
-
-    static func string(_ published: String, time: Bool) -> String? {
-        StoredDate.seconds(published).map { string(seconds: time_t($0), time: time) }
-    }
-
-    static func string(seconds: time_t, time: Bool) -> String {
-        var seconds = seconds
-        var parts = tm()
-        localtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let date = "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))"
-        return time ? date + " \(two(parts.tm_hour)):\(two(parts.tm_min))" : date
-    }
-}

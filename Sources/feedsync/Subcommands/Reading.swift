@@ -216,29 +216,3 @@ extension FeedSync {
         return detail
     }
 }
-
-/// Dates given on the command line.
-enum DateArgument {
-    /// `YYYY-MM-DD` (local midnight), ISO 8601 with a time, `today` or `yesterday` (local
-    /// midnight), or a duration back from now: `30m`, `12h`, `7d`, `2w`.
-    static func parse(_ text: String, now: Date = Date()) -> Date? {
-        switch text.lowercased() {
-        case "today": return Calendar.current.startOfDay(for: now)
-        case "yesterday":
-            return Calendar.current.date(byAdding: .day, value: -1, to: Calendar.current.startOfDay(for: now))
-        default: break
-        }
-        let units: [Character: Double] = ["m": 60, "h": 3600, "d": 86400, "w": 604_800]
-        if let unit = text.last.flatMap({ units[$0] }), let count = Int(text.dropLast()), (0...100_000).contains(count)
-        {
-            return now.addingTimeInterval(-Double(count) * unit)
-        }
-        if text.count == 10 {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.dateFormat = "yyyy-MM-dd"
-            return formatter.date(from: text)
-        }
-        return ISO8601DateFormatter().date(from: text)
-    }
-}

@@ -2,16 +2,25 @@ import FeedSyncKit
 import Foundation
 
 /// `pull --json`: one object for the whole run. Field names are stable (the README lists them).
-struct RunReport {
+package struct RunReport {
     var started: Date
     var feeds: [Feed]
     /// Each feed's report, nil when the run was interrupted before it.
     var reports: [PullReport?]
-    var pictures: [Int64: PictureTally]
     var accounts: [Account] = []
     var accountReports: [PullReport?] = []
 
-    var json: String {
+    package init(
+        started: Date, feeds: [Feed], reports: [PullReport?], accounts: [Account], accountReports: [PullReport?]
+    ) {
+        self.started = started
+        self.feeds = feeds
+        self.reports = reports
+        self.accounts = accounts
+        self.accountReports = accountReports
+    }
+
+    package var json: String {
         let ended = Date()
         var asked: [String] = []
         var skipped: [String] = []
@@ -49,7 +58,7 @@ struct RunReport {
     }
 
     /// The hosts that gave no answer in the run, each once, in the feeds' order, and how.
-    static func silent(_ reports: [PullReport?]) -> [Silence] {
+    package static func silent(_ reports: [PullReport?]) -> [Silence] {
         var seen: Set<String> = []
         return reports.compactMap { $0?.silence }.filter { seen.insert($0.host).inserted }
     }
@@ -60,7 +69,7 @@ struct RunReport {
             "{\"url\": \(JSON.string(request.url)), \"status\": \(JSON.number(request.status)), "
                 + "\"bytes\": \(request.bytes), \"failure\": \(JSON.string(request.failure))}"
         }
-        let tally = pictures[feedID] ?? PictureTally()
+        let tally = report.pictures
         return """
             "outcome": \(JSON.string(outcome)), "error": \(JSON.string(report.error?.message)), \
             "requests": [\(requests.joined(separator: ", "))], \
