@@ -176,8 +176,8 @@ public final class PullCoordinator: Sendable {
                     options: settings.articles,
                     onEvent: { event in
                         if case .kept(_, let failure) = event {
-                            self.tally.withLock {
-                                failure == nil ? ($0.articles.stored += 1) : ($0.articles.failed += 1)
+                            self.tally.withLock { tally in
+                                if failure == nil { tally.articles.stored += 1 } else { tally.articles.failed += 1 }
                             }
                         }
                         onUpdate(.article(event))
