@@ -1,4 +1,5 @@
 import FeedSyncKit
+import Foundation
 import Synchronization
 
 /// What a pull shows while it runs: the progress line, a failed feed at once, the run's local
@@ -92,5 +93,58 @@ extension PullWords {
         guard tally.stored + tally.failed > 0 else { return nil }
         return "articles: \(tally.stored) stored"
             + (tally.failed > 0 ? ", \(tally.failed) not (feedsync status says why)" : "")
+    }
+}
+
+extension PullReporting {
+    /// After the run, what it says: what no server answered, then on a terminal (`talk`) a line
+    /// for each feed with news or trouble (each feed `named`, every feed with `--verbose`) and
+    /// one for the run, or `--json`'s document; the worst failure, for the exit code.
+    package func conclude(
+        _ run: FeedSync.PullRun, started: Date, names: [Int64: String], talk: Bool, named: Bool, json: Bool
+    ) throws -> SyncError.Kind? {
+        let (feeds, outcomes) = (run.feeds, run.reports)
+        let document = RunReport(
+            started: started, feeds: feeds, reports: outcomes, accounts: run.accounts,
+            accountReports: run.accountReports)
+        let offline = outcomes.filter { $0?.offline == true }.count
+        sayUnanswered(offline: offline > 0 ? offline : nil, silent: run.silent)
+        if offline > 0 {
+            if json { try Output.line(document.json) }
+            return .transient
+        }
+        var worst: SyncError.Kind? = run.localFault != nil ? .local : nil
+        // On a terminal a line for each feed with news or trouble (every feed with --verbose, and
+        // each feed named), then one line for the run.
+        var tally = PullWords.RunTally()
+        for (feed, pulled) in zip(feeds, outcomes) {
+            guard let pulled else { continue }
+            tally.count(pulled)
+            if let error = pulled.error {
+                worst = max(worst ?? error.kind, error.kind)  // said as it happened
+            } else if talk, named || pulled.skipped == nil && (verbose || PullWords.isNews(pulled)) {
+                try Output.wrapped(
+                    PullWords.summary(
+                        pulled, name: names[feed.id] ?? feed.name, pictures: PullWords.pictures(pulled.pictures)))
+            }
+        }
+        if talk, let articles = PullWords.articles(run.articles) { try Output.wrapped(articles) }
+        for (account, synced) in zip(run.accounts, run.accountReports) {
+            guard let synced else { continue }
+            if let error = synced.error {
+                complain("account \(account.name): \(error.message)")
+                worst = max(worst ?? error.kind, error.kind)
+            } else if talk {
+                try Output.wrapped(
+                    "account \(Terminal.safe(account.name)): \(synced.newItems) new, \(synced.requests.count) requests")
+            }
+        }
+        if talk, !named, !feeds.isEmpty, run.accounts.isEmpty, outcomes.allSatisfy({ $0?.skipped != nil }) {
+            try Output.wrapped(PullWords.nothingDue(feeds))
+        } else if talk, !named, tally.asked > 0 {
+            try Output.wrapped(tally.line())
+        }
+        if json { try Output.line(document.json) }
+        return worst
     }
 }

@@ -48,7 +48,7 @@ struct AddAccount: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let password = try Self.password(file: passwordFile)
+        let password = try Asking.password(file: passwordFile)
         let api = try FeedSync.apiURL(url).get()
         // Logged in before the data home is opened: a refused password leaves nothing behind.
         let session = try await fail { try await FeedSync.logIn(kind: kind, url: api, user: user, password: password) }
@@ -61,50 +61,6 @@ struct AddAccount: AsyncParsableCommand {
         try Output.line("added account \(Terminal.safe(account.name)); feedsync pull syncs it")
     }
 
-    /// The password: FEEDSYNC_PASSWORD, else the file's first line, else asked for on the
-    /// terminal without echo. Never an argument.
-    static func password(file: String?) throws -> String {
-        if let file {
-            let fd = open(file, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
-                complain("cannot read the password file \(file): \(String(cString: strerror(errno)))")
-                throw ExitCode(Exit.ioError)
-            }
-            defer { close(fd) }
-            var bytes = [UInt8](repeating: 0, count: 4096)
-            let count = read(fd, &bytes, bytes.count)
-            let line =
-                String(decoding: bytes.prefix(max(0, count)), as: UTF8.self)
-                .split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
-            guard !line.isEmpty else {
-                complain("the password file \(file) is empty")
-                throw ExitCode(Exit.usage)
-            }
-            return line
-        }
-        if let password = ProcessInfo.processInfo.environment["FEEDSYNC_PASSWORD"], !password.isEmpty {
-            return password
-        }
-        guard isatty(0) == 1 else {
-            complain("no password: set FEEDSYNC_PASSWORD or give --password-file (no terminal to ask on)")
-            throw ExitCode(Exit.usage)
-        }
-        Output.error("password: ", newline: false)
-        var settings = termios()
-        tcgetattr(0, &settings)
-        var quiet = settings
-        quiet.c_lflag &= ~tcflag_t(ECHO)
-        tcsetattr(0, TCSANOW, &quiet)
-        defer {
-            tcsetattr(0, TCSANOW, &settings)
-            Output.error("")
-        }
-        guard let line = readLine(strippingNewline: true), !line.isEmpty else {
-            complain("no password given")
-            throw ExitCode(Exit.usage)
-        }
-        return line
-    }
 }
 
 struct ListAccounts: AsyncParsableCommand {

@@ -51,33 +51,15 @@ struct Extract: AsyncParsableCommand {
             throw ExitCode(Exit.dataError)
         }
         if json {
-            let pictures = FeedSync.pictures(in: article.content, base: address)
-            try Output.line(
-                """
-                {"title": \(JSON.string(article.title)), "byline": \(JSON.string(article.byline)), \
-                "published": \(JSON.string(article.published)), "lang": \(JSON.string(article.lang)), \
-                "excerpt": \(JSON.string(article.excerpt)), "site_name": \(JSON.string(article.siteName)), \
-                "readerable": \(article.readerable), "content": \(JSON.string(article.safeContent)), \
-                "text": \(JSON.string(article.text)), \
-                "pictures": [\(pictures.map(JSON.string).joined(separator: ", "))]}
-                """)
-            return
+            return try Output.line(
+                ItemWords.articleJSON(article, pictures: FeedSync.pictures(in: article.content, base: address)))
         }
         if !article.readerable {
             complain(
                 "\(page) does not read as an article (too little text outside menus and links): a pull keeps the feed's own text for it"
             )
         }
-        var lines: [String] = []
-        if let title = article.title { lines.append(Terminal.safe(title)) }
-        let about = [article.byline, article.published].compactMap { $0 }.map(Terminal.safe)
-        if !about.isEmpty { lines.append(about.joined(separator: " · ")) }
-        let width = max(20, min(Terminal.width, 100))
-        for paragraph in article.text.split(separator: "\n\n") {
-            lines.append("")
-            lines += Terminal.wrap(Terminal.safe(String(paragraph)), width: width)
-        }
-        try Output.line(lines.joined(separator: "\n"))
+        try Output.line(ItemWords.articleText(article))
     }
 
     /// The page's bytes and the address its links are relative to.
@@ -86,16 +68,7 @@ struct Extract: AsyncParsableCommand {
             let fetched = try await FeedSync.fetchPage(page, maxBytes: Self.maxBytes)
             return (fetched.bytes, url ?? fetched.url)
         }
-        let handle = page == "-" ? FileHandle.standardInput : FileHandle(forReadingAtPath: page)
-        guard let handle else {
-            complain("cannot read \(page): \(String(cString: strerror(errno)))")
-            throw ExitCode(Exit.ioError)
-        }
-        let data = (try? handle.read(upToCount: Self.maxBytes + 1)) ?? Data()
-        guard data.count <= Self.maxBytes else {
-            complain("\(page) is longer than \(Self.maxBytes >> 20) MB; no page that long is read")
-            throw ExitCode(Exit.dataError)
-        }
+        let data = try Files.read(page, maxBytes: Self.maxBytes, what: "page that long")
         return (Array(data), url ?? "http://localhost/")
     }
 }

@@ -20,108 +20,13 @@ struct Feeds: AsyncParsableCommand {
             uniqueKeysWithValues: try await fail(on: { try await library.accounts() }).map { ($0.id, $0) })
         let teasers = try await fail { try await library.summaryOnlyFeeds() }
         if json {
-            try Output.line(jsonList(summaries, accounts: accounts, teasers: teasers))
+            try Output.line(FeedWords.jsonList(summaries, accounts: accounts, teasers: teasers))
         } else {
-            try Output.fitted(text(summaries, accounts: accounts))
-            if let hint = Self.hint(teasers.sorted()) { try Output.wrapped(hint) }
+            try Output.fitted(FeedWords.text(summaries, accounts: accounts))
+            if let hint = FeedWords.hint(teasers.sorted()) { try Output.wrapped(hint) }
         }
     }
 
-    /// One line naming the feeds that publish summaries only and the command that fetches more.
-    static func hint(_ feeds: [Int64]) -> String? {
-        guard let first = feeds.first else { return nil }
-        let which =
-            feeds.count == 1
-            ? "feed \(first) publishes" : "feeds \(feeds.map(String.init).joined(separator: ", ")) publish"
-        return "hint: \(which) summaries only; feedsync full-text \(first) on fetches each item's whole article"
-    }
-
-    func jsonList(_ summaries: [FeedSummary], accounts: [Int64: Account], teasers: Set<Int64>) -> String {
-        let feeds = summaries.map { summary in
-            let feed = summary.feed
-            let account = feed.accountID.flatMap { accounts[$0] }
-            return """
-                {"number": \(feed.id), "title": \(JSON.string(feed.name)), "url": \(JSON.string(feed.url)), \
-                "account": \(JSON.string(account?.name)), "source_url": \(JSON.string(feed.sourceURL)), \
-                "full_text": \(feed.fullText), "summaries_only": \(teasers.contains(feed.id)), \
-                "folder": \(JSON.string(feed.folder)), "items": \(summary.items), "unread": \(summary.unread), \
-                "last_pull": \(JSON.string(feed.lastPullAt.map(iso))), \
-                "outcome": \(JSON.string(feed.lastOutcome?.rawValue)), \
-                "due_at": \(JSON.string(feed.dueAt.map(iso))), "due_reason": \(JSON.string(feed.dueReason)), \
-                \(nextAttempt(feed)), "gone": \(feed.goneAt != nil)}
-                """
-        }
-        return "{\"feeds\": [\(feeds.joined(separator: ", "))]}"
-    }
-
-    /// One line a feed, in aligned columns: number, name, items, unread, the last pull, and the
-    /// URL last (where a terminal too narrow cuts it), when it is not the name.
-    func text(_ summaries: [FeedSummary], accounts: [Int64: Account]) -> String {
-        guard !summaries.isEmpty else { return "no feeds subscribed; add one with: feedsync add URL" }
-        // The folder is a column when a feed is in one.
-        let filed = summaries.contains { $0.feed.folder != nil }
-        // Each feed's columns with the cells each takes, then its URL; the lines are written into
-        // one string, each column padded to its widest.
-        let rows = summaries.map { summary -> (columns: [(text: String, cells: Int)], url: String?) in
-            let feed = summary.feed
-            var pulled: String
-            if let account = feed.accountID.flatMap({ accounts[$0] }) {
-                let synced =
-                    account.lastSyncAt.map { "synced \(relative($0)), \(Feeds.words(account.lastOutcome))" }
-                    ?? "not synced yet"
-                pulled = "account \(Terminal.safe(account.name)), \(synced)"
-            } else {
-                pulled = feed.lastPullAt.map { "\(relative($0)), \(Feeds.words(feed))" } ?? "never pulled"
-                if feed.goneAt != nil { pulled += ", gone (410), not asked again" }
-                if let stop = feed.historyStop { pulled += "; " + Terminal.safe(stop) }
-            }
-            var columns = [
-                String(feed.id), Terminal.truncate(Terminal.safe(feed.name), toCells: 40), "\(summary.items) items",
-                "\(summary.unread) unread", pulled,
-            ]
-            if filed { columns.insert(Terminal.truncate(Terminal.safe(feed.folder ?? "-"), toCells: 24), at: 2) }
-            // An account's feed by its own address, not the account's URL it is stored under.
-            let url = feed.accountID == nil ? feed.url : feed.sourceURL ?? ""
-            return (columns.map { ($0, Terminal.displayWidth($0)) }, feed.name == url ? nil : Terminal.safe(url))
-        }
-        let widths = rows[0].columns.indices.map { column in rows.lazy.map { $0.columns[column].cells }.max() ?? 0 }
-        let rightAligned = [true, false] + (filed ? [false] : []) + [true, true, false]
-        // As bytes: String's appends cost a hundred times more a byte here (measured).
-        var out: [UInt8] = []
-        out.reserveCapacity(rows.count * (widths.reduce(8, +) + 60))
-        for (index, row) in rows.enumerated() {
-            if index > 0 { out.append(0x0A) }
-            for (column, (text, cells)) in row.columns.enumerated() {
-                if column > 0 { out += [0x20, 0x20] }
-                let pad = repeatElement(UInt8(0x20), count: widths[column] - cells)
-                if rightAligned[column] { out += pad }
-                out += text.utf8
-                if !rightAligned[column] { out += pad }
-            }
-            if let url = row.url { out += "  \(url)".utf8 }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// A feed's last pull's outcome in words: what failed, when it did (`failed: it answered 404
-    /// Not Found`), cut short.
-    static func words(_ feed: Feed) -> String {
-        guard feed.lastOutcome == .data || feed.lastOutcome == .transient, let error = feed.lastError else {
-            return words(feed.lastOutcome)
-        }
-        return Terminal.truncate("failed: " + Terminal.safe(Words.failure(error, url: feed.url)), toCells: 60)
-    }
-
-    /// A pull's outcome in words.
-    static func words(_ outcome: PullOutcome?) -> String {
-        switch outcome {
-        case .ok?: "ok"
-        case .transient?: "failed for now"
-        case .data?: "the server sent unusable data"
-        case .local?: "a local failure"
-        case nil: "never pulled"
-        }
-    }
 }
 
 struct Remove: AsyncParsableCommand {

@@ -90,90 +90,13 @@ struct List: AsyncParsableCommand {
             try await library.readerPage(query, page: page, perPage: perPage, recordingPosition: reading)
         })
         if json {
-            try Output.line(jsonPage(listed))
+            try Output.line(ItemWords.jsonPage(listed, page: page, perPage: perPage))
         } else if Terminal.isInteractive {
-            try Output.fitted(text(listed, allFeeds: chosen == nil, pages: listed.pages(perPage: perPage)))
+            try Output.fitted(
+                ItemWords.text(listed, page: page, pages: listed.pages(perPage: perPage), allFeeds: chosen == nil))
         } else if !listed.items.isEmpty {
-            try Output.line(fields(listed).joined(separator: "\n"))
+            try Output.line(ItemWords.fields(listed).joined(separator: "\n"))
         }
     }
 
-    func jsonPage(_ listed: ListedPage) -> String {
-        let items = listed.items.map { item in
-            "{" + ItemJSON.fields(item, path: item.picturePath, position: item.position) + "}"
-        }
-        return """
-            {"page": \(page), "per_page": \(perPage), "total": \(listed.total), \
-            "items": [\(items.joined(separator: ", "))]}
-            """
-    }
-
-    /// Lines for a person: the number, a star and an unread mark, the time (today's items) or the
-    /// date, in the all-feeds view the feed, the title, and a picture's state where it tells
-    /// something (not cached yet, failed); a footer with the page.
-    func text(_ listed: ListedPage, allFeeds: Bool, pages: Int, now: Date = Date()) -> String {
-        var footer = "page \(page) of \(pages) · \(listed.total) item\(listed.total == 1 ? "" : "s")"
-        footer += " · " + (listed.lastPullAt.map { "last pull \(relative($0))" } ?? "never pulled")
-        guard !listed.items.isEmpty else {
-            let hint =
-                listed.total > 0
-                ? "no items on this page"
-                : listed.lastPullAt == nil ? "no items stored yet; run: feedsync add URL" : "no items"
-            return hint + "\n" + footer
-        }
-        let numberWidth = listed.items.map { String($0.number).count }.max() ?? 1
-        let dates = listed.items.map { item in
-            item.published.flatMap(StoredDate.seconds).map { LocalTime.dateOrTime(seconds: time_t($0), now: now) } ?? ""
-        }
-        let dateWidth = dates.map(\.count).max() ?? 0
-        let marked = listed.items.map { item -> String in
-            switch item.imageStatus {
-            case .none, .cached: ""
-            case .pending, .failed: "[\(item.imageStatus.rawValue)]"
-            }
-        }
-        let statusWidth = marked.contains { !$0.isEmpty } ? 1 + 9 : 0  // " [pending]"
-        // The number, the star and unread marks (2), a space and the date, two spaces and the
-        // title, the picture's state; in the all-feeds view two spaces and the feed before the
-        // title, narrower on a narrow terminal so the title keeps 10 cells where it can.
-        let fixed = numberWidth + 2 + 1 + dateWidth + 2 + statusWidth
-        let feedWidth =
-            allFeeds
-            ? max(
-                4, min(18, listed.items.map { Terminal.displayWidth(name($0)) }.max() ?? 0, Terminal.width - fixed - 12)
-            )
-            : 0
-        let titleWidth = max(10, Terminal.width - fixed - (allFeeds ? feedWidth + 2 : 0))
-        var lines: [String] = []
-        for (index, item) in listed.items.enumerated() {
-            var line = String(repeating: " ", count: numberWidth - String(item.number).count) + String(item.number)
-            line += (item.starred ? "*" : " ") + (item.read ? " " : "•")
-            line += " " + dates[index] + String(repeating: " ", count: dateWidth - dates[index].count)
-            if allFeeds { line += "  " + padded(Terminal.truncate(name(item), toCells: feedWidth), to: feedWidth) }
-            let title = Terminal.truncate(Terminal.safe(title(item)), toCells: titleWidth)
-            let status = marked[index]
-            line += "  " + (status.isEmpty ? title : padded(title, to: titleWidth) + " " + status)
-            lines.append(line)
-        }
-        return (lines + [footer]).joined(separator: "\n")
-    }
-
-    /// Lines for a program: tab-separated fields, none cut or padded (tabs and line breaks in
-    /// them are spaces, as everything untrusted is made safe).
-    func fields(_ listed: ListedPage) -> [String] {
-        listed.items.map { item in
-            [
-                String(item.number), item.read ? "read" : "unread",
-                item.published.flatMap { LocalTime.string($0, time: true) } ?? "",
-                name(item), Terminal.safe(title(item)), item.imageStatus == .none ? "" : item.imageStatus.rawValue,
-            ].joined(separator: "\t")
-        }
-    }
-
-    func name(_ item: StoredItem) -> String { Terminal.safe(item.feedName) }
-    func title(_ item: StoredItem) -> String { item.title.isEmpty ? (item.link ?? item.key) : item.title }
-
-    func padded(_ text: String, to width: Int) -> String {
-        text + String(repeating: " ", count: max(0, width - Terminal.displayWidth(text)))
-    }
 }

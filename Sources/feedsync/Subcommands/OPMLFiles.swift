@@ -27,7 +27,7 @@ struct Import: AsyncParsableCommand {
     static let maxBytes = 64 << 20
 
     func run() async throws {
-        let data = try read()
+        let data = try Files.read(file, maxBytes: Self.maxBytes, what: "subscription list")
         let entries: [Subscription]
         let missing: [Int]
         do {
@@ -89,26 +89,6 @@ struct Import: AsyncParsableCommand {
         try Output.line("\(added) subscribed on account \(Terminal.safe(name)), \(failed) not")
         if failed > 0 { throw ExitCode(Exit.dataError) }
     }
-
-    func read() throws -> Data {
-        let handle = file == "-" ? FileHandle.standardInput : FileHandle(forReadingAtPath: file)
-        guard let handle else {
-            complain("cannot read \(file): \(String(cString: strerror(errno)))")
-            throw ExitCode(Exit.ioError)
-        }
-        let data: Data
-        do {
-            data = try handle.read(upToCount: Self.maxBytes + 1) ?? Data()
-        } catch {
-            complain("cannot read \(file): \(error.localizedDescription)")
-            throw ExitCode(Exit.ioError)
-        }
-        guard data.count <= Self.maxBytes else {
-            complain("\(file) is larger than \(Self.maxBytes >> 20) MB; no subscription list is")
-            throw ExitCode(Exit.dataError)
-        }
-        return data
-    }
 }
 
 struct Export: AsyncParsableCommand {
@@ -127,20 +107,7 @@ struct Export: AsyncParsableCommand {
         let feeds = try await fail(on: { try await library.exportedFeeds() })
         let document = FeedSync.opml(feeds, title: "feedsync subscriptions")
         guard let file, file != "-" else { return try Output.write(document) }
-        // Never through a link planted at the name: O_NOFOLLOW.
-        let descriptor = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            complain("cannot write \(file): \(String(cString: strerror(errno)))")
-            throw ExitCode(Exit.ioError)
-        }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        do {
-            try handle.write(contentsOf: Data(document.utf8))
-            try handle.synchronize()
-        } catch {
-            complain("cannot write \(file): \(error.localizedDescription)")
-            throw ExitCode(Exit.ioError)
-        }
+        try Files.write(document, to: file)
         let folders = Set(feeds.compactMap(\.folder)).count
         try Output.wrapped(
             "wrote \(feeds.count) feed\(feeds.count == 1 ? "" : "s")"

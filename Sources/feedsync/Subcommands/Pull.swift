@@ -155,79 +155,14 @@ struct Pull: AsyncParsableCommand {
             throw ExitCode(Exit.usage)
         }
         if interrupted { throw FeedSyncFrontend.interrupted(await PullWords.resumption(of: feeds, in: library)) }
-        let json = RunReport(
-            started: started, feeds: feeds, reports: outcomes, accounts: run.accounts,
-            accountReports: run.accountReports)
-        let offline = outcomes.filter { $0?.offline == true }.count
-        report.sayUnanswered(offline: offline > 0 ? offline : nil, silent: run.silent)
-        if offline > 0 {
-            if self.json { try Output.line(json.json) }
-            throw ExitCode(Exit.tempFail)
-        }
-        var worst: SyncError.Kind? = run.localFault != nil ? .local : nil
         // Feeds by the names they have now (a first pull finds its feed's title).
         let names =
             talk ? Dictionary(((try? await library.feeds()) ?? feeds).map { ($0.id, $0.name) }) { a, _ in a } : [:]
-        // On a terminal a line for each feed with news or trouble (every feed with --verbose, and
-        // each feed named), then one line for the run.
-        var tally = PullWords.RunTally()
-        for (feed, pulled) in zip(feeds, outcomes) {
-            guard let pulled else { continue }
-            tally.count(pulled)
-            if let error = pulled.error {
-                worst = max(worst ?? error.kind, error.kind)  // said as it happened
-            } else if talk, !self.feed.isEmpty || pulled.skipped == nil && (verbose || PullWords.isNews(pulled)) {
-                try Output.wrapped(
-                    PullWords.summary(
-                        pulled, name: names[feed.id] ?? feed.name, pictures: PullWords.pictures(pulled.pictures)))
-            }
-        }
-        if talk, let articles = PullWords.articles(run.articles) { try Output.wrapped(articles) }
-        for (account, synced) in zip(run.accounts, run.accountReports) {
-            guard let synced else { continue }
-            if let error = synced.error {
-                complain("account \(account.name): \(error.message)")
-                worst = max(worst ?? error.kind, error.kind)
-            } else if talk {
-                try Output.wrapped(
-                    "account \(Terminal.safe(account.name)): \(synced.newItems) new, \(synced.requests.count) requests")
-            }
-        }
-        if talk, self.feed.isEmpty, !feeds.isEmpty, run.accounts.isEmpty, outcomes.allSatisfy({ $0?.skipped != nil }) {
-            try Output.wrapped(PullWords.nothingDue(feeds))
-        } else if talk, self.feed.isEmpty, tally.asked > 0 {
-            try Output.wrapped(tally.line())
-        }
-        if self.json { try Output.line(json.json) }
+        let worst = try report.conclude(
+            run, started: started, names: names, talk: talk, named: !self.feed.isEmpty, json: json)
         if let worst { throw ExitCode(Exit.code(for: worst)) }
     }
 
-}
-
-/// `--format`: one of the formats, or `auto` to have the documents say again.
-enum FormatChoice: ExpressibleByArgument, Equatable {
-    case format(FeedFormat)
-    case auto
-
-    init?(argument: String) {
-        if argument == "auto" {
-            self = .auto
-        } else if let format = FeedFormat(rawValue: argument) {
-            self = .format(format)
-        } else {
-            return nil
-        }
-    }
-
-    static var allValueStrings: [String] { FeedFormat.allCases.map(\.rawValue) + ["auto"] }
-
-    /// What the store does with the feed's format.
-    var setting: FormatSetting {
-        switch self {
-        case .auto: .found
-        case .format(let format): .chosen(format)
-        }
-    }
 }
 
 /// The options of `pull` people use most, first in its help.

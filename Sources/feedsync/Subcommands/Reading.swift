@@ -21,72 +21,14 @@ struct Show: AsyncParsableCommand {
         let detail = try await library.item(argument: number)
         let rendered = detail.rendered
         if json {
-            try Output.line(jsonItem(detail, rendered))
+            try Output.line(ItemWords.jsonItem(detail, rendered))
         } else {
             // On a terminal, through the pager when longer than the screen.
-            try Pager.show(text(detail, rendered, styled: Terminal.isInteractive))
+            try Pager.show(ItemWords.text(detail, rendered, styled: Terminal.isInteractive))
         }
         _ = try await fail(on: { try await library.mark([number], read: true) })
     }
 
-    func jsonItem(_ detail: ItemDetail, _ rendered: RenderedText) -> String {
-        var text = rendered.paragraphs.joined(separator: "\n\n")
-        if !rendered.links.isEmpty { text += "\n\n" + rendered.references.joined(separator: "\n") }
-        let pictures = detail.pictures.map { picture in
-            "{\"url\": \(JSON.string(picture.url)), \"status\": \(JSON.string(picture.status.rawValue)), "
-                + "\"path\": \(JSON.string(picture.path))}"
-        }
-        return "{" + ItemJSON.fields(detail.item, path: detail.item.picturePath, position: nil)
-            + ", \"author\": \(JSON.string(detail.author)), "
-            + "\"text\": \(JSON.string(text)), "
-            + "\"content_html\": \(JSON.string(detail.content)), "
-            + "\"content_source\": \(JSON.string(detail.contentSource)), \"summary\": \(JSON.string(detail.summary)), "
-            + "\"article_error\": \(JSON.string(detail.articleError)), "
-            + "\"pictures\": [\(pictures.joined(separator: ", "))]}"
-    }
-
-    func text(_ detail: ItemDetail, _ rendered: RenderedText, styled: Bool) -> String {
-        let item = detail.item
-        let width = max(20, min(Terminal.width, 100))
-        var lines = Terminal.wrap(Terminal.safe(item.title.isEmpty ? "(no title)" : item.title), width: width)
-        var about = Terminal.safe(item.feedName)
-        if let author = detail.author { about += " · " + Terminal.safe(author) }
-        if item.starred { about += " · starred" }
-        if let date = item.published.flatMap({ LocalTime.string($0, time: true) }) { about += " · " + date }
-        lines.append(about)
-        if let link = item.link { lines.append(Terminal.safe(link)) }
-        switch item.imageStatus {
-        case .none: break
-        case .cached: lines.append("picture: " + Terminal.safe(item.picturePath ?? ""))
-        case .pending, .failed: lines.append("picture: \(item.imageStatus.rawValue)")
-        }
-        if !detail.pictures.isEmpty {
-            let cached = detail.pictures.filter { $0.status == .cached }.count
-            lines.append("pictures: \(cached) of \(detail.pictures.count) cached")
-        }
-        for file in item.enclosures {
-            let about = Words.about(file)
-            lines.append("enclosure: " + Terminal.safe(file.url) + (about.isEmpty ? "" : " (\(Terminal.safe(about)))"))
-        }
-        if detail.contentSource == "page" {
-            lines.append("article: from the page")
-            if let summary = detail.summaryBesideArticle {
-                lines.append("")
-                lines += Terminal.wrap("Summary: " + Terminal.safe(summary), width: width)
-            }
-        } else if let error = detail.articleError {
-            lines.append("article: none yet (\(Terminal.safe(error)))")
-        }
-        if !rendered.blocks.isEmpty {
-            lines.append("")
-            lines += TextLayout.lines(rendered, width: width, styled: styled)
-        }
-        if !rendered.links.isEmpty {
-            lines.append("")
-            lines += rendered.references.map(Terminal.safe)
-        }
-        return lines.joined(separator: "\n")
-    }
 }
 
 struct Open: AsyncParsableCommand {
@@ -203,16 +145,5 @@ struct Mark: AsyncParsableCommand {
                 throw ExitCode(Exit.usage)
             }
         }
-    }
-}
-
-extension FeedSync {
-    /// The item numbered `number` as a reader is shown it (`readerItem`), else a usage error.
-    func item(argument number: Int64) async throws -> ItemDetail {
-        guard let detail = try await fail(on: { try await readerItem(number: number) }) else {
-            complain("no item is numbered \(number); feedsync list shows the numbers")
-            throw ExitCode(Exit.usage)
-        }
-        return detail
     }
 }

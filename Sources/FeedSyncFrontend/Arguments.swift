@@ -1,22 +1,24 @@
 import ArgumentParser
-import FeedSyncFrontend
 import FeedSyncKit
 import Foundation
 
+// The arguments every front end takes alike: a feed, a folder, an item, a format, a feed's URL,
+// each read by one rule and refused with one sentence (exit 64).
+
 extension ArgumentHelp {
     /// An argument that names a feed (`FeedSync.feed(argument:)` reads it).
-    static var feed: ArgumentHelp {
+    package static var feed: ArgumentHelp {
         ArgumentHelp("A feed: its number (from feeds), its URL, or a unique part of its title.", valueName: "feed")
     }
 
     /// An argument that names an item (`FeedSync.item(argument:)` reads it).
-    static var item: ArgumentHelp { ArgumentHelp("The item's number, as list shows it.", valueName: "number") }
+    package static var item: ArgumentHelp { ArgumentHelp("The item's number, as list shows it.", valueName: "number") }
 }
 
 extension CompletionKind {
     /// The subscribed feeds' numbers and titles, for the shells' completion of an argument that
     /// takes a feed (read from the store the command line's --home, else the default, names).
-    static var feeds: CompletionKind {
+    package static var feeds: CompletionKind {
         .custom { words, _, prefix in
             let home = words.firstIndex(of: "--home").flatMap { words.indices.contains($0 + 1) ? words[$0 + 1] : nil }
             guard let library = try? FeedSync(home: DataHome(override: home), access: .reading),
@@ -31,7 +33,7 @@ extension CompletionKind {
 extension FeedSync {
     /// The feed `name` names on the command line (its number, URL, title or a unique part of its
     /// title), else a usage error that says what it matched.
-    func feed(argument name: String) async throws -> Feed {
+    package func feed(argument name: String) async throws -> Feed {
         switch try await fail(on: { try await feed(named: name) }) {
         case .found(let feed): return feed
         case .none:
@@ -54,7 +56,7 @@ extension FeedSync {
     /// The folder `name` names on the command line: a folder's path (`Tech/Swift`, letter case
     /// aside: it and the folders inside it), else the name of one folder wherever it is (`Swift`);
     /// else a usage error that names the folders there are.
-    func folder(argument name: String) async throws -> String {
+    package func folder(argument name: String) async throws -> String {
         switch try await fail(on: { try await folder(named: name) }) {
         case .found(let folder): return folder
         case .none(let folders):
@@ -73,8 +75,45 @@ extension FeedSync {
 
 /// A URL the transport will fetch (`FeedSync.problem(with:)`), else a usage error: a feed
 /// subscribed with a URL no request can be made for would stay subscribed, failing every pull.
-func validateFeedURL(_ url: String, option: String = "--feed") throws {
+package func validateFeedURL(_ url: String, option: String = "--feed") throws {
     if let problem = FeedSync.problem(with: url) {
         throw ValidationError("\(option) \(String(reflecting: url)) cannot be used: \(problem)")
+    }
+}
+
+/// `--format`: one of the formats, or `auto` to have the documents say again.
+package enum FormatChoice: ExpressibleByArgument, Equatable {
+    case format(FeedFormat)
+    case auto
+
+    package init?(argument: String) {
+        if argument == "auto" {
+            self = .auto
+        } else if let format = FeedFormat(rawValue: argument) {
+            self = .format(format)
+        } else {
+            return nil
+        }
+    }
+
+    package static var allValueStrings: [String] { FeedFormat.allCases.map(\.rawValue) + ["auto"] }
+
+    /// What the store does with the feed's format.
+    package var setting: FormatSetting {
+        switch self {
+        case .auto: .found
+        case .format(let format): .chosen(format)
+        }
+    }
+}
+
+extension FeedSync {
+    /// The item numbered `number` as a reader is shown it (`readerItem`), else a usage error.
+    package func item(argument number: Int64) async throws -> ItemDetail {
+        guard let detail = try await fail(on: { try await readerItem(number: number) }) else {
+            complain("no item is numbered \(number); feedsync list shows the numbers")
+            throw ExitCode(Exit.usage)
+        }
+        return detail
     }
 }
