@@ -21,8 +21,13 @@ public struct PrefetchMachine: Sendable {
         case pagesCommitted(refreshing: Bool)
         /// Paging is over: once nothing due is left, the run finishes.
         case pagingFinished
-        /// A plan the machine asked for (`Action.plan`): the reader's position, the due pictures
-        /// nearest first (as the store found them) and, of those, the ones the cache has room for.
+        /// The reader's position, read for the plan the machine asked for (`Action.plan`).
+        case positioned(ReadingPosition, inFlight: Int)
+        /// The due pictures around `position`, nearest first, as the store found them
+        /// (`Action.prepare`).
+        case found(position: ReadingPosition, wanted: [PictureJob], inFlight: Int)
+        /// The plan made: the reader's position, the due pictures nearest first and, of those
+        /// not tried in this run, the ones the cache has room for (`Action.admit`).
         case planned(position: ReadingPosition, wanted: [PictureJob], admitted: [PictureJob])
         case ended(id: Int64, DownloadOutcome)
         /// A `record` action finished; `failure`: why it cached nothing (its files are removed).
@@ -32,9 +37,15 @@ public struct PrefetchMachine: Sendable {
     }
 
     public enum Action: Sendable, Equatable {
-        /// Read the reader's position and plan (then send `.planned`); `forgetStart`: a page rewrote
-        /// stored items, so a due picture may be anywhere above where the last plan reached.
+        /// Read the reader's position (then send `.positioned`) for a plan; `forgetStart`: a page
+        /// rewrote stored items, so a due picture may be anywhere above where the last plan reached.
         case plan(inFlight: Int, forgetStart: Bool)
+        /// Plan around `position`: tell the cache the reader moved when `readerMoved`, evict if
+        /// over the budget, then find the due pictures (and send `.found`).
+        case prepare(position: ReadingPosition, readerMoved: Bool, inFlight: Int)
+        /// Of `untried` (the found pictures not tried in this run), let the cache take those it has
+        /// room for (then send `.planned` with `wanted`, all that were found).
+        case admit(position: ReadingPosition, untried: [PictureJob], wanted: [PictureJob], inFlight: Int)
         /// Hand these to the client, in this order.
         case start([PictureJob])
         /// Take back these downloads if they still wait for a connection.
@@ -123,6 +134,15 @@ public struct PrefetchMachine: Sendable {
         case .pagingFinished:
             pagingFinished = true
             pagesPending = true
+        // The plan's steps, one after the other: nothing else is decided until it is in (`.planned`).
+        case .positioned(let position, let inFlight):
+            return [.prepare(position: position, readerMoved: position != lastPosition, inFlight: inFlight)]
+        case .found(let position, let wanted, let inFlight):
+            return [
+                .admit(
+                    position: position, untried: wanted.filter { !tried.contains($0.id) }, wanted: wanted,
+                    inFlight: inFlight)
+            ]
         case .planned(let position, let wanted, let admitted):
             planning = false
             actions += adopt(admitted, wanted: wanted, at: position, now: now)

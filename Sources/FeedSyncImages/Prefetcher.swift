@@ -197,15 +197,18 @@ public final class PrefetchRun: Sendable {
                     switch actions.removeFirst() {
                     case .plan(let inFlight, let forgetStart):
                         if forgetStart { planStart = nil }
-                        let position = await currentPosition()
-                        if position != machine.lastPosition { room.readerMoved() }
+                        actions += machine.handle(.positioned(await currentPosition(), inFlight: inFlight), now: Date())
+                    case .prepare(let position, let readerMoved, let inFlight):
+                        if readerMoved { room.readerMoved() }
                         await room.evictIfOver(around: position) { await evict(around: $0) }
                         let wanted = await plan(
                             position, inFlight: inFlight, start: &planStart, articleStart: &articleStart,
                             firstPages: &firstPages)
+                        actions += machine.handle(
+                            .found(position: position, wanted: wanted, inFlight: inFlight), now: Date())
+                    case .admit(let position, let untried, let wanted, let inFlight):
                         let admitted = await room.admit(
-                            wanted.filter { !machine.hasTried($0.id) }, around: position, inFlight: inFlight,
-                            planSize: planSize(inFlight: inFlight)
+                            untried, around: position, inFlight: inFlight, planSize: planSize(inFlight: inFlight)
                         ) { position in
                             await storing("measure the cache") {
                                 try await cache.reach(

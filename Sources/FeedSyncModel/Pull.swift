@@ -177,8 +177,13 @@ public struct RetryPolicy: Sendable {
     /// Seconds to wait before attempt `attempt + 1` (attempts count from 1), a random point in the
     /// upper half of the exponential step so that many clients don't retry in lockstep.
     public func backoff(afterAttempt attempt: Int) -> Double {
+        backoff(afterAttempt: attempt, jitter: .random(in: 0...1))
+    }
+
+    /// The same, `jitter` (0 to 1) saying where in the upper half of the step.
+    public func backoff(afterAttempt attempt: Int, jitter: Double) -> Double {
         let step = min(maxDelay, baseDelay * pow(2, Double(attempt - 1)))
-        return step / 2 + Double.random(in: 0...(step / 2))
+        return step / 2 + jitter * step / 2
     }
 
     /// The longest wait a server can ask for: past a day it is asked again after a day.

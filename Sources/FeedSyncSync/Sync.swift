@@ -228,98 +228,37 @@ public final class SyncEngine: Sendable {
     private func fetch(
         _ request: HTTPRequest, options: PullOptions, requests: inout [PullReport.Request]
     ) async throws(PullFailure) -> HTTPResponse {
-        let policy = options.retry
-        switch await options.network?.admit(request.url) ?? .ask {
-        case .ask: break
-        case .offline:
-            throw PullFailure.unanswered("\(request.url): not asked, no server answered this run")
-        case .silentHost:
-            let silence = options.network?.silence(of: request.url)
-            var failure = PullFailure.unanswered(
-                "\(request.url): not asked, its host gave no answer earlier in this run"
-                    + (silence.map { " (\($0.how))" } ?? " in time"))
-            failure.silence = silence
-            throw failure
-        }
-        var attempt = 1
+        var machine = FetchMachine(url: request.url, policy: options.retry)
+        let decision = await options.network?.admit(request.url) ?? .ask
+        var event = FetchMachine.Event.admitted(
+            decision, silence: decision == .silentHost ? options.network?.silence(of: request.url) : nil)
         while true {
-            let reason: String
-            var retryAfter: Double? = nil
-            var status: Int? = nil
-            var answered = true
-            var silence: TransportError.NoAnswer? = nil
-            var timedOut = false
-            do {
-                let response = try await client.get(request)
-                options.network?.heard(from: request.url)
-                requests.append(.init(url: request.url, status: response.status, bytes: response.bodyBytes))
-                guard response.isTransientFailure else { return response }
-                reason = "the server answered \(response.status)"
-                status = response.status
-                retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: options.clock.now())
-            } catch {
-                if error.kind == .cancelled || Task.isCancelled {
-                    options.network?.release(request.url)
-                    throw PullFailure.interrupted
-                }
-                requests.append(.init(url: request.url, status: nil, bytes: 0, failure: error.detail))
-                if error.kind == .localFile {
-                    options.network?.release(request.url)
-                    throw PullFailure(SyncError(.local, error.detail))
-                }
-                guard error.isTransient else {
-                    if error.answered {
-                        options.network?.heard(from: request.url)
-                    } else {
-                        options.network?.release(request.url)
+            // Each step's actions end in the one that gives the next event: ask, wait, deliver or fail.
+            for action in machine.handle(event, now: options.clock.now(), jitter: .random(in: 0...1)) {
+                switch action {
+                case .ask:
+                    do {
+                        event = .answered(try await client.get(request))
+                    } catch {
+                        event = error.kind == .cancelled || Task.isCancelled ? .cancelled : .failed(error)
                     }
-                    throw PullFailure(SyncError(.data, "\(request.url) could not be used: \(error.detail)"))
+                case .log(let made): requests.append(made)
+                case .note(.heard): options.network?.heard(from: request.url)
+                case .note(.release): options.network?.release(request.url)
+                case .note(.noAnswer(let how)): options.network?.noAnswer(from: request.url, how)
+                case .note(.stalled): options.network?.stalled(request.url)
+                case .report(let happened): options.onEvent(happened)
+                case .wait(let seconds):
+                    do {
+                        try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                        event = .waited
+                    } catch {
+                        event = .cancelled
+                    }
+                case .deliver(let response): return response
+                case .fail(let failure): throw failure
                 }
-                reason = error.detail
-                answered = error.answered
-                silence = error.noAnswer
-                timedOut = error.kind == .timedOut
-                if answered { options.network?.heard(from: request.url) }
             }
-
-            if let retryAfter, retryAfter > policy.maxRetryAfter {
-                throw PullFailure(
-                    SyncError(
-                        .transient,
-                        "\(request.url): \(reason) and asked to wait \(Int(retryAfter)) s; "
-                            + "the place is saved and pulls skip this feed until then"
-                    ),
-                    nextRetryAt: options.clock.now().addingTimeInterval(retryAfter), status: status,
-                    retryAfter: retryAfter)
-            }
-            // No answer at all (the network gone, or the host): tried again once, soon, unless the
-            // wait itself ran out, which costs a host that accepts and never answers once.
-            let attempts = answered ? policy.maxAttempts : timedOut ? 1 : min(policy.maxAttempts, 2)
-            guard attempt < attempts else {
-                if !answered, let silence {
-                    options.network?.noAnswer(from: request.url, silence)
-                } else if !answered {
-                    options.network?.stalled(request.url)  // it took the connection: the network is there
-                }
-                var failure = PullFailure(
-                    SyncError(.transient, "\(request.url): \(reason), \(attempt) attempt\(attempt == 1 ? "" : "s")"),
-                    status: status,
-                    retryAfter: retryAfter)
-                failure.unanswered = !answered
-                failure.silence = silence.map { Silence(host: NetworkVerdict.host(of: request.url), how: $0) }
-                failure.savesPlace = true
-                throw failure
-            }
-            let backoff = policy.backoff(afterAttempt: attempt)
-            let delay = retryAfter.map { max($0, 0) } ?? (answered ? backoff : min(backoff, 2))
-            options.onEvent(.retrying(url: request.url, attempt: attempt, delay: delay, reason: reason))
-            do {
-                try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
-            } catch {
-                options.network?.release(request.url)
-                throw PullFailure.interrupted
-            }
-            attempt += 1
         }
     }
 

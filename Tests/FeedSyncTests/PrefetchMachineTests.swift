@@ -54,6 +54,30 @@ struct PrefetchMachineTests {
         return actions
     }
 
+    @Test func aPlanAsksThePositionThenTheDuePicturesThenAdmitsTheUntriedOnes() {
+        var machine = Machine(concurrency: 2, now: t0)
+        #expect(machine.handle(.tick, now: t0) == [.plan(inFlight: 0, forgetStart: false)])
+        // The first plan: the reader has moved (from nowhere).
+        #expect(
+            machine.handle(.positioned(page(2), inFlight: 0), now: t0)
+                == [.prepare(position: page(2), readerMoved: true, inFlight: 0)])
+        #expect(
+            machine.handle(.found(position: page(2), wanted: jobs(1...3), inFlight: 0), now: t0)
+                == [.admit(position: page(2), untried: jobs(1...3), wanted: jobs(1...3), inFlight: 0)])
+        let started = machine.handle(.planned(position: page(2), wanted: jobs(1...3), admitted: jobs(1...3)), now: t0)
+        #expect(started.contains(.start(jobs(1...3))))
+        // The next plan, the reader still there: not moved; what was tried is not admitted again.
+        #expect(
+            machine.handle(.positioned(page(2), inFlight: 3), now: at(1))
+                == [.prepare(position: page(2), readerMoved: false, inFlight: 3)])
+        #expect(
+            machine.handle(.found(position: page(2), wanted: jobs(1...4), inFlight: 3), now: at(1))
+                == [.admit(position: page(2), untried: [job(4)], wanted: jobs(1...4), inFlight: 3)])
+        #expect(
+            machine.handle(.positioned(page(5), inFlight: 3), now: at(1))
+                == [.prepare(position: page(5), readerMoved: true, inFlight: 3)])
+    }
+
     func records(_ actions: [Machine.Action]) -> [[Int64]] {
         actions.compactMap { if case .record(let batch) = $0 { batch.map(\.job.id) } else { nil } }
     }
