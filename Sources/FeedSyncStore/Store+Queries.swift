@@ -218,8 +218,6 @@ extension Store {
         ).map { ($0[0], $0[1], $0[2]) }
     }
 
-    static let allFeeds = "*"
-
     /// The one test of whether a picture is due for a download: not cached, and not waiting out
     /// a backoff at the time bound to `now` (a parameter: "?", "?2").
     static func pictureIsDue(_ now: String) -> String {
