@@ -27,7 +27,7 @@ let package = Package(
         .executable(name: "feedsync-serve", targets: ["feedsync-serve"]),
         .executable(name: "feedsync-demo-server", targets: ["feedsync-demo-server"]),
         // The decoders, for the fuzz targets in Fuzz/ (a package of their own: see docs/fuzzing.md).
-        .library(name: "FeedSyncFeed", targets: ["FeedSyncFeed"]),
+        .library(name: "FeedSyncFeed", targets: ["FeedSyncModel", "FeedSyncMarkup", "FeedSyncFeed"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -70,7 +70,7 @@ let package = Package(
         .target(
             name: "FeedSyncStore",
             dependencies: [
-                "FeedSyncModel", "FeedSyncFeed",
+                "FeedSyncModel", "FeedSyncMarkup", "FeedSyncFeed",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the two statements that need it (Store+SQLite.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -79,12 +79,25 @@ let package = Package(
             swiftSettings: libxml2Headers,
             plugins: ["EmbedFiles"]),
         .target(name: "FeedSyncTransport", dependencies: ["FeedSyncModel", "CCurl", "CFeedSyncSystem"]),
-        .target(name: "FeedSyncFeed", dependencies: ["FeedSyncModel", "CXML"], swiftSettings: libxml2Headers),
+        // Below the feeds and the web page's HTML alike: the libxml2 shim and the text tools both
+        // read with (entities, plain text, dates, JSON, URLs, search text, content pictures).
+        .target(name: "FeedSyncMarkup", dependencies: ["FeedSyncModel", "CXML"], swiftSettings: libxml2Headers),
+        // The feed formats: what a document of each says.
+        .target(
+            name: "FeedSyncFeed", dependencies: ["FeedSyncModel", "FeedSyncMarkup", "CXML"],
+            swiftSettings: libxml2Headers),
+        // A web page's HTML: its article (the extractor and its tree), safe HTML, readable text,
+        // the feeds it names.
+        .target(
+            name: "FeedSyncPage", dependencies: ["FeedSyncModel", "FeedSyncMarkup", "CXML"],
+            swiftSettings: libxml2Headers),
 
         // Sync drives Transport, Feed and Store.
         .target(
             name: "FeedSyncSync",
-            dependencies: ["FeedSyncModel", "FeedSyncStore", "FeedSyncTransport", "FeedSyncFeed"],
+            dependencies: [
+                "FeedSyncModel", "FeedSyncStore", "FeedSyncTransport", "FeedSyncMarkup", "FeedSyncFeed", "FeedSyncPage",
+            ],
             swiftSettings: libxml2Headers),
 
         // Images uses Transport and Store.
@@ -96,7 +109,9 @@ let package = Package(
         .target(
             name: "FeedSyncKit",
             dependencies: [
-                "FeedSyncModel", "FeedSyncSync", "FeedSyncImages", "FeedSyncStore", "FeedSyncTransport", "FeedSyncFeed",
+                "FeedSyncModel", "FeedSyncSync", "FeedSyncImages", "FeedSyncStore", "FeedSyncTransport",
+                "FeedSyncMarkup",
+                "FeedSyncFeed", "FeedSyncPage",
             ],
             swiftSettings: libxml2Headers),
 
@@ -104,7 +119,7 @@ let package = Package(
         .target(
             name: "FeedSyncServe",
             dependencies: [
-                "FeedSyncKit", .product(name: "Hummingbird", package: "hummingbird"),
+                "FeedSyncKit", "FeedSyncPage", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -154,7 +169,10 @@ let package = Package(
 
         .testTarget(
             name: "FeedSyncTests",
-            dependencies: ["FeedSyncModel", "FeedSyncKit", "FeedSyncDemoServer", "feedsync", "feedsync-serve"],
+            dependencies: [
+                "FeedSyncModel", "FeedSyncMarkup", "FeedSyncPage", "FeedSyncKit", "FeedSyncDemoServer", "feedsync",
+                "feedsync-serve",
+            ],
             resources: [.copy("Fixtures")],
             swiftSettings: libxml2Headers),
     ],

@@ -2,6 +2,7 @@
 // decoders (FeedDocument+Detect.swift is the entry point). It does no I/O but reading a file it is
 // given. Where it sits: docs/architecture.md.
 
+import FeedSyncMarkup
 import FeedSyncModel
 import Foundation
 
@@ -96,86 +97,6 @@ public struct FeedPage: Sendable, Equatable {
         self.hasMore = hasMore
         self.skipped = skipped
         self.next = next
-    }
-}
-
-/// What one document may make: every figure and string from a feed is checked against these where
-/// it is read, so nothing a stranger writes can overflow arithmetic or grow memory without bound.
-public enum FeedLimits {
-    /// Whether `text` is a number as servers write them in headers and documents: one or more
-    /// ASCII digits, nothing else (no sign, space or other script's digits).
-    public static func isDigits(_ text: some StringProtocol) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
-    }
-
-    /// Item counts a server may report (`total`, `X-WP-Total`); the store accepts the same.
-    public static let totals = 0...1_000_000_000
-    /// Page counts a server may report (`X-WP-TotalPages`).
-    public static let pages = 0...1_000_000_000
-    /// A title longer than this many characters is cut.
-    public static let titleCharacters = 1000
-    /// An item whose id is longer than this many bytes is skipped (and counted).
-    public static let keyBytes = 2048
-    /// An item whose link is longer than this many bytes is skipped (and counted); a picture URL
-    /// that long (a `data:` URI from the content's first `<img>`, say) is dropped, the item kept.
-    public static let urlBytes = 8192
-    /// Enclosures kept of one item; the rest are left out.
-    public static let enclosures = 8
-    /// Text captured for one field of an XML item; the rest is cut.
-    public static let fieldBytes = 1 << 20
-    /// An item's stored content: longer HTML is cut at the last tag that starts before the limit.
-    public static let contentBytes = 256 << 10
-    /// Character data one XML document may expand to beyond its own length (entities); past it
-    /// the document is refused.
-    public static let expansionBytes = 16 << 20
-
-    /// `title` within `titleCharacters`: a longer one is cut at a word, with an ellipsis; text
-    /// encoded twice is repaired (`Mojibake`).
-    static func boundedTitle(_ title: String) -> String {
-        let title = Mojibake.repaired(title)
-        guard title.utf8.count > titleCharacters, title.count > titleCharacters else { return title }
-        return HTMLText.cut(title, to: titleCharacters - 1)  // and the ellipsis
-    }
-
-    /// `url` when it is an http or https URL within `urlBytes`, else nil.
-    static func webURL(_ url: String?) -> String? {
-        guard let url, url.utf8.count <= urlBytes, url.hasPrefix("http://") || url.hasPrefix("https://") else {
-            return nil
-        }
-        return url
-    }
-
-    /// A count from the network, `field` naming it: nil when absent, an error when out of range.
-    static func count(_ text: String?, field: String, in range: ClosedRange<Int>) throws(FeedError) -> Int? {
-        guard let text = text?.trimmed, !text.isEmpty else { return nil }
-        guard let value = Int(text), range.contains(value) else {
-            throw FeedError(
-                "its \(field) \(String(reflecting: String(text.prefix(40)))) is not a count "
-                    + "from \(range.lowerBound) to \(range.upperBound)"
-            )
-        }
-        return value
-    }
-
-    /// `item` within the limits: its title cut and an over-long picture URL dropped, or nil
-    /// (skipped) when its key or link is too long. Its texts encoded twice are repaired.
-    static func bounded(_ item: FeedItem) -> FeedItem? {
-        guard item.key.utf8.count <= keyBytes, (item.link?.utf8.count ?? 0) <= urlBytes else { return nil }
-        var bounded = item
-        if (item.pictureURL?.utf8.count ?? 0) > urlBytes { bounded.pictureURL = nil }
-        if let content = item.content {
-            bounded.content = HTMLText.cutHTML(Mojibake.repaired(content), toBytes: contentBytes)
-        }
-        bounded.summary = item.summary.map(Mojibake.repaired)
-        bounded.title = boundedTitle(item.title)
-        if item.searchBody == nil || bounded.content != item.content || bounded.summary != item.summary {
-            bounded.searchBody = SearchText.body(content: bounded.content, summary: bounded.summary)
-        }
-        if item.contentPictures == nil || bounded.content != item.content {
-            // A format that does not say where its content is from: the item's page.
-            bounded.contentPictures = bounded.content.map { ArticlePictures.find(in: Array($0.utf8), base: item.link) }
-        }
-        return bounded
     }
 }
 
@@ -370,5 +291,40 @@ extension FeedEnclosure {
             merged[index].duration = duration
         }
         return merged
+    }
+}
+
+extension FeedLimits {
+    /// A count from the network, `field` naming it: nil when absent, an error when out of range.
+    static func count(_ text: String?, field: String, in range: ClosedRange<Int>) throws(FeedError) -> Int? {
+        guard let text = text?.trimmed, !text.isEmpty else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw FeedError(
+                "its \(field) \(String(reflecting: String(text.prefix(40)))) is not a count "
+                    + "from \(range.lowerBound) to \(range.upperBound)"
+            )
+        }
+        return value
+    }
+
+    /// `item` within the limits: its title cut and an over-long picture URL dropped, or nil
+    /// (skipped) when its key or link is too long. Its texts encoded twice are repaired.
+    static func bounded(_ item: FeedItem) -> FeedItem? {
+        guard item.key.utf8.count <= keyBytes, (item.link?.utf8.count ?? 0) <= urlBytes else { return nil }
+        var bounded = item
+        if (item.pictureURL?.utf8.count ?? 0) > urlBytes { bounded.pictureURL = nil }
+        if let content = item.content {
+            bounded.content = HTMLText.cutHTML(Mojibake.repaired(content), toBytes: contentBytes)
+        }
+        bounded.summary = item.summary.map(Mojibake.repaired)
+        bounded.title = boundedTitle(item.title)
+        if item.searchBody == nil || bounded.content != item.content || bounded.summary != item.summary {
+            bounded.searchBody = SearchText.body(content: bounded.content, summary: bounded.summary)
+        }
+        if item.contentPictures == nil || bounded.content != item.content {
+            // A format that does not say where its content is from: the item's page.
+            bounded.contentPictures = bounded.content.map { ArticlePictures.find(in: Array($0.utf8), base: item.link) }
+        }
+        return bounded
     }
 }

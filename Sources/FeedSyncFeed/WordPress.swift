@@ -1,3 +1,4 @@
+import FeedSyncMarkup
 import FeedSyncModel
 import Foundation
 

@@ -1,4 +1,5 @@
 internal import CXML
+import FeedSyncMarkup
 import FeedSyncModel
 import Foundation
 
@@ -188,7 +189,7 @@ final class XMLFeed {
                     let end = values[index + 4]
                 else { return nil }
                 let name = String(cString: local)
-                return DOMNode.isPlainName(name) ? (name, Self.value(start, end)) : nil
+                return HTMLNames.isPlainName(name) ? (name, Self.value(start, end)) : nil
             }
         }
 
@@ -359,7 +360,7 @@ final class XMLFeed {
 
         /// Writes an element's end tag (none for a void element, which HTML has no end for).
         mutating func appendEnd(_ name: String) {
-            if text.count < FeedLimits.fieldBytes, !DOMNode.voidTags.contains(name.lowercased()) {
+            if text.count < FeedLimits.fieldBytes, !HTMLNames.voidTags.contains(name.lowercased()) {
                 appendTag("</\(name)>")
             }
         }
@@ -993,8 +994,4 @@ final class XMLFeed {
         guard let path = url?.lowercased().split(separator: "?").first else { return false }
         return [".jpg", ".jpeg", ".png", ".gif", ".webp", ".avif"].contains { path.hasSuffix($0) }
     }
-}
-
-extension String {
-    var nilIfEmpty: String? { isEmpty ? nil : self }
 }

@@ -1,4 +1,5 @@
 import FeedSyncFeed
+import FeedSyncMarkup
 import FeedSyncModel
 import FeedSyncStore
 import FeedSyncSync

@@ -1,6 +1,8 @@
 import FeedSyncFeed
 import FeedSyncImages
+import FeedSyncMarkup
 import FeedSyncModel
+import FeedSyncPage
 import FeedSyncStore
 import FeedSyncSync
 import FeedSyncTransport

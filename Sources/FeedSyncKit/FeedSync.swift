@@ -6,6 +6,7 @@
 
 import FeedSyncFeed
 import FeedSyncImages
+import FeedSyncMarkup
 @_exported import FeedSyncModel
 import FeedSyncStore
 import FeedSyncSync

@@ -4,7 +4,9 @@
 
 import FeedSyncFeed
 import FeedSyncKit
+import FeedSyncMarkup
 import FeedSyncModel
+import FeedSyncPage
 import FeedSyncStore
 import Foundation
 import HTTPTypes

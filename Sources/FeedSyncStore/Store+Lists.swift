@@ -1,5 +1,6 @@
 internal import CFeedSyncSystem
 import FeedSyncFeed
+import FeedSyncMarkup
 import FeedSyncModel
 import Foundation
 import GRDB

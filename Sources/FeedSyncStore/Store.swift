@@ -4,6 +4,7 @@
 
 internal import CFeedSyncSystem
 import FeedSyncFeed
+import FeedSyncMarkup
 import FeedSyncModel
 import Foundation
 import GRDB

@@ -2,6 +2,7 @@
 // error type the command line maps to exit codes. The paging rules live in PagingMachine.
 
 import FeedSyncFeed
+import FeedSyncMarkup
 import FeedSyncModel
 import FeedSyncStore
 import FeedSyncTransport

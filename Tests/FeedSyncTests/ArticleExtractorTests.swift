@@ -3,6 +3,8 @@ import Foundation
 import Testing
 
 @testable import FeedSyncFeed
+@testable import FeedSyncMarkup
+@testable import FeedSyncPage
 
 /// The article extractor on small pages of our own, one case each (the 130 pages of
 /// `../shared/articles` measure it as a whole: README, "Whole articles").

@@ -5,6 +5,8 @@ import Testing
 
 @testable import FeedSyncFeed
 @testable import FeedSyncImages
+@testable import FeedSyncMarkup
+@testable import FeedSyncPage
 
 /// Which pictures an item's content shows: the parser's byte scan and the reading page's tree
 /// must pick the same ones, by the same rules.

@@ -3,6 +3,8 @@ import Foundation
 import Testing
 
 @testable import FeedSyncFeed
+@testable import FeedSyncMarkup
+@testable import FeedSyncPage
 
 /// The dialects real feeds are written in (issue 17), each with a minimal document of our own.
 @Suite struct DialectTests {

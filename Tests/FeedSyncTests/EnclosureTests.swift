@@ -3,6 +3,8 @@ import Foundation
 import Testing
 
 @testable import FeedSyncFeed
+@testable import FeedSyncMarkup
+@testable import FeedSyncPage
 
 /// The files an item carries (a podcast's episodes), from every format that has them: URL, type,
 /// length and duration, each checked where it enters; an item's picture is never one of them.

@@ -3,6 +3,8 @@ import Foundation
 import Testing
 
 @testable import FeedSyncFeed
+@testable import FeedSyncMarkup
+@testable import FeedSyncPage
 
 /// Decodes a fixture from Tests/FeedSyncTests/Fixtures as if served from `url`.
 func fixture(_ name: String) throws -> Data {

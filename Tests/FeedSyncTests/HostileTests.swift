@@ -1,7 +1,9 @@
 import FeedSyncDemoServer
 import FeedSyncFeed
 import FeedSyncKit
+import FeedSyncMarkup
 import FeedSyncModel
+import FeedSyncPage
 import FeedSyncStore
 import Foundation
 import Testing

@@ -3,6 +3,8 @@ import Foundation
 import Testing
 
 @testable import FeedSyncFeed
+@testable import FeedSyncMarkup
+@testable import FeedSyncPage
 
 /// What browsers and feedparser forgive in XML, read the same way (issue 17): references,
 /// encodings and damage. Each case is a minimal document of our own.

@@ -1,5 +1,7 @@
 import FeedSyncFeed
+import FeedSyncMarkup
 import FeedSyncModel
+import FeedSyncPage
 import FeedSyncTransport
 import Foundation
 import Synchronization

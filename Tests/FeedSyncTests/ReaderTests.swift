@@ -1,6 +1,8 @@
 import FeedSyncDemoServer
 import FeedSyncFeed
+import FeedSyncMarkup
 import FeedSyncModel
+import FeedSyncPage
 import FeedSyncStore
 import Foundation
 import Testing

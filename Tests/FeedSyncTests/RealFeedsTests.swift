@@ -3,6 +3,8 @@ import Foundation
 import Testing
 
 @testable import FeedSyncFeed
+@testable import FeedSyncMarkup
+@testable import FeedSyncPage
 
 /// The last mile of real feeds (issue 30): text encoded twice, encoding labels as browsers read
 /// them, items with nothing but a text or an enclosure, the dates people write, pictures where

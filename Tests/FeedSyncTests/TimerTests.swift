@@ -2,7 +2,9 @@ import FeedSyncDemoServer
 import FeedSyncFeed
 import FeedSyncImages
 import FeedSyncKit
+import FeedSyncMarkup
 import FeedSyncModel
+import FeedSyncPage
 import FeedSyncStore
 import FeedSyncSync
 import Foundation

@@ -3,6 +3,8 @@ import Foundation
 import Testing
 
 @testable import FeedSyncFeed
+@testable import FeedSyncMarkup
+@testable import FeedSyncPage
 
 /// Tiny Tiny RSS's answers are checked as a feed's: ids in range, strings bounded, links only
 /// http(s), refusals named by the API's code, anything else one sentence.

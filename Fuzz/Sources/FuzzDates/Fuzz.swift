@@ -1,4 +1,4 @@
-@testable import FeedSyncFeed
+@testable import FeedSyncMarkup
 import FuzzSupport
 
 /// Each input read as a date gives one within the storable years (20 characters) or none.

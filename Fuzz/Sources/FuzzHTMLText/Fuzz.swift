@@ -1,4 +1,4 @@
-@testable import FeedSyncFeed
+@testable import FeedSyncMarkup
 import FuzzSupport
 
 /// Each input as HTML: made text, summarised within its limit, searched for its first picture,

@@ -21,13 +21,13 @@ public enum SearchText {
     }
 
     /// `body` from the content's `plainContent`, made already.
-    static func body(plainContent: String?, summary: String?) -> String {
+    package static func body(plainContent: String?, summary: String?) -> String {
         spaced(plainContent ?? summary ?? "")
     }
 
     /// Content (HTML) as the plain text `body` indexes: the readers cut their summaries from the
     /// same text, so HTML becomes text once per item.
-    static func plainContent(_ html: [UInt8]) -> String {
+    package static func plainContent(_ html: [UInt8]) -> String {
         HTMLText.summary(html, limit: bodyCharacters)
     }
 
@@ -45,7 +45,7 @@ public enum SearchText {
     }
 
     /// `text` with a space on each side of every character of a script written without spaces.
-    static func spaced(_ text: String) -> String {
+    package static func spaced(_ text: String) -> String {
         // Every such character is at U+3000 or above, whose UTF-8 starts with 0xE3 or more: text
         // without such a byte (Latin, Cyrillic, Greek, Arabic…) is looked at as bytes only.
         guard text.containsUTF8(atLeast: 0xE3), text.unicodeScalars.contains(where: isUnspaced) else {
@@ -65,7 +65,7 @@ public enum SearchText {
     }
 
     /// Han ideographs, hiragana, katakana (and their half-width forms), and CJK punctuation.
-    static func isUnspaced(_ scalar: Unicode.Scalar) -> Bool {
+    package static func isUnspaced(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x3000...0x30FF, 0x31F0...0x31FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xF900...0xFAFF,
             0xFF66...0xFF9F, 0x20000...0x3FFFF:

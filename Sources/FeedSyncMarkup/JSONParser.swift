@@ -6,7 +6,7 @@ import Foundation
 // every failed guess: profiling a 100 000-item pull put most of its time there. This reader is one
 // pass with no guessing; strings without escapes are copied once.
 extension JSONValue {
-    static func parse(_ data: Data) throws(FeedError) -> JSONValue {
+    package static func parse(_ data: Data) throws(FeedError) -> JSONValue {
         let parsed = data.withUnsafeBytes { raw -> Result<JSONValue, JSONSyntaxError> in
             var reader = JSONReader(bytes: raw.bindMemory(to: UInt8.self))
             return Result { try reader.document() }.mapError { $0 as! JSONSyntaxError }
@@ -28,7 +28,7 @@ extension JSONValue {
     /// list read a second time for the function it returns then, if any. Returns the root, with
     /// the list empty. `bytes` must be a mapping of a file: the pages read are given back to the
     /// kernel as the reader moves on, and read again from the file for a second pass.
-    static func parse(
+    package static func parse(
         mappedFile bytes: UnsafeBufferPointer<UInt8>,
         listReader reader: (_ root: JSONValue, _ complete: Bool) throws -> ((JSONValue) throws -> Void)?
     ) throws -> JSONValue {
@@ -51,11 +51,11 @@ extension JSONValue {
     }
 }
 
-struct JSONSyntaxError: Error {
-    var reason: String
-    var offset: Int
+package struct JSONSyntaxError: Error {
+    package var reason: String
+    package var offset: Int
 
-    func feedError(startingWith start: some Collection<UInt8>) -> FeedError {
+    package func feedError(startingWith start: some Collection<UInt8>) -> FeedError {
         let preview = String(decoding: start, as: UTF8.self)
         return FeedError(
             "the document is not valid JSON (\(reason) at byte \(offset); "
@@ -65,19 +65,19 @@ struct JSONSyntaxError: Error {
 }
 
 private struct JSONReader {
-    let bytes: UnsafeBufferPointer<UInt8>
-    var index = 0
+    package let bytes: UnsafeBufferPointer<UInt8>
+    package var index = 0
     /// Members of the object read last: room made for the next one (a feed's objects repeat one
     /// shape), at most 16, so a small object after a large one takes little more than its own.
-    var lastObjectSize = 0
+    package var lastObjectSize = 0
     /// Nesting deeper than this is refused rather than allowed to exhaust the stack.
-    static let maxDepth = 512
+    package static let maxDepth = 512
     /// `bytes` map a file: the pages behind the reader are given back as a list is read.
-    let mapped: Bool
+    package let mapped: Bool
     /// Where the pages not given back yet start.
-    var kept = 0
+    package var kept = 0
 
-    init(bytes: UnsafeBufferPointer<UInt8>, mapped: Bool = false, at start: Int = 0) {
+    package init(bytes: UnsafeBufferPointer<UInt8>, mapped: Bool = false, at start: Int = 0) {
         self.bytes = bytes
         self.mapped = mapped
         index = start
@@ -86,7 +86,7 @@ private struct JSONReader {
         if start == 0, bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
     }
 
-    mutating func document() throws(JSONSyntaxError) -> JSONValue {
+    package mutating func document() throws(JSONSyntaxError) -> JSONValue {
         let value = try self.value(depth: 0)
         skipWhitespace()
         guard index == bytes.count else { throw fail("unexpected text after the document") }
@@ -98,7 +98,7 @@ private struct JSONReader {
     /// root returned has the list empty, and `list` is given the root as read until the list.
     /// Also where the list starts, and the depth to read it at. A second `items` member is
     /// refused: read whole, the last would count, but the first may have been handed over.
-    mutating func outline(
+    package mutating func outline(
         _ list: (JSONValue) throws -> (JSONValue) throws -> Void
     ) throws -> (root: JSONValue, list: (start: Int, depth: Int)?) {
         skipWhitespace()
@@ -138,7 +138,7 @@ private struct JSONReader {
 
     /// The elements of the array at `index`, each handed to `element` as it is read; in a
     /// mapped file, the pages behind are given back every few megabytes.
-    mutating func elements(depth: Int, _ element: (JSONValue) throws -> Void) throws {
+    package mutating func elements(depth: Int, _ element: (JSONValue) throws -> Void) throws {
         guard !open(UInt8(ascii: "]")) else { return }
         repeat {
             try element(try value(depth: depth + 1))
@@ -152,9 +152,9 @@ private struct JSONReader {
         } while try another(before: UInt8(ascii: "]"))
     }
 
-    func fail(_ reason: String) -> JSONSyntaxError { JSONSyntaxError(reason: reason, offset: index) }
+    package func fail(_ reason: String) -> JSONSyntaxError { JSONSyntaxError(reason: reason, offset: index) }
 
-    mutating func skipWhitespace() {
+    package mutating func skipWhitespace() {
         while index < bytes.count,
             bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09
         {
@@ -162,7 +162,7 @@ private struct JSONReader {
         }
     }
 
-    mutating func value(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+    package mutating func value(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         guard depth < Self.maxDepth else { throw fail("nesting deeper than \(Self.maxDepth) levels") }
         skipWhitespace()
         guard index < bytes.count else { throw fail("unexpected end") }
@@ -184,7 +184,7 @@ private struct JSONReader {
         }
     }
 
-    mutating func literal(_ word: StaticString) throws(JSONSyntaxError) {
+    package mutating func literal(_ word: StaticString) throws(JSONSyntaxError) {
         let count = word.utf8CodeUnitCount
         guard index + count <= bytes.count,
             memcmp(bytes.baseAddress! + index, word.utf8Start, count) == 0
@@ -192,7 +192,7 @@ private struct JSONReader {
         index += count
     }
 
-    mutating func object(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+    package mutating func object(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         var object = JSONObject()
         guard !open(UInt8(ascii: "}")) else { return .object(object) }
         // One allocation instead of growing 1, 2, 4, 8: a tenth of a paged-JSON page's decoding.
@@ -208,7 +208,7 @@ private struct JSONReader {
     }
 
     /// The members of the object at `index`, each read by `member` from after its ':'.
-    mutating func members(_ member: (inout JSONReader, String) throws -> Void) throws {
+    package mutating func members(_ member: (inout JSONReader, String) throws -> Void) throws {
         guard !open(UInt8(ascii: "}")) else { return }
         repeat {
             let name = try memberName()
@@ -217,7 +217,7 @@ private struct JSONReader {
     }
 
     /// A member's name and its ':'.
-    mutating func memberName() throws(JSONSyntaxError) -> String {
+    package mutating func memberName() throws(JSONSyntaxError) -> String {
         skipWhitespace()
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
         let name = try string()
@@ -227,7 +227,7 @@ private struct JSONReader {
         return name
     }
 
-    mutating func array(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+    package mutating func array(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         var elements: [JSONValue] = []
         guard !open(UInt8(ascii: "]")) else { return .array(elements) }
         repeat {
@@ -239,7 +239,7 @@ private struct JSONReader {
     /// Reads the '{' or '[' at `index`; true when `close` follows at once (and is read too).
     /// This and `another` are inlined so `close` is a constant where they are used: called, they
     /// made parsing 3 % slower (callgrind).
-    @inline(__always) mutating func open(_ close: UInt8) -> Bool {
+    @inline(__always) package mutating func open(_ close: UInt8) -> Bool {
         index += 1
         skipWhitespace()
         guard index < bytes.count, bytes[index] == close else { return false }
@@ -249,7 +249,7 @@ private struct JSONReader {
 
     /// After a member or an element: true when another follows (its ',' read), false when
     /// `close` ends the object or array (and is read).
-    @inline(__always) mutating func another(before close: UInt8) throws(JSONSyntaxError) -> Bool {
+    @inline(__always) package mutating func another(before close: UInt8) throws(JSONSyntaxError) -> Bool {
         skipWhitespace()
         guard index < bytes.count else { throw fail("unexpected end") }
         switch bytes[index] {
@@ -264,7 +264,7 @@ private struct JSONReader {
     }
 
     /// A string starting at the opening quote; invalid UTF-8 is repaired (U+FFFD), as elsewhere.
-    mutating func string() throws(JSONSyntaxError) -> String {
+    package mutating func string() throws(JSONSyntaxError) -> String {
         index += 1
         let start = index
         // The common case: no escapes, one copy.
@@ -323,7 +323,7 @@ private struct JSONReader {
         }
     }
 
-    mutating func hex4() throws(JSONSyntaxError) -> UInt32 {
+    package mutating func hex4() throws(JSONSyntaxError) -> UInt32 {
         guard index + 4 <= bytes.count else { throw fail("a short \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
@@ -342,7 +342,7 @@ private struct JSONReader {
     }
 
     /// A number in JSON's grammar (no leading zeros, no bare dot, no NaN).
-    mutating func number() throws(JSONSyntaxError) -> Double {
+    package mutating func number() throws(JSONSyntaxError) -> Double {
         let start = index
         func digits() -> Int {
             let first = index

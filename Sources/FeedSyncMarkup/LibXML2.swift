@@ -1,47 +1,47 @@
-internal import CXML
+package import CXML
 import FeedSyncModel
 import Foundation
 
 /// The libxml2 calls XMLFeed makes, found in the library loaded on first use (as libcurl is), so
 /// `list`, `status` and pulls of JSON feeds never load it, nor the ICU, zlib and liblzma libraries
 /// Debian's build pulls in: over a millisecond of every start (BENCHMARKS.md).
-struct LibXML2: Sendable {
-    typealias Context = UnsafeMutablePointer<xmlParserCtxt>
-    let saxVersion: @convention(c) (UnsafeMutablePointer<xmlSAXHandler>?, Int32) -> Int32
-    let createPushParser:
+package struct LibXML2: Sendable {
+    package typealias Context = UnsafeMutablePointer<xmlParserCtxt>
+    package let saxVersion: @convention(c) (UnsafeMutablePointer<xmlSAXHandler>?, Int32) -> Int32
+    package let createPushParser:
         @convention(c) (
             UnsafeMutablePointer<xmlSAXHandler>?, UnsafeMutableRawPointer?, UnsafePointer<CChar>?, Int32,
             UnsafePointer<CChar>?
         ) -> Context?
-    let useOptions: @convention(c) (Context?, Int32) -> Int32
-    let parseChunk: @convention(c) (Context?, UnsafePointer<CChar>?, Int32, Int32) -> Int32
-    let stopParser: @convention(c) (Context?) -> Void
-    let freeParser: @convention(c) (Context?) -> Void
-    let freeDocument: @convention(c) (UnsafeMutablePointer<xmlDoc>?) -> Void
+    package let useOptions: @convention(c) (Context?, Int32) -> Int32
+    package let parseChunk: @convention(c) (Context?, UnsafePointer<CChar>?, Int32, Int32) -> Int32
+    package let stopParser: @convention(c) (Context?) -> Void
+    package let freeParser: @convention(c) (Context?) -> Void
+    package let freeDocument: @convention(c) (UnsafeMutablePointer<xmlDoc>?) -> Void
     /// The XML reader that builds a tree, for OPML files.
-    let readXML:
+    package let readXML:
         @convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32) ->
             UnsafeMutablePointer<xmlDoc>?
     /// A node's line, past the 65 535 its own field holds.
-    let lineNumber: @convention(c) (UnsafePointer<xmlNode>?) -> Int
+    package let lineNumber: @convention(c) (UnsafePointer<xmlNode>?) -> Int
     /// The HTML parser, for feed autodiscovery in a web page.
-    let readHTML:
+    package let readHTML:
         @convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32) ->
             UnsafeMutablePointer<xmlDoc>?
 
     /// The HTML parser's own parts, for reading a page as events (`readHTML(_:encoding:options:handler:user:)`).
-    let createMemoryParser: @convention(c) (UnsafePointer<CChar>?, Int32) -> Context?
-    let useHTMLOptions: @convention(c) (Context?, Int32) -> Int32
-    let findEncoding: @convention(c) (UnsafePointer<CChar>?) -> xmlCharEncodingHandlerPtr?
-    let switchEncoding: @convention(c) (Context?, xmlCharEncodingHandlerPtr?) -> Int32
-    let parseHTML: @convention(c) (Context?) -> Int32
-    let isBooleanAttribute: @convention(c) (UnsafePointer<UInt8>?) -> Int32
-    let copyString: @convention(c) (UnsafePointer<UInt8>?) -> UnsafeMutablePointer<UInt8>?
+    package let createMemoryParser: @convention(c) (UnsafePointer<CChar>?, Int32) -> Context?
+    package let useHTMLOptions: @convention(c) (Context?, Int32) -> Int32
+    package let findEncoding: @convention(c) (UnsafePointer<CChar>?) -> xmlCharEncodingHandlerPtr?
+    package let switchEncoding: @convention(c) (Context?, xmlCharEncodingHandlerPtr?) -> Int32
+    package let parseHTML: @convention(c) (Context?) -> Int32
+    package let isBooleanAttribute: @convention(c) (UnsafePointer<UInt8>?) -> Int32
+    package let copyString: @convention(c) (UnsafePointer<UInt8>?) -> UnsafeMutablePointer<UInt8>?
     /// libxml2's deallocator (its `xmlFree` variable's value).
-    let free: @convention(c) (UnsafeMutableRawPointer?) -> Void
+    package let free: @convention(c) (UnsafeMutableRawPointer?) -> Void
 
     /// Loaded and initialised once, before any thread parses.
-    static let shared: Result<LibXML2, FeedError> = load()
+    package static let shared: Result<LibXML2, FeedError> = load()
 
     private static func load() -> Result<LibXML2, FeedError> {
         guard let library = dlopen("libxml2.so.2", RTLD_NOW | RTLD_LOCAL) else {
@@ -85,7 +85,7 @@ extension LibXML2 {
     /// Reads HTML as `readHTML` (`htmlReadMemory`) does, step for step, but sends its events to the
     /// SAX1 callbacks `handler` sets instead of building a tree; `user` is in the context's
     /// `_private` for them. False when the parser could not start.
-    func readHTML(
+    package func readHTML(
         _ bytes: UnsafeBufferPointer<CChar>, encoding: String?, options: Int32,
         handler: (inout xmlSAXHandler) -> Void, user: UnsafeMutableRawPointer
     ) -> Bool {

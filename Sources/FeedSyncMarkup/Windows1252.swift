@@ -3,17 +3,17 @@ import FeedSyncModel
 /// Text its publisher encoded twice: UTF-8 bytes read as windows-1252 and written again as UTF-8,
 /// so "Actualités" arrives as "ActualitÃ©s" and "£30" as "Â£30". feedparser and the readers
 /// people use show the text meant; so does feedsync, but only where the repair is certain.
-enum Mojibake {
+package enum Mojibake {
     /// `text` repaired when the whole of it is such text: every character is one windows-1252 has
     /// (or a C1 control, which a browser's windows-1252 decodes the five unassigned bytes to), and
     /// those bytes are valid UTF-8 holding at least one character beyond ASCII. Anything else —
     /// genuine "Ã" in Portuguese, a real "Â", text in any other script — is returned as it is.
-    static func repaired(_ text: String) -> String {
+    package static func repaired(_ text: String) -> String {
         text.containsUTF8(0xC3) ? repairedIfEncodedTwice(text) ?? text : text
     }
 
     /// `repaired` for text as UTF-8 bytes (an XML field as it was read).
-    static func repaired(_ bytes: [UInt8]) -> [UInt8] {
+    package static func repaired(_ bytes: [UInt8]) -> [UInt8] {
         guard bytes.withUnsafeBufferPointer({ $0.containsByte(0xC3) }),
             let fixed = repairedIfEncodedTwice(String(decoding: bytes, as: UTF8.self))
         else {
@@ -54,7 +54,7 @@ enum Mojibake {
 
 /// Windows-1252 as browsers decode it (the WHATWG Encoding Standard): ISO-8859-1 but for 0x80…0x9F,
 /// where the five bytes it leaves unassigned decode to the C1 controls of their numbers.
-enum Windows1252 {
+package enum Windows1252 {
     /// What bytes 0x80…0x9F decode to (the five unassigned ones, the C1 control of the same number).
     private static let high: [Unicode.Scalar] = [
         "\u{20AC}", "\u{81}", "\u{201A}", "\u{192}", "\u{201E}", "\u{2026}", "\u{2020}", "\u{2021}",
@@ -64,18 +64,18 @@ enum Windows1252 {
     ]
 
     /// The character `byte` decodes to.
-    static func scalar(_ byte: UInt8) -> Unicode.Scalar {
+    package static func scalar(_ byte: UInt8) -> Unicode.Scalar {
         (0x80...0x9F).contains(byte) ? high[Int(byte) - 0x80] : Unicode.Scalar(byte)
     }
 
     /// `byte` decoded, as UTF-8.
-    static func utf8(_ byte: UInt8, into output: inout [UInt8]) {
+    package static func utf8(_ byte: UInt8, into output: inout [UInt8]) {
         guard byte >= 0x80 else { return output.append(byte) }
         output += String(Character(scalar(byte))).utf8
     }
 
     /// The byte that decodes to `scalar`, or nil when none does.
-    static func byte(of scalar: Unicode.Scalar) -> UInt8? {
+    package static func byte(of scalar: Unicode.Scalar) -> UInt8? {
         let value = scalar.value
         if value < 0x80 || (0xA0...0xFF).contains(value) { return UInt8(value) }
         return high.firstIndex(of: scalar).map { UInt8(0x80 + $0) }

@@ -5,13 +5,13 @@
 import FeedSyncModel
 import Foundation
 
-enum HTMLText {
+package enum HTMLText {
     // The text helpers walk UTF-8 bytes: every byte they look for (tags, entities, ASCII
     // whitespace) is ASCII, and a byte-wise pass is an order of magnitude faster than iterating
     // Characters over the kilobytes of HTML a long feed carries per item.
 
     /// The characters a summary keeps (titles made from text keep 80).
-    static let summaryLength = 280
+    package static let summaryLength = 280
 
     /// One line of plain text: tags dropped (with the contents of `script` and `style`), entities
     /// decoded, runs of whitespace made one space — in one pass over the bytes.
@@ -19,17 +19,17 @@ enum HTMLText {
     /// With `limit`, only enough text for `cut(_:to: limit)` is made: `limit + 1` characters (so
     /// the cut still sees there was more), which is most of the work saved on a long description
     /// that becomes a 280-character summary.
-    static func plain(_ html: String, limit: Int? = nil) -> String {
+    package static func plain(_ html: String, limit: Int? = nil) -> String {
         plain(Array(html.utf8), limit: limit)
     }
 
-    static func plain(_ html: [UInt8], limit: Int? = nil) -> String {
+    package static func plain(_ html: [UInt8], limit: Int? = nil) -> String {
         String(decoding: plainText(html, limit: limit).bytes, as: UTF8.self)
     }
 
     /// `cut(plain(html, limit: limit), to: limit)`: a summary. Plain ASCII text (nearly every
     /// feed's) is cut as bytes, never made a String before it is cut.
-    static func summary(_ html: [UInt8], limit: Int) -> String {
+    package static func summary(_ html: [UInt8], limit: Int) -> String {
         let text = plainText(html, limit: limit)
         guard text.ascii else { return cut(String(decoding: text.bytes, as: UTF8.self), to: limit) }
         guard text.bytes.count > limit else { return String(decoding: text.bytes, as: UTF8.self) }
@@ -105,15 +105,15 @@ enum HTMLText {
 
     /// The text `plain` makes: runs of whitespace become one space, never at either end.
     private struct PlainText {
-        var bytes: [UInt8] = []
-        var pendingSpace = false
-        var ascii = true
+        package var bytes: [UInt8] = []
+        package var pendingSpace = false
+        package var ascii = true
 
-        init(capacity: Int) { bytes.reserveCapacity(capacity) }
+        package init(capacity: Int) { bytes.reserveCapacity(capacity) }
 
-        mutating func space() { pendingSpace = !bytes.isEmpty }
+        package mutating func space() { pendingSpace = !bytes.isEmpty }
 
-        mutating func append(_ byte: UInt8) {
+        package mutating func append(_ byte: UInt8) {
             if pendingSpace { bytes.append(UInt8(ascii: " ")) }
             pendingSpace = false
             bytes.append(byte)
@@ -121,14 +121,14 @@ enum HTMLText {
         }
 
         /// Printable ASCII (`isPlain`) and single spaces between it, appended at once.
-        mutating func append(_ run: ArraySlice<UInt8>) {
+        package mutating func append(_ run: ArraySlice<UInt8>) {
             if pendingSpace { bytes.append(UInt8(ascii: " ")) }
             pendingSpace = false
             bytes.append(contentsOf: run)
         }
 
         /// How many more bytes `holds(limit)` may want: at least one.
-        func room(_ limit: Int?) -> Int {
+        package func room(_ limit: Int?) -> Int {
             guard let limit else { return .max }
             return max(1, (ascii ? limit + 1 : 4 * (limit + 1)) - bytes.count)
         }
@@ -136,7 +136,7 @@ enum HTMLText {
         /// Whether there is enough for `cut(_:to: limit)`: `limit + 1` characters. An ASCII byte
         /// is one character (CR is never kept); others take at most four bytes, bar rare clusters
         /// that then end the text a little early.
-        func holds(_ limit: Int?) -> Bool {
+        package func holds(_ limit: Int?) -> Bool {
             guard let limit else { return false }
             return ascii ? bytes.count > limit : bytes.count >= 4 * (limit + 1)
         }
@@ -145,12 +145,12 @@ enum HTMLText {
     /// Text as readers show a title: plain text, but publishers escape characters in it
     /// (`&#8216;`, `&amp;`) as in HTML; those are decoded, runs of whitespace made one space, and
     /// tags not touched (a JSON Feed title, a page's metadata).
-    static func decodedText(_ text: String) -> String {
+    package static func decodedText(_ text: String) -> String {
         collapsingWhitespace(decodeEntities(text))
     }
 
     /// `text` with runs of whitespace made one space and the ends trimmed.
-    static func collapsingWhitespace(_ text: String) -> String {
+    package static func collapsingWhitespace(_ text: String) -> String {
         String(decoding: collapsingWhitespace(Array(text.utf8)), as: UTF8.self)
     }
 
@@ -174,7 +174,7 @@ enum HTMLText {
     }
 
     /// The UTF-8 length of the whitespace character (Unicode's White_Space) at `index`, or nil.
-    static func whitespaceWidth<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at index: Int) -> Int?
+    package static func whitespaceWidth<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at index: Int) -> Int?
     where Bytes.Index == Int {
         let byte = bytes[index]
         if byte < 0x80 { return byte == 0x20 || (0x09...0x0D).contains(byte) ? 1 : nil }
@@ -191,15 +191,15 @@ enum HTMLText {
         }
     }
 
-    static func isASCIILetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
+    package static func isASCIILetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
 
-    static func opensTag(_ byte: UInt8) -> Bool {
+    package static func opensTag(_ byte: UInt8) -> Bool {
         isASCIILetter(byte) || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "!") || byte == UInt8(ascii: "?")
     }
 
     /// Where `needle` (lowercase ASCII, starting with a byte that is no letter, like `<`) starts
     /// in `bytes` at or after `start`, ignoring ASCII case.
-    static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
+    package static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
         var index = start
         while let candidate = bytes[index...].firstIndex(of: needle[0]) {
             guard candidate + needle.count <= bytes.count else { return nil }
@@ -214,7 +214,7 @@ enum HTMLText {
     }
 
     /// At most `limit` characters, cut at a word boundary with an ellipsis when it had to be cut.
-    static func cut(_ text: String, to limit: Int) -> String {
+    package static func cut(_ text: String, to limit: Int) -> String {
         let utf8 = text.utf8
         guard utf8.count > limit else { return text }
         if utf8.prefix(limit + 1).allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "\r") }) {
@@ -234,7 +234,7 @@ enum HTMLText {
 
     /// At most `limit` bytes of `html`: when longer, cut before the last `<` that starts within
     /// the limit (never inside a tag), else at the last whole character.
-    static func cutHTML(_ html: String, toBytes limit: Int) -> String {
+    package static func cutHTML(_ html: String, toBytes limit: Int) -> String {
         let utf8 = html.utf8
         guard utf8.count > limit else { return html }
         let head = utf8.prefix(limit)
@@ -248,7 +248,7 @@ enum HTMLText {
     /// HTML for plain `text`: escaped, its blank-line-separated paragraphs in `<p>`s (a line break
     /// inside one a `<br>`, "\r\n" taken as "\n", each trimmed of Unicode blanks). On the bytes:
     /// Foundation's string searches bridge each text to NSString, a third of a JSON Feed pull's CPU.
-    static func html(fromText text: String) -> String {
+    package static func html(fromText text: String) -> String {
         var text = text
         if text.utf8.contains(0x0D) {
             var bytes: [UInt8] = []
@@ -287,7 +287,7 @@ enum HTMLText {
     /// `text` with `&`, `<`, `>` and `"` escaped for HTML. Byte by byte: a quote followed by a
     /// combining mark is one Swift `Character` that is not `"`, and would pass unescaped; a text
     /// with none of the four (most) comes back as it is.
-    static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         var text = text
         let escaped = text.withUTF8 { bytes -> String? in
             guard bytes.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 }) else { return nil }
@@ -301,7 +301,7 @@ enum HTMLText {
 
     /// Appends `bytes` to `out` with `&`, `<`, `>` and `"` escaped, and with `lineBreaks` each
     /// "\n" as `<br>`.
-    static func appendEscaped(_ bytes: some Sequence<UInt8>, to out: inout [UInt8], lineBreaks: Bool = false) {
+    package static func appendEscaped(_ bytes: some Sequence<UInt8>, to out: inout [UInt8], lineBreaks: Bool = false) {
         for byte in bytes {
             switch byte {
             case 0x26: out += "&amp;".utf8
@@ -315,11 +315,11 @@ enum HTMLText {
     }
 
     /// The `src` of the first `<img>` in `html`, entities decoded.
-    static func firstImageSource(_ html: String) -> String? {
+    package static func firstImageSource(_ html: String) -> String? {
         firstImageSource(Array(html.utf8))
     }
 
-    static func firstImageSource(_ bytes: [UInt8]) -> String? {
+    package static func firstImageSource(_ bytes: [UInt8]) -> String? {
         var index = 0
         while let start = Self.find(Array("<img".utf8), in: bytes, from: index) {
             index = start + 4
@@ -334,7 +334,7 @@ enum HTMLText {
 
     /// The value of attribute `name` (lowercase) in the inside of a tag (`a="1" b='2' c=3`), read
     /// attribute by attribute so a name inside another's quoted value is not taken for one.
-    static func attribute(_ name: [UInt8], in tag: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+    package static func attribute(_ name: [UInt8], in tag: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
         var rest = tag
         while true {
@@ -360,7 +360,7 @@ enum HTMLText {
 
     /// Decodes `&amp;`, `&#8217;`, `&#x2019;` and every HTML5 named reference; anything else is
     /// left as written. References to 128–159 are windows-1252's characters, as browsers read them.
-    static func decodeEntities(_ text: String) -> String {
+    package static func decodeEntities(_ text: String) -> String {
         guard text.containsUTF8(UInt8(ascii: "&")) else { return text }
         return String(decoding: decodingEntities(Array(text.utf8)), as: UTF8.self)
     }
@@ -384,7 +384,7 @@ enum HTMLText {
 
     /// The UTF-8 of the entity starting with the `&` at `index`, and the index after its `;`;
     /// nil when none is there.
-    static func entity(in bytes: [UInt8], at index: Int) -> ([UInt8], Int)? {
+    package static func entity(in bytes: [UInt8], at index: Int) -> ([UInt8], Int)? {
         let start = index + 1
         let body = bytes[start...].prefix(40).prefix {
             $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "&") && $0 != 0x20 && !(0x09...0x0D).contains($0)
@@ -411,7 +411,7 @@ enum HTMLText {
 
 extension HTMLEntities {
     /// Each name's text, as UTF-8; made from `source` on first use.
-    static let table: [String: [UInt8]] = {
+    package static let table: [String: [UInt8]] = {
         var table: [String: [UInt8]] = [:]
         table.reserveCapacity(2200)
         for line in source.split(separator: "\n") {
@@ -428,7 +428,7 @@ extension HTMLEntities {
 
     /// The character a numeric reference stands for, as browsers read it: 128–159 are
     /// windows-1252's (`&#146;` is ’), and 0, a surrogate or a value past Unicode is U+FFFD.
-    static func character(_ value: UInt32) -> Unicode.Scalar {
+    package static func character(_ value: UInt32) -> Unicode.Scalar {
         if (0x80...0x9F).contains(value) { return Windows1252.scalar(UInt8(value)) }
         return Unicode.Scalar(value).flatMap { $0.value == 0 ? nil : $0 } ?? "\u{FFFD}"
     }
@@ -436,7 +436,7 @@ extension HTMLEntities {
     /// `text` (UTF-8) with its C1 control characters U+0080–U+009F read as windows-1252's, as
     /// browsers do: they come from `&#146;`-style references, or from windows-1252 bytes declared
     /// as ISO-8859-1.
-    static func replacingC1(_ text: [UInt8]) -> [UInt8] {
+    package static func replacingC1(_ text: [UInt8]) -> [UInt8] {
         // memchr for 0xC2: every field's text passes here, and nearly none holds one.
         let found = text.withUnsafeBufferPointer { buffer -> Int? in
             guard let base = buffer.baseAddress else { return nil }
@@ -469,7 +469,7 @@ extension String {
     /// Without leading and trailing whitespace (Unicode's, newlines included). Feed fields are
     /// nearly always trimmed already, and then this costs two byte checks; otherwise the ends'
     /// scalars are dropped in place, with no bridge to NSString.
-    var trimmed: String {
+    package var trimmed: String {
         guard let first = utf8.first, let last = utf8.last else { return self }
         if (0x21..<0x80).contains(first), (0x21..<0x80).contains(last) { return self }
         let blank = CharacterSet.whitespacesAndNewlines
@@ -485,7 +485,7 @@ extension String {
 // one byte at a time.
 extension String {
     /// Whether the text's UTF-8 holds `byte`.
-    func containsUTF8(_ byte: UInt8) -> Bool {
+    package func containsUTF8(_ byte: UInt8) -> Bool {
         var text = self
         return text.withUTF8 { $0.containsByte(byte) }
     }
@@ -493,7 +493,7 @@ extension String {
     /// Whether the text's UTF-8 holds `part`'s, byte for byte. `contains` with a string, which
     /// `import Foundation` resolves to Foundation's, goes through NSString: a twentieth of an
     /// article's extraction, where the extractor asks it of every picture and style.
-    func containsUTF8(_ part: String) -> Bool {
+    package func containsUTF8(_ part: String) -> Bool {
         var (text, part) = (self, part)
         return text.withUTF8 { bytes in
             part.withUTF8 { wanted in
@@ -512,7 +512,7 @@ extension String {
     }
 
     /// Whether the text's UTF-8 holds a byte of `least` or more.
-    func containsUTF8(atLeast least: UInt8) -> Bool {
+    package func containsUTF8(atLeast least: UInt8) -> Bool {
         var text = self
         return text.withUTF8 { bytes in
             for byte in bytes where byte >= least { return true }
@@ -522,8 +522,12 @@ extension String {
 }
 
 extension UnsafeBufferPointer<UInt8> {
-    func containsByte(_ byte: UInt8) -> Bool {
+    package func containsByte(_ byte: UInt8) -> Bool {
         guard let base = baseAddress else { return false }
         return memchr(base, Int32(byte), count) != nil
     }
+}
+
+extension String {
+    package var nilIfEmpty: String? { isEmpty ? nil : self }
 }

@@ -10,7 +10,7 @@ public enum ArticlePictures {
     /// At most this many pictures of one item are kept.
     public static let perItem = 24
     /// The width of the reading column a `srcset` is chosen for.
-    static let columnWidth = 800
+    package static let columnWidth = 800
 
     /// The attributes of one `<img>` or `<source>` that the choice reads.
     public struct Candidate: Sendable {
@@ -94,7 +94,7 @@ public enum ArticlePictures {
     }
 
     /// The attributes of a tag's inside, entities decoded.
-    static func candidate(_ tag: ArraySlice<UInt8>) -> Candidate {
+    package static func candidate(_ tag: ArraySlice<UInt8>) -> Candidate {
         func value(_ name: String) -> String? {
             HTMLText.attribute(Array(name.utf8), in: tag).map {
                 HTMLText.decodeEntities(String(decoding: $0, as: UTF8.self))
@@ -106,7 +106,7 @@ public enum ArticlePictures {
     }
 
     /// A declared dimension of 2 pixels or less: a tracking pixel, not a picture.
-    static func isPixel(_ dimension: String?) -> Bool {
+    package static func isPixel(_ dimension: String?) -> Bool {
         guard let digits = dimension?.trimmed.prefix(while: { $0.isASCII && $0.isNumber }), !digits.isEmpty,
             digits.count < 6,
             let value = Int(digits)
@@ -115,7 +115,7 @@ public enum ArticlePictures {
     }
 
     /// Whether a `<source type>` is one the picture checks accept (ImageKind in FeedSyncImages).
-    static func isReadable(_ type: String) -> Bool {
+    package static func isReadable(_ type: String) -> Bool {
         let type = type.trimmed.lowercased()
         return type.isEmpty
             || [
@@ -127,7 +127,7 @@ public enum ArticlePictures {
     /// The candidate of a `srcset` for the column: with widths (`640w`), the narrowest at least
     /// `columnWidth` wide, else the widest; with densities (`2x`, or none: 1x), the lowest at
     /// least 1x, else the highest. Nil when it names nothing.
-    static func best(_ srcset: String) -> String? {
+    package static func best(_ srcset: String) -> String? {
         var widths: [(url: String, width: Int)] = []
         var densities: [(url: String, density: Double)] = []
         for (url, descriptor) in candidates(srcset) {
@@ -150,7 +150,7 @@ public enum ArticlePictures {
 
     /// A `srcset`'s candidates as HTML reads them: a URL runs to whitespace (commas inside it
     /// are its own; trailing ones end the candidate), its descriptor to the next comma.
-    static func candidates(_ srcset: String) -> [(url: String, descriptor: String)] {
+    package static func candidates(_ srcset: String) -> [(url: String, descriptor: String)] {
         var found: [(url: String, descriptor: String)] = []
         var rest = srcset[...]
         while true {
@@ -170,7 +170,7 @@ public enum ArticlePictures {
     }
 
     /// `srcset` with each candidate's URL made what `resolve` makes of it, its descriptor kept.
-    static func srcset(_ srcset: String, resolving resolve: (String) -> String) -> String {
+    package static func srcset(_ srcset: String, resolving resolve: (String) -> String) -> String {
         candidates(srcset).map { url, descriptor in
             descriptor.isEmpty ? resolve(url) : resolve(url) + " " + descriptor
         }.joined(separator: ", ")

@@ -1,4 +1,5 @@
 internal import CXML
+import FeedSyncMarkup
 import FeedSyncModel
 import Foundation
 

@@ -9,7 +9,7 @@ import Foundation
 /// `GMT`, `EST`, `+0200` or `+02:00`, and the `Mon May 05 2024 10:00:00 GMT+0200` JavaScript style).
 /// A date without a zone is read as UTC.
 public enum FeedDate {
-    static func normalise(_ value: JSONValue) -> String? {
+    package static func normalise(_ value: JSONValue) -> String? {
         switch value {
         case .string(let text): normalise(text)
         // Seconds, or milliseconds, since 1970.
@@ -19,7 +19,7 @@ public enum FeedDate {
         }
     }
 
-    static func normalise(_ text: String) -> String? {
+    package static func normalise(_ text: String) -> String? {
         parse(text).map(format)
     }
 
@@ -29,11 +29,11 @@ public enum FeedDate {
     }
 
     /// A date's text as UTF-8, as an XML reader gathers it.
-    static func normalise(_ text: [UInt8]) -> String? {
+    package static func normalise(_ text: [UInt8]) -> String? {
         parse(text).map(format)
     }
 
-    static func parse(_ text: [UInt8]) -> Int64? {
+    package static func parse(_ text: [UInt8]) -> Int64? {
         let start = text.firstIndex { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D } ?? text.endIndex
         let bytes = start == 0 ? text : Array(text[start...])
         guard let first = bytes.first else { return nil }
@@ -78,11 +78,11 @@ public enum FeedDate {
     /// captured the index in a box checked for exclusive access at every use, a third of a
     /// paged-JSON item's date.)
     private struct Reader {
-        let bytes: [UInt8]
-        var index = 0
+        package let bytes: [UInt8]
+        package var index = 0
 
         /// The value of the next `width` bytes, all digits.
-        mutating func number(_ width: Int) -> Int? {
+        package mutating func number(_ width: Int) -> Int? {
             guard index + width <= bytes.count else { return nil }
             var value = 0
             for byte in bytes[index..<(index + width)] {
@@ -94,14 +94,14 @@ public enum FeedDate {
         }
 
         /// The value of the next one to `width` digits (as many as there are).
-        mutating func number(upTo width: Int) -> Int? {
+        package mutating func number(upTo width: Int) -> Int? {
             var count = 0
             while count < width, index + count < bytes.count, isDigit(bytes[index + count]) { count += 1 }
             return count > 0 ? number(count) : nil
         }
 
         /// Steps over the next byte when it is `byte`.
-        mutating func skip(_ byte: Unicode.Scalar) -> Bool {
+        package mutating func skip(_ byte: Unicode.Scalar) -> Bool {
             guard index < bytes.count, bytes[index] == UInt8(ascii: byte) else { return false }
             index += 1
             return true

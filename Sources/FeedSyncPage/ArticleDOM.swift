@@ -1,4 +1,5 @@
 internal import CXML
+import FeedSyncMarkup
 import FeedSyncModel
 import Foundation
 
@@ -345,15 +346,6 @@ extension DOMNode {
         return out
     }
 
-    static let voidTags: Set<String> = [
-        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr",
-    ]
-
-    /// Letters, digits, `-` and `_`: an attribute name written as it is.
-    static func isPlainName(_ name: String) -> Bool {
-        name.utf8.allSatisfy { HTMLText.isASCIILetter($0) || (0x30...0x39).contains($0) || $0 == 0x2D || $0 == 0x5F }
-    }
-
     func write(to out: inout String) {
         if isText {
             out += HTMLText.escaped(text)
@@ -361,7 +353,7 @@ extension DOMNode {
         }
         out += "<"
         out += tag
-        for (name, value) in attributes where Self.isPlainName(name) {
+        for (name, value) in attributes where HTMLNames.isPlainName(name) {
             out += " "
             out += name
             out += "=\""
@@ -372,7 +364,7 @@ extension DOMNode {
         // libxml2's HTML 4 parser puts what follows a void element it does not know (`<wbr>`,
         // `<source>`) inside it: written after it, where a browser reads it.
         for child in children { child.write(to: &out) }
-        guard !Self.voidTags.contains(tag) else { return }
+        guard !HTMLNames.voidTags.contains(tag) else { return }
         out += "</"
         out += tag
         out += ">"

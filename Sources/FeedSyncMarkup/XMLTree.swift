@@ -1,71 +1,23 @@
-internal import CXML
+package import CXML
 import FeedSyncModel
 import Foundation
 
-/// The feeds a web page names for autodiscovery: `<link rel="alternate" type="application/rss+xml"
-/// href="…">` (or Atom, or JSON Feed), read with libxml2's HTML parser, which reads broken HTML as
-/// a browser would.
-public enum FeedDiscovery {
-    /// The link types that name a feed.
-    static let types: Set<String> = ["application/rss+xml", "application/atom+xml", "application/feed+json"]
-
-    /// At most this many links are taken from one page.
-    static let maxLinks = 20
-
-    /// The absolute http(s) URLs of the feeds `html` links to, in the page's order without
-    /// repeats, relative ones resolved against the page's `<base href>` or else `pageURL`.
-    public static func feeds(inHTML html: Data, pageURL: String) throws(FeedError) -> [String] {
-        let xml = try LibXML2.shared.get()
-        guard !html.isEmpty, html.count < Int(Int32.max) else { return [] }
-        // Recover from errors as browsers do (HTML_PARSE_RECOVER), print nothing (NOERROR,
-        // NOWARNING), never fetch anything the page names (NONET): HTMLparser.h's values, a header
-        // CXML does not take in.
-        let options: Int32 = 1 | 32 | 64 | 2048
-        guard
-            let document = html.withUnsafeBytes({ bytes in
-                xml.readHTML(
-                    bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil, nil, options)
-            })
-        else { return [] }
-        defer { xml.freeDocument(document) }
-
-        var base = URL(string: pageURL)
-        var found: [String] = []
-        XMLTree.walk(document) { element in
-            let name = element.name
-            if name == "base", let href = element["href"], let url = URL(string: href, relativeTo: base) {
-                base = url.absoluteURL
-            } else if name == "link", found.count < maxLinks,
-                let rel = element["rel"]?.lowercased(),
-                rel.split(whereSeparator: \.isWhitespace).contains("alternate"),
-                let type = element["type"]?.lowercased().split(separator: ";").first?
-                    .trimmingCharacters(in: .whitespaces),
-                types.contains(type),
-                let href = element["href"]?.trimmingCharacters(in: .whitespacesAndNewlines),
-                let url = URL(string: href, relativeTo: base)?.absoluteString,
-                url.hasPrefix("http://") || url.hasPrefix("https://"), !found.contains(url)
-            {
-                found.append(url)
-            }
-            return true
-        } leave: { _ in
-        }
-        return found
-    }
-}
-
 /// Reading a tree libxml2 built: its elements depth first, without recursion (a hostile document
 /// may nest deeply), their names and attributes as bounded strings.
-enum XMLTree {
-    struct Element {
-        let node: UnsafeMutablePointer<xmlNode>
+package enum XMLTree {
+    package struct Element {
+        package let node: UnsafeMutablePointer<xmlNode>
+
+        package init(node: UnsafeMutablePointer<xmlNode>) {
+            self.node = node
+        }
 
         /// The name in lower case (HTML and OPML writers differ in case).
-        var name: String { node.pointee.name.map(XMLTree.lowercased) ?? "" }
+        package var name: String { node.pointee.name.map(XMLTree.lowercased) ?? "" }
 
         /// The attribute named so (given in lower case), letter case aside; nil when absent or
         /// longer than `FeedLimits.urlBytes`.
-        subscript(_ name: String) -> String? {
+        package subscript(_ name: String) -> String? {
             var property = node.pointee.properties
             while let current = property {
                 if let candidate = current.pointee.name, XMLTree.equal(candidate, lowercased: name) {
@@ -80,7 +32,7 @@ enum XMLTree {
 
     /// A name libxml2 read, in lower case; without a copy to lower when it is already (as the
     /// HTML parser leaves tag and attribute names).
-    static func lowercased(_ name: UnsafePointer<UInt8>) -> String {
+    package static func lowercased(_ name: UnsafePointer<UInt8>) -> String {
         var index = 0
         while name[index] != 0 {
             if name[index] >= 0x41 && name[index] <= 0x5A || name[index] >= 0x80 {
@@ -92,7 +44,7 @@ enum XMLTree {
     }
 
     /// Whether libxml2's `name` is `lowercased` (in lower case), ASCII letter case aside.
-    static func equal(_ name: UnsafePointer<UInt8>, lowercased: String) -> Bool {
+    package static func equal(_ name: UnsafePointer<UInt8>, lowercased: String) -> Bool {
         var index = 0
         for byte in lowercased.utf8 {
             let other = name[index]
@@ -105,7 +57,7 @@ enum XMLTree {
     }
 
     /// An attribute's value: the text of its children.
-    static func value(of attribute: UnsafeMutablePointer<xmlAttr>) -> String {
+    package static func value(of attribute: UnsafeMutablePointer<xmlAttr>) -> String {
         var value = ""
         var child = attribute.pointee.children
         while let part = child {
@@ -117,7 +69,7 @@ enum XMLTree {
 
     /// Calls `enter` for each element in document order, `text` for each run of text (and CDATA)
     /// in it, and `leave` after its children. `enter` returning false skips the element's children.
-    static func walk(
+    package static func walk(
         _ document: UnsafeMutablePointer<xmlDoc>, enter: (Element) -> Bool,
         text: (UnsafePointer<UInt8>) -> Void = { _ in },
         leave: (Element) -> Void
