@@ -94,7 +94,7 @@ let package = Package(
 
         // Sync drives Transport, Feed and Store.
         .target(
-            name: "FeedSyncSync",
+            name: "FeedSyncPull",
             dependencies: [
                 "FeedSyncModel", "FeedSyncStore", "FeedSyncTransport", "FeedSyncMarkup", "FeedSyncFeed", "FeedSyncPage",
             ],
@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "FeedSyncKit",
             dependencies: [
-                "FeedSyncModel", "FeedSyncSync", "FeedSyncImages", "FeedSyncStore", "FeedSyncTransport",
+                "FeedSyncModel", "FeedSyncPull", "FeedSyncImages", "FeedSyncStore", "FeedSyncTransport",
                 "FeedSyncMarkup",
                 "FeedSyncFeed", "FeedSyncPage",
             ],

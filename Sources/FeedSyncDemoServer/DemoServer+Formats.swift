@@ -182,9 +182,22 @@ extension DemoServer {
         return Data("[\(posts.joined(separator: ", "))]".utf8)
     }
 
+    /// `text` with `&`, `<`, `>` and `"` escaped; in one pass over its bytes, not through
+    /// Foundation's `replacingOccurrences`, whose bridge to NSString crashed a test run once
+    /// (an index out of range in `NSString.mutableCopy`).
     static func xml(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "&"): out += Array("&amp;".utf8)
+            case UInt8(ascii: "<"): out += Array("&lt;".utf8)
+            case UInt8(ascii: ">"): out += Array("&gt;".utf8)
+            case UInt8(ascii: "\""): out += Array("&quot;".utf8)
+            default: out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     // Format styles, made once: a DateFormatter or ISO8601DateFormatter made for each date cost

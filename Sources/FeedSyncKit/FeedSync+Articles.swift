@@ -1,8 +1,8 @@
 import FeedSyncFeed
 import FeedSyncMarkup
 import FeedSyncModel
+import FeedSyncPull
 import FeedSyncStore
-import FeedSyncSync
 import FeedSyncTransport
 import Foundation
 

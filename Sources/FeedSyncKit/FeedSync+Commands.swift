@@ -3,8 +3,8 @@ import FeedSyncImages
 import FeedSyncMarkup
 import FeedSyncModel
 import FeedSyncPage
+import FeedSyncPull
 import FeedSyncStore
-import FeedSyncSync
 import FeedSyncTransport
 import Foundation
 

@@ -8,8 +8,8 @@ import FeedSyncFeed
 import FeedSyncImages
 import FeedSyncMarkup
 @_exported import FeedSyncModel
+import FeedSyncPull
 import FeedSyncStore
-import FeedSyncSync
 import FeedSyncTransport
 import Foundation
 

@@ -2,7 +2,7 @@ import FeedSyncFeed
 import FeedSyncMarkup
 import FeedSyncModel
 import FeedSyncPage
-import FeedSyncSync
+import FeedSyncPull
 import FeedSyncTransport
 import Foundation
 

@@ -5,8 +5,8 @@ import Testing
 @testable import FeedSyncFeed
 @testable import FeedSyncMarkup
 @testable import FeedSyncPage
+@testable import FeedSyncPull
 @testable import FeedSyncStore
-@testable import FeedSyncSync
 
 /// `AccountMachine`'s decisions, without a server or a store.
 @Suite struct AccountMachineTests {

@@ -3,7 +3,7 @@ import FeedSyncTransport
 import Foundation
 import Testing
 
-@testable import FeedSyncSync
+@testable import FeedSyncPull
 
 /// One request's attempts, decided by `FetchMachine` without a network: each decision it makes,
 /// from synthetic answers and failures.

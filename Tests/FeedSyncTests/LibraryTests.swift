@@ -1,8 +1,8 @@
 import FeedSyncDemoServer
 import FeedSyncImages
 import FeedSyncModel
+import FeedSyncPull
 import FeedSyncStore
-import FeedSyncSync
 import Foundation
 import Synchronization
 import Testing

@@ -6,8 +6,8 @@ import FeedSyncPage
 import Foundation
 import Testing
 
+@testable import FeedSyncPull
 @testable import FeedSyncStore
-@testable import FeedSyncSync
 
 /// Issue 20 end to end: which requests a pull makes, with which headers, and what it remembers of
 /// what servers said, asserted on the demo server's request log.

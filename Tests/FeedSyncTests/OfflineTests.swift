@@ -3,7 +3,7 @@ import FeedSyncModel
 import Foundation
 import Testing
 
-@testable import FeedSyncSync
+@testable import FeedSyncPull
 
 /// When the verdict is offline, and what a host that gave no answer costs the rest of a run.
 @Suite struct NetworkVerdictTests {

@@ -7,7 +7,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import FeedSyncSync
+@testable import FeedSyncPull
 
 /// The paging rules, driven with synthetic pages: no server, no database.
 @Suite struct PagingMachineTests {

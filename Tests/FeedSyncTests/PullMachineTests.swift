@@ -7,8 +7,8 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import FeedSyncPull
 @testable import FeedSyncStore
-@testable import FeedSyncSync
 
 /// What a pull does with each answer, driven with synthetic answers: no server, no database.
 @Suite struct PullMachineTests {
@@ -340,8 +340,8 @@ extension Feed {
     @Test func aDocumentIsReadBelowThePullsPriorityOnAThreadOfItsOwn() async throws {
         let which = __priority_which_t(PRIO_PROCESS.rawValue)
         let base = getpriority(which, 0)
-        let reading = try await onOwnThread(niceness: SyncEngine.readingNiceness) { getpriority(which, 0) }
-        #expect(reading == min(19, base + SyncEngine.readingNiceness))
+        let reading = try await onOwnThread(niceness: FeedPuller.readingNiceness) { getpriority(which, 0) }
+        #expect(reading == min(19, base + FeedPuller.readingNiceness))
         #expect(try await onOwnThread { getpriority(which, 0) } == base)
         #expect(getpriority(which, 0) == base)
     }

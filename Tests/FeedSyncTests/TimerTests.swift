@@ -5,8 +5,8 @@ import FeedSyncKit
 import FeedSyncMarkup
 import FeedSyncModel
 import FeedSyncPage
+import FeedSyncPull
 import FeedSyncStore
-import FeedSyncSync
 import Foundation
 import GRDB
 import Synchronization

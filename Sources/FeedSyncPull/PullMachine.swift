@@ -10,7 +10,7 @@ import Foundation
 /// WordPress page 1 asked again with its paging parameters, a page past the end, a refused saved
 /// link, a failure), what is written with each page (the cursor `PagingMachine` keeps, the
 /// feed's names and format) and the outcome: the feed row's record and when it is due again
-/// (`Schedule`). It does no I/O: `SyncEngine` performs the actions it returns and hands back
+/// (`Schedule`). It does no I/O: `FeedPuller` performs the actions it returns and hands back
 /// what happened, so every rule is unit-tested with synthetic answers (`PullMachineTests`).
 public struct PullMachine: Sendable {
     public enum Action: Sendable {

@@ -4,7 +4,7 @@ import Foundation
 
 /// One request's attempts, decided without I/O: whether it is asked at all (what the run knows
 /// of the network), what each answer or failure means (hand it on, ask again after a delay, or
-/// give up, and how), and what the run learns of the host. `SyncEngine.fetch` carries out its
+/// give up, and how), and what the run learns of the host. `FeedPuller.fetch` carries out its
 /// actions (`FetchMachineTests` drive it with synthetic answers).
 ///
 /// The rules: an answer the server would answer otherwise later (408, 429, 5xx) and a transfer

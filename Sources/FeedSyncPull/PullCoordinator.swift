@@ -153,7 +153,7 @@ public final class PullCoordinator: Sendable {
                 while true {
                     while !Task.isCancelled, !network.offline, !free.isEmpty, let index = next.next() {
                         let slot = free.removeLast()
-                        let engine = SyncEngine(
+                        let engine = FeedPuller(
                             store: store, client: client, downloadPath: home.downloadPath(slot: slot))
                         var feed = feeds[index]
                         // Asked with --force, a history that waits is tried now too.

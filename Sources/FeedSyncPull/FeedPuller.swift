@@ -1,5 +1,6 @@
-// FeedSyncSync: the engine that pulls one feed into the store (this file), the data home, and the
-// error type the command line maps to exit codes. The paging rules live in PagingMachine.
+// One feed's pull: FeedPuller carries out what PullMachine (the feed's answers, over PagingMachine's
+// paging) and FetchMachine (each request's attempts) decide. A pull of many feeds is
+// PullCoordinator's, which gives each feed a FeedPuller of its own.
 
 import FeedSyncFeed
 import FeedSyncMarkup
@@ -9,42 +10,8 @@ import FeedSyncTransport
 import Foundation
 import Synchronization
 
-public struct PullOptions: Sendable {
-    /// Pages each feed may fetch in this run, `nil` for no limit.
-    public var maxPages: Int?
-    public var retry: RetryPolicy
-    /// When each feed is due again.
-    public var schedule: Schedule
-    /// The time, for due times and `Retry-After`.
-    public var clock: TimeSource
-    /// What happens, for the user (`--verbose`, the progress line).
-    public var onEvent: @Sendable (PullEvent) -> Void
-    /// Called after each transaction that stored items (a page, or a part of a long one), for the
-    /// work that follows the store (the picture prefetch); `refreshed`: it rewrote items stored
-    /// before.
-    public var onCommit: @Sendable (_ refreshed: Bool) -> Void
-    /// What the run has learnt of the network, shared by its feeds; nil for a pull on its own.
-    public var network: RunNetwork?
-    /// The turns for reading a document held in memory, shared by every feed pulled with these
-    /// options (a run's feeds share one value).
-    public var reading = WorkGate(width: ProcessInfo.processInfo.activeProcessorCount)
-
-    public init(
-        maxPages: Int? = nil, retry: RetryPolicy = RetryPolicy(), schedule: Schedule = Schedule(),
-        clock: TimeSource = .system, onEvent: @escaping @Sendable (PullEvent) -> Void = { _ in },
-        onCommit: @escaping @Sendable (_ refreshed: Bool) -> Void = { _ in }
-    ) {
-        self.maxPages = maxPages
-        self.retry = retry
-        self.schedule = schedule
-        self.clock = clock
-        self.onEvent = onEvent
-        self.onCommit = onCommit
-    }
-}
-
 /// Pulls feeds into the store, one page per transaction: carries out what `PullMachine` decides.
-public final class SyncEngine: Sendable {
+public final class FeedPuller: Sendable {
     let store: Store
     let client: HTTPClient
     /// Where a document longer than `inMemoryBytes` is written while it arrives.
@@ -271,64 +238,5 @@ public final class SyncEngine: Sendable {
         } catch {
             throw PullFailure(SyncError(.local, "\(error); \(Self.checkDisk)"))
         }
-    }
-}
-
-/// Runs `body` on a thread of its own and returns what it returns: for work that blocks (reading
-/// and parsing a long file), which must not hold a thread of the cooperative pool. `niceness` is
-/// added to that thread's (on Linux, `setpriority` of the calling thread is its own alone).
-func onOwnThread<T: Sendable>(niceness: Int32 = 0, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread {
-            if niceness != 0 {
-                let which = __priority_which_t(PRIO_PROCESS.rawValue)
-                setpriority(which, 0, min(19, getpriority(which, 0) + niceness))
-            }
-            continuation.resume(with: Result { try body() })
-        }.start()
-    }
-}
-
-/// At most `width` pieces of work at once; the others wait their turn, first come first served.
-/// A pull's feeds read the documents they hold in memory through one as wide as the machine has
-/// cores, each on a thread of its own below the store writer's priority: the writer is the
-/// critical path of a many-feed pull, and reading beside it at its own priority slowed it, one
-/// document at a time left it waiting (BENCHMARKS.md, P3). A long document read from its file
-/// has a thread of its own and commits as it reads, so it does not take a turn.
-public final class WorkGate: Sendable {
-    private struct State {
-        var free: Int
-        var waiting: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state: Mutex<State>
-
-    public init(width: Int) {
-        state = Mutex(State(free: max(1, width)))
-    }
-
-    func run<T>(_ work: () async throws -> T) async rethrows -> T {
-        await withCheckedContinuation { (turn: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state in
-                guard state.free == 0 else {
-                    state.free -= 1
-                    return true
-                }
-                state.waiting.append(turn)
-                return false
-            }
-            if now { turn.resume() }
-        }
-        defer {
-            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                guard !state.waiting.isEmpty else {
-                    state.free += 1
-                    return nil
-                }
-                return state.waiting.removeFirst()
-            }
-            next?.resume()
-        }
-        return try await work()
     }
 }
