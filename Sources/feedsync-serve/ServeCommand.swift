@@ -17,7 +17,8 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let (bind, pullEvery) = (options.bind, options.pullEvery)
         let library = try await options.homeOptions.open(.serving)
-        let token = Self.token(in: library.home, new: options.newToken)
+        let (token, kept, path) = PageToken.load(in: library.home, new: options.newToken)
+        if !kept { complain("cannot keep the page's token in \(path); this address holds until serve stops") }
         var settings = ReadingServer.Settings(token: token)
         settings.bind = bind
         settings.port = options.port ?? ServeOptions.defaultPort
@@ -66,48 +67,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    /// The page's access token: kept in the data home (`serve.token`, only its owner reads it), so
-    /// the page's address stays good from one start to the next; made anew when there is none,
-    /// it is not one, or `new`. Made for this run only when it cannot be kept.
-    static func token(in home: DataHome, new: Bool) -> String {
-        let path = home.dataDirectory + "/serve.token"
-        func valid(_ text: String) -> Bool {
-            text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-        }
-        if !new {
-            let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            if fd >= 0 {
-                var buffer = [UInt8](repeating: 0, count: 64)
-                let count = read(fd, &buffer, buffer.count)
-                close(fd)
-                let text = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
-                if valid(text) { return text }
-            }
-        }
-        var bytes = SystemRandomNumberGenerator()
-        let token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &bytes)) }.joined()
-        unlink(path)
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            complain("cannot keep the page's token in \(path); this address holds until serve stops")
-            return token
-        }
-        _ = (token + "\n").utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
-        close(fd)
-        return token
-    }
-
     /// Opens the page without its token on any command line (where every local user could read
     /// it): through a file of the data home only its owner can read, which redirects there.
     static func openInBrowser(_ address: String, home: DataHome) {
-        let path = home.dataDirectory + "/open.html"
-        unlink(path)
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return complain("cannot write \(path) to open the page; open the address above") }
-        let page = "<!doctype html><meta http-equiv=\"refresh\" content=\"0;url=\(address)\">\n"
-        _ = page.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
-        close(fd)
+        guard let path = PageToken.opener(for: address, in: home) else {
+            return complain("cannot write \(home.dataDirectory)/open.html to open the page; open the address above")
+        }
         // Browser.open waits for the browser; the server goes on meanwhile.
         Thread { _ = Browser.open("file://" + path) }.start()
     }
