@@ -1,3 +1,10 @@
+// FeedSyncFrontend: what both executables (feedsync, feedsync-serve) and every front end share
+// of talking to a person: this file (--home, exit codes, a failure's sentence), Output (every
+// write, wrapped or fitted), Terminal (safe text, widths), Arguments (a feed, a folder, an item,
+// a format), Interruption (Ctrl-C, one way), the words of feeds, items and pulls (FeedWords,
+// ItemWords, PullWords, PullReporting, RunReport, Progress, Dates), the pager and the text
+// layout, Files, Asking, Browser, ServeOptions. Over FeedSyncKit only.
+
 import ArgumentParser
 import FeedSyncKit
 import Foundation

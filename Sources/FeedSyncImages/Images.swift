@@ -1,5 +1,7 @@
-// The public surface of FeedSyncImages: picture prefetch for the rows the reader will see next,
-// into a disk cache that holds only verified images, within a byte budget.
+// FeedSyncImages: the picture cache and its prefetch. Its public API: this file (what a picture
+// must be, ImageKind), PictureCache (the cache's one owner, over PictureFolder) and
+// PicturePrefetcher with its PrefetchRun (Prefetcher.swift, Prefetcher+Download.swift) over
+// PrefetchMachine, CacheRoom and CacheBudget. The options and events are FeedSyncModel's.
 
 import FeedSyncModel
 import FeedSyncStore

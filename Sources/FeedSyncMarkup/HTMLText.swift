@@ -1,6 +1,11 @@
-// Feeds put HTML where text belongs: titles with entities and tags, descriptions whose first
-// <img> is the only picture. These helpers turn such HTML into one line of plain text and find
-// that picture, without a full HTML parser: feeds need only this much.
+// FeedSyncMarkup: what reading feeds and reading web pages share, below both (FeedSyncFeed,
+// FeedSyncPage): the libxml2 shim (LibXML2.swift, loaded on first use; XMLTree.swift, walking a
+// tree it built), HTML text (this file: plain text, summaries, cuts, entities from
+// HTMLEntities.swift, Windows1252.swift's repairs), HTML's names (HTMLNames), dates
+// (FeedDate), JSON (JSONValue, JSONParser), URLs (DocumentURL), the search index's text
+// (SearchText), the content pictures' scan (ArticlePictures) and the limits on what a document
+// may make (FeedLimits). Its API is package-wide: the modules of feedsync read with it, nothing
+// outside them does. Only this module and the two above it load libxml2.
 
 import FeedSyncModel
 import Foundation

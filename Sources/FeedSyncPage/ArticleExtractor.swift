@@ -2,6 +2,12 @@ import FeedSyncMarkup
 import FeedSyncModel
 import Foundation
 
+// FeedSyncPage: a web page's HTML. Its public API: ArticleExtractor (this file; the article a
+// reader view shows, over ArticleDOM's tree, ArticleMetadata, ArticleExtractor+Candidates and
+// +Clean), SafeHTML (what of an item's or article's HTML a page may show), ReadableText (HTML
+// as text for a terminal) and FeedDiscovery (the feeds a page names). Over FeedSyncMarkup;
+// beside FeedSyncFeed, which it does not import. Where it sits: docs/architecture.md.
+
 /// Finds the article in a web page. The ideas are Mozilla Readability's (the reader view of
 /// Firefox), with some of trafilatura's and Miniflux's; the code is ours:
 ///

@@ -1,3 +1,12 @@
+// FeedSyncPull: pulling feeds and syncing accounts into the store. Its public API: the
+// coordinator of a pull of many feeds and accounts (this file, with PullCoordinator+Articles),
+// one feed's pull (FeedPuller over PullMachine, PagingMachine and FetchMachine, with
+// PullOptions), the schedule (Schedule, Retry), the run's network (NetworkVerdict), the pull
+// lock (PullLock), and an account's sync (AccountSync over AccountMachine and an
+// AccountService: TinyTinyRSS). The machines decide, without I/O; the shells carry their actions
+// out. It never imports FeedSyncImages: the prefetch is the coordinator's companion, given as
+// closures. Where it sits: docs/architecture.md.
+
 import FeedSyncFeed
 import FeedSyncMarkup
 import FeedSyncModel

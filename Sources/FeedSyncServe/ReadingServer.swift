@@ -1,6 +1,7 @@
-// FeedSyncServe: the reading page (`feedsync serve`). An HTTP server on the loopback, over the same
-// `FeedSync` calls the command line makes, serving the page embedded from Page/ and a small JSON
-// API whose items have `list --json`'s shape. Every request passes `Guard` first.
+// FeedSyncServe: the reading page (`feedsync serve`). Its public API: ReadingServer (this file),
+// an HTTP server on the loopback over the same Kit calls the command line makes, serving the page
+// embedded from Page/ and a small JSON API whose items have `list --json`'s shape; Guard (every
+// request passes it first); PageToken (the page's token and opener in the data home).
 
 import FeedSyncFeed
 import FeedSyncKit

@@ -1,5 +1,6 @@
-// FeedSyncTransport's public types: an HTTP client over libcurl's multi interface (CurlLoop.swift
-// drives it). Only this module speaks libcurl.
+// FeedSyncTransport: an HTTP client over libcurl's multi interface; only this module speaks
+// libcurl. Its public API is this file (HTTPRequest, HTTPResponse, TransportError, HTTPClient,
+// TransportConfiguration); CurlLoop.swift drives libcurl on its one thread.
 
 import FeedSyncModel
 import Foundation

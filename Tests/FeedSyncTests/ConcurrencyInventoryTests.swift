@@ -18,6 +18,8 @@ import Testing
         ("DispatchQueue", #"\bDispatchQueue\("#),
         ("DispatchSemaphore", #"\bDispatchSemaphore\("#),
         ("DispatchSource", #"\bDispatchSource\.make"#),
+        ("EventLoopGroup", #"EventLoopGroup\b"#),
+        ("Process", #"\bProcess\(\)"#),
         ("cancellation handler", #"\bwithTaskCancellationHandler\b"#),
         // A disposition set (`signal(SIGPIPE, SIG_IGN)`, `signal(number, SIG_DFL)`), not a call named so.
         ("signal handler", #"(?<![A-Za-z_.])(signal\([A-Za-z]+, SIG_[A-Z]+\)|sigaction\()"#),

@@ -1,3 +1,6 @@
+// What the store takes to write a pull's work: a page's items with the cursor after them
+// (PageCommit), and how a pull of one feed ended (PullRecord).
+
 import FeedSyncFeed
 import FeedSyncMarkup
 import FeedSyncModel
