@@ -1,7 +1,7 @@
 import FeedSyncKit
 import Foundation
 
-/// `pull --json`: one object for the whole run. Field names are stable (the README lists them).
+/// `pull --json`: one object for the whole run. Field names are stable (docs/usage.md lists them).
 package struct RunReport {
     var started: Date
     var feeds: [Feed]

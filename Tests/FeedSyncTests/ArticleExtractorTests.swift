@@ -7,7 +7,7 @@ import Testing
 @testable import FeedSyncPage
 
 /// The article extractor on small pages of our own, one case each (the 130 pages of
-/// `../shared/articles` measure it as a whole: README, "Whole articles").
+/// `../shared/articles` measure it as a whole: docs/usage.md, "Whole articles").
 @Suite struct ArticleExtractorTests {
     static let paragraph =
         "The council met on Tuesday evening, and after a long debate, it voted to keep the library open "
