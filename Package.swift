@@ -52,6 +52,10 @@ let package = Package(
         // whose `-lxml2` would load libxml2 and ICU at every start); the library is loaded on
         // first use (FeedSyncFeed/LibXML2.swift).
         .systemLibrary(name: "CXML", providers: [.apt(["libxml2-dev"])]),
+        // Debian's picture libraries (headers from libturbojpeg0-dev, libpng-dev, libwebp-dev,
+        // libgif-dev, libsixel-dev), each loaded on first use: decoding what a terminal shows, and
+        // the PNG and sixel it is sent as.
+        .target(name: "CPictures", linkerSettings: [.linkedLibrary("dl")]),
 
         // Turns Migrations/*.sql and Page/* into Swift sources at build time, so the binary carries
         // its schema and its reading page.
@@ -103,7 +107,7 @@ let package = Package(
         // Images uses Transport and Store.
         .target(
             name: "FeedSyncImages",
-            dependencies: ["FeedSyncModel", "FeedSyncStore", "FeedSyncTransport", "CFeedSyncSystem"]),
+            dependencies: ["FeedSyncModel", "FeedSyncStore", "FeedSyncTransport", "CFeedSyncSystem", "CPictures"]),
 
         // The use cases behind one type, `FeedSync`: what the command line and the reading page call.
         .target(

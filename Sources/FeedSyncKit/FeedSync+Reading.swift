@@ -23,6 +23,27 @@ extension FeedSync {
         return listed
     }
 
+    /// Up to `limit` rows of `query`'s list after `key` (nil: from the top), or with
+    /// `backwards` before it (nil: from the end), nearest first, as a reader is shown them (each
+    /// picture checked as `readerPage`'s are): what an endless list reads ahead of its cursor,
+    /// a seek however deep it is (`Store.rows`).
+    public func readerRows(_ query: ListQuery, after key: ListKey?, backwards: Bool = false, limit: Int)
+        async throws(StoreError) -> [StoredItem]
+    {
+        var rows = try await store.rows(query, after: key, backwards: backwards, limit: limit)
+        for index in rows.indices { await checkPicture(of: &rows[index]) }
+        return rows
+    }
+
+    /// How many items `query`'s list holds.
+    public func total(of query: ListQuery) async throws(StoreError) -> Int { try await store.total(query) }
+
+    /// How many of `query`'s items have come before `key` (new items above where a reader is),
+    /// counted up to `cap`.
+    public func count(of query: ListQuery, before key: ListKey, cap: Int) async throws(StoreError) -> Int {
+        try await store.count(query, before: key, cap: cap)
+    }
+
     /// Item `number` whole as a reader is shown it: its own picture and its article's checked as
     /// every read is (`picturePath`, each picture's `path`; `.pending` where a file failed). Nil
     /// when there is no such item.

@@ -33,6 +33,8 @@ public struct StoredItem: Sendable, Equatable {
     public var enclosures: [FeedEnclosure] = []
     /// Its cached picture's file, checked as every read is (`FeedSync.readerPage`); nil otherwise.
     public var picturePath: String?
+    /// Where it sits in the list it was read from, to read on from (`Store.rows`).
+    public var listKey: ListKey?
 
     public init(
         number: Int64, key: String, title: String, link: String? = nil, pictureURL: String? = nil,
@@ -109,6 +111,17 @@ public struct ListPlace: Sendable, Equatable, Hashable {
         self.feedID = feedID
         self.band = band
         self.seq = seq
+    }
+}
+
+/// Where an item sits in a list's order: its place and its time in the timeline. The list's
+/// next rows are those after it, whatever landed above it since.
+public struct ListKey: Sendable, Equatable, Hashable {
+    public var timeline: Int64
+    public var place: ListPlace
+    public init(timeline: Int64, place: ListPlace) {
+        self.timeline = timeline
+        self.place = place
     }
 }
 

@@ -168,3 +168,21 @@ public struct CacheCheck: Sendable {
         missing.isEmpty && partial.isEmpty && damaged.isEmpty && unknown.isEmpty && leftovers.isEmpty
     }
 }
+
+/// A picture's pixels, to show: 8-bit RGBA, rows top down.
+public struct Pixels: Sendable, Equatable {
+    public var width: Int
+    public var height: Int
+    public var rgba: [UInt8]
+    public init(width: Int, height: Int, rgba: [UInt8]) {
+        self.width = width
+        self.height = height
+        self.rgba = rgba
+    }
+
+    /// The pixel at (`x`, `y`): red, green, blue, alpha.
+    public func pixel(_ x: Int, _ y: Int) -> (UInt8, UInt8, UInt8, UInt8) {
+        let at = (y * width + x) * 4
+        return (rgba[at], rgba[at + 1], rgba[at + 2], rgba[at + 3])
+    }
+}

@@ -46,6 +46,93 @@ extension Store {
         }
     }
 
+    /// Up to `limit` items of `query`'s list in its order from just after `key` (nil: from the
+    /// top), or with `backwards` back from just before it (nil: from the end), nearest first, each
+    /// with its `listKey` (and position 0: the caller counts). Keyset reads: each is a seek in the
+    /// order's index and a walk of `limit` passing rows, however deep the key is, and rows that
+    /// landed above the key since do not shift what follows it.
+    public func rows(_ query: ListQuery, after key: ListKey?, backwards: Bool = false, limit: Int)
+        async throws(StoreError) -> [StoredItem]
+    {
+        try await read { db in
+            try Self.withEnclosures(db, try Self.keyedRows(db, query, after: key, backwards: backwards, limit: limit))
+        }
+    }
+
+    /// How many of `query`'s items come before `key` in its order, counting no further than `cap`.
+    public func count(_ query: ListQuery, before key: ListKey, cap: Int) async throws(StoreError) -> Int {
+        try await read { db in
+            let conditions = Self.conditions(query)
+            var count = 0
+            for part in Self.keyedParts(query, after: key, backwards: true) where count < cap {
+                let filter = (conditions.items + [part.condition]).joined(separator: " AND ")
+                count +=
+                    try Int.fetchOne(
+                        db.cachedStatement(sql: "SELECT count(*) FROM (SELECT 1 FROM item WHERE \(filter) LIMIT ?)"),
+                        arguments: conditions.arguments + part.arguments + [cap - count]) ?? 0
+            }
+            return count
+        }
+    }
+
+    /// How many items `query`'s list holds.
+    public func total(_ query: ListQuery) async throws(StoreError) -> Int {
+        try await read { db in
+            query.isFiltered ? try Self.filteredTotal(db, query) : try ListOrder(feedURL: query.feedURL).total(db)
+        }
+    }
+
+    /// The rows of `listRows`.
+    static func keyedRows(_ db: Database, _ query: ListQuery, after key: ListKey?, backwards: Bool, limit: Int) throws
+        -> [StoredItem]
+    {
+        let conditions = Self.conditions(query)
+        var items: [StoredItem] = []
+        for part in keyedParts(query, after: key, backwards: backwards) where items.count < limit {
+            let filter = (conditions.items + [part.condition]).joined(separator: " AND ")
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(
+                    sql: """
+                        SELECT \(listColumns), item.timeline, item.feed_id, item.band, item.seq FROM item \(listJoin)
+                        WHERE \(filter) ORDER BY \(part.order) LIMIT ?
+                        """),
+                arguments: conditions.arguments + part.arguments + [limit - items.count])
+            while let row = try rows.next() {
+                var item = Self.storedItem(row, position: 0)
+                item.listKey = ListKey(timeline: row["timeline"], place: ListPlace(row: row))
+                items.append(item)
+            }
+        }
+        return items
+    }
+
+    /// The statements a keyset read runs in turn: each a condition on the rows after `key` (with
+    /// `backwards`, before it) and their order. The timeline's order is (timeline DESC, feed_id,
+    /// band, seq): rows after a key are those of its time after its place, then those of earlier
+    /// times, two seeks in `item_timeline` (a row value cannot mix DESC and ASC in one
+    /// comparison). A feed's order is (band, seq), in its `(feed_id, band, seq)` index.
+    static func keyedParts(_ query: ListQuery, after key: ListKey?, backwards: Bool) -> [(
+        condition: String, arguments: StatementArguments, order: String
+    )] {
+        let direction = backwards ? " DESC" : ""
+        let beyond = backwards ? "<" : ">"
+        let place = "item.band\(direction), item.seq\(direction)"
+        guard query.feedURL == nil else {
+            guard let key else { return [("1", [], place)] }
+            return [("(item.band, item.seq) \(beyond) (?, ?)", [key.place.band, key.place.seq], place)]
+        }
+        let feedAndPlace = "item.feed_id\(direction), " + place
+        let timeline = "item.timeline" + (backwards ? "" : " DESC") + ", " + feedAndPlace
+        guard let key else { return [("1", [], timeline)] }
+        return [
+            (
+                "item.timeline = ? AND (item.feed_id, item.band, item.seq) \(beyond) (?, ?, ?)",
+                [key.timeline, key.place.feedID, key.place.band, key.place.seq], feedAndPlace
+            ),
+            ("item.timeline \(backwards ? ">" : "<") ?", [key.timeline], timeline),
+        ]
+    }
+
     /// `items` with their enclosures: one statement for the page, on the table's key.
     static func withEnclosures(_ db: Database, _ items: [StoredItem]) throws -> [StoredItem] {
         guard !items.isEmpty else { return items }

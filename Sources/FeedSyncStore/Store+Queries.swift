@@ -22,11 +22,11 @@ extension Store {
             read: row.integer("read") == 1, starred: row.integer("starred") == 1, feedName: row.text("feed_name") ?? "")
     }
 
-    /// A filtered list: one statement for the page, walking the order's index and skipping
-    /// `offset` passing rows, so a deep page costs the rows above it. The count of unread items
-    /// comes from the feeds' counts, not from the items.
-    static func filteredList(_ db: Database, _ query: ListQuery, offset: Int, limit: Int) throws -> (Int, [StoredItem])
-    {
+    /// The SQL conditions on `item` that `query`'s filters make, with their arguments; `feeds`
+    /// alone, the conditions on `feed` that choose its feeds.
+    static func conditions(_ query: ListQuery) -> (
+        feeds: [String], feedArguments: StatementArguments, items: [String], arguments: StatementArguments
+    ) {
         var feeds: [String] = []
         var conditions: [String] = []
         var arguments: StatementArguments = []
@@ -54,37 +54,47 @@ extension Store {
                     + " OR item.id IN (SELECT rowid FROM article_search WHERE article_search MATCH ?))")
             arguments += [search, search]
         }
-        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        return (feeds, feedArguments, conditions, arguments)
+    }
+
+    /// A filtered list: one statement for the page, walking the order's index and skipping
+    /// `offset` passing rows, so a deep page costs the rows above it.
+    static func filteredList(_ db: Database, _ query: ListQuery, offset: Int, limit: Int) throws -> (Int, [StoredItem])
+    {
+        let conditions = Self.conditions(query)
+        let filter = conditions.items.isEmpty ? "" : "WHERE " + conditions.items.joined(separator: " AND ")
         let order = ListOrder(feedURL: query.feedURL).itemOrder
         let rows = try Row.fetchAll(
             db,
             sql: "SELECT \(listColumns) FROM item \(listJoin) \(filter) ORDER BY \(order) LIMIT ? OFFSET ?",
-            arguments: arguments + [limit, offset])
-        let total: Int
+            arguments: conditions.arguments + [limit, offset])
+        return (try filteredTotal(db, query), rows.enumerated().map { storedItem($1, position: offset + $0 + 1) })
+    }
+
+    /// How many items pass `query`'s filters. The count of unread items comes from the feeds'
+    /// counts, a search's alone from the indexes: neither reads an item.
+    static func filteredTotal(_ db: Database, _ query: ListQuery) throws -> Int {
+        let (feeds, feedArguments, conditions, arguments) = Self.conditions(query)
         if query.search == nil, query.since == nil, !query.starred {
-            // Unread counts from the feeds' counts: no item is read.
             let scope = feeds.isEmpty ? "" : "WHERE " + feeds.joined(separator: " AND ")
-            total =
-                try Int.fetchOne(
-                    db,
-                    sql: """
-                        SELECT coalesce(sum((SELECT coalesce(sum(size), 0) FROM band_size WHERE feed_id = feed.id)
-                            \(query.unread ? "- read_count" : "")), 0)
-                        FROM feed \(scope)
-                        """, arguments: feedArguments) ?? 0
+            return try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT coalesce(sum((SELECT coalesce(sum(size), 0) FROM band_size WHERE feed_id = feed.id)
+                        \(query.unread ? "- read_count" : "")), 0)
+                    FROM feed \(scope)
+                    """, arguments: feedArguments) ?? 0
         } else if let search = query.search, conditions.count == 1 {
-            // The search alone: counted in the indexes, without reading an item.
-            total =
-                try Int.fetchOne(
-                    db,
-                    sql: """
-                        SELECT count(*) FROM (SELECT rowid FROM item_search WHERE item_search MATCH ?
-                            UNION SELECT rowid FROM article_search WHERE article_search MATCH ?)
-                        """, arguments: [search, search]) ?? 0
-        } else {
-            total = try Int.fetchOne(db, sql: "SELECT count(*) FROM item \(filter)", arguments: arguments) ?? 0
+            return try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FROM (SELECT rowid FROM item_search WHERE item_search MATCH ?
+                        UNION SELECT rowid FROM article_search WHERE article_search MATCH ?)
+                    """, arguments: [search, search]) ?? 0
         }
-        return (total, rows.enumerated().map { storedItem($1, position: offset + $0 + 1) })
+        return try Int.fetchOne(
+            db, sql: "SELECT count(*) FROM item WHERE \(conditions.joined(separator: " AND "))", arguments: arguments)
+            ?? 0
     }
 
     /// `columns` of the items at list positions `positions` (from 0) of the list `order` that

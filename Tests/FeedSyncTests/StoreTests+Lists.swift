@@ -302,3 +302,83 @@ extension StoreTests {
             "an older one becomes the latest again")
     }
 }
+
+extension StoreTests {
+    /// A keyset read from any row's key, forwards and backwards, in steps of any size, walks each
+    /// list (the timeline with repeated dates, one feed's bands, filters) in the order its
+    /// definition gives, every row once; and what lands above a key since does not move the rows
+    /// after it, only the count of those before it.
+    @Test func keysetReadsWalkEveryListInItsOrderWhateverLandsAbove() async throws {
+        var feeds: [Feed] = []
+        for number in 0..<3 { feeds.append(try await store.subscribe(url: "http://h/\(number)")) }
+        var stored = 0
+        for round in 0..<4 {
+            for (index, feed) in feeds.enumerated() {
+                let items = (0..<(3 + index * 2)).map { n -> FeedItem in
+                    stored += 1
+                    // Many items share a date: ties broken by (feed, band, seq).
+                    let date = n % 3 == 0 ? nil : "2024-01-0\(1 + (stored % 3))T10:00:00Z"
+                    return FeedItem(
+                        key: "k\(stored)", title: "word\(stored % 4)", link: nil, pictureURL: nil, published: date,
+                        summary: nil)
+                }
+                try await store.commit(
+                    PageCommit(
+                        feedID: feed.id, band: round % 2 == 0 ? -round : 0, newItems: items, updatedItems: [],
+                        cursor: FeedCursor()))
+            }
+        }
+        let queue = try DatabaseQueue(path: store.path)
+        try await queue.write { db in
+            try db.execute(sql: "UPDATE item SET read = 1 WHERE id % 3 = 0")
+            try db.execute(sql: "UPDATE item SET starred = 1 WHERE id % 4 = 1")
+        }
+        let cases: [(ListQuery, String, String)] = [
+            (ListQuery(), "1", "timeline DESC, feed_id, band, seq"),
+            (ListQuery(feedURL: "http://h/1"), "feed_id = \(feeds[1].id)", "band, seq"),
+            (ListQuery(unread: true), "read = 0", "timeline DESC, feed_id, band, seq"),
+            (ListQuery(starred: true), "starred = 1", "timeline DESC, feed_id, band, seq"),
+            (ListQuery(feedURL: "http://h/2", unread: true), "feed_id = \(feeds[2].id) AND read = 0", "band, seq"),
+        ]
+        func walk(_ query: ListQuery, step: Int, backwards: Bool) async throws -> [StoredItem] {
+            var rows: [StoredItem] = []
+            while true {
+                let next = try await store.rows(query, after: rows.last?.listKey, backwards: backwards, limit: step)
+                rows += next
+                if next.count < step { return rows }
+            }
+        }
+        for (query, filter, order) in cases {
+            let expected = try await queue.read { db in
+                try String.fetchAll(db, sql: "SELECT key FROM item WHERE \(filter) ORDER BY \(order)")
+            }
+            #expect(try await store.total(query) == expected.count, "\(filter)")
+            for step in [1, 2, 5, 50] {
+                #expect(
+                    try await walk(query, step: step, backwards: false).map(\.key) == expected, "\(filter) by \(step)")
+                #expect(
+                    try await walk(query, step: step, backwards: true).map(\.key) == expected.reversed(),
+                    "\(filter) backwards by \(step)")
+            }
+            let rows = try await walk(query, step: 50, backwards: false)
+            for (index, row) in rows.enumerated() {
+                #expect(try await store.count(query, before: row.listKey!, cap: 1000) == index)
+                #expect(try await store.count(query, before: row.listKey!, cap: 2) == min(2, index))
+            }
+        }
+        // A page lands above the fifth row: the rows after it are the same, five more before it.
+        let before = try await store.rows(ListQuery(), after: nil, limit: 5)
+        let after = try await store.rows(ListQuery(), after: before[4].listKey, limit: 10)
+        try await store.commit(
+            PageCommit(
+                feedID: feeds[0].id, band: -9,
+                newItems: (0..<5).map {
+                    FeedItem(
+                        key: "new\($0)", title: "n", link: nil, pictureURL: nil, published: "2030-01-01T00:00:00Z",
+                        summary: nil)
+                },
+                updatedItems: [], cursor: FeedCursor()))
+        #expect(try await store.rows(ListQuery(), after: before[4].listKey, limit: 10).map(\.key) == after.map(\.key))
+        #expect(try await store.count(ListQuery(), before: before[0].listKey!, cap: 100) == 5)
+    }
+}
