@@ -138,13 +138,20 @@ let package = Package(
             dependencies: ["FeedSyncKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: libxml2Headers),
 
+        // `feedsync read`: the endless list in the terminal, over FeedSyncKit; pictures drawn by
+        // Debian's libraries (CPictures), the terminal given back by CFeedSyncSystem's handlers.
+        .target(
+            name: "FeedSyncReader",
+            dependencies: ["FeedSyncKit", "FeedSyncFrontend", "CPictures", "CFeedSyncSystem"],
+            swiftSettings: libxml2Headers),
+
         // Thin executable: parse arguments, call FeedSyncKit, format output, map errors to exit codes.
         // `feedsync serve` hands its arguments to feedsync-serve, installed beside it, so that no
         // other command loads the web server's modules (BENCHMARKS.md, P5).
         .executableTarget(
             name: "feedsync",
             dependencies: [
-                "FeedSyncKit", "FeedSyncFrontend",
+                "FeedSyncKit", "FeedSyncFrontend", "FeedSyncReader",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: libxml2Headers,
@@ -174,7 +181,8 @@ let package = Package(
         .testTarget(
             name: "FeedSyncTests",
             dependencies: [
-                "FeedSyncModel", "FeedSyncMarkup", "FeedSyncPage", "FeedSyncKit", "FeedSyncDemoServer", "feedsync",
+                "FeedSyncModel", "FeedSyncMarkup", "FeedSyncPage", "FeedSyncKit", "FeedSyncReader", "FeedSyncDemoServer",
+                "feedsync",
                 "feedsync-serve",
             ],
             resources: [.copy("Fixtures")],

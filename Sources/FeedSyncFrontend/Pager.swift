@@ -9,9 +9,18 @@ package enum TextLayout {
     /// between the items of one list. `styled`: headings in bold (escape sequences of our own,
     /// never the text's: every line is made safe first).
     package static func lines(_ rendered: RenderedText, width: Int, styled: Bool) -> [String] {
+        lines(rendered, width: width, styled: styled, endOfBlock: { _ in })
+    }
+
+    /// The same lines, `endOfBlock` told how many lines there are once each block is laid out
+    /// (where a picture inside it goes).
+    package static func lines(
+        _ rendered: RenderedText, width: Int, styled: Bool, endOfBlock: (Int) -> Void
+    ) -> [String] {
         var lines: [String] = []
         var previous: TextBlock?
         for block in rendered.blocks {
+            defer { endOfBlock(lines.count) }
             if let previous, !(isItem(previous) && isItem(block) && previous.list == block.list) { lines.append("") }
             previous = block
             let bar = String(repeating: "│ ", count: block.quoted)

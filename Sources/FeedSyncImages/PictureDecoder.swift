@@ -115,9 +115,3 @@ public enum PictureDecoder {
         return Pixels(width: size.width, height: size.height, rgba: output)
     }
 }
-
-/// Why a picture cannot be shown.
-public struct PictureFailure: Error, Sendable, Equatable {
-    public var reason: String
-    public init(reason: String) { self.reason = reason }
-}

@@ -1,3 +1,4 @@
+import FeedSyncImages
 import FeedSyncModel
 import Foundation
 
@@ -42,6 +43,17 @@ extension FeedSync {
     /// counted up to `cap`.
     public func count(of query: ListQuery, before key: ListKey, cap: Int) async throws(StoreError) -> Int {
         try await store.count(query, before: key, cap: cap)
+    }
+
+    /// Item `number`'s cached picture, or the one at `position` inside its article, as pixels
+    /// of a `width` × `height` box: covering it with `fill` (a thumbnail), else fitting in it. Read
+    /// as the cache checks every read, then decoded within bounds set before any pixel is
+    /// (`PictureDecoder`); nil when none is cached, a failure saying why one shows nothing.
+    public func pixels(ofItem number: Int64, inside position: Int? = nil, width: Int, height: Int, fill: Bool)
+        async -> Result<Pixels, PictureFailure>?
+    {
+        guard let picture = try? await picture(ofItem: number, inside: position) else { return nil }
+        return PictureDecoder.decode(picture.data, width: width, height: height, fill: fill)
     }
 
     /// Item `number` whole as a reader is shown it: its own picture and its article's checked as

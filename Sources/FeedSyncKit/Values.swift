@@ -1,5 +1,4 @@
 import FeedSyncFeed
-import FeedSyncImages
 import FeedSyncMarkup
 import FeedSyncModel
 import FeedSyncPage
@@ -79,20 +78,5 @@ extension FeedSync {
     /// The pictures `html` shows, at their absolute URLs against `base` (`ArticlePictures.find`).
     public static func pictures(in html: String, base: String) -> [String] {
         ArticlePictures.find(in: Array(html.utf8), base: base).map(\.url)
-    }
-}
-
-extension Pixels {
-    /// The cached picture in the file at `path` (as `readerRows` and `readerItem` give it) as
-    /// `width` × `height` pixels: covering the box with `fill` (a thumbnail), else fitting in it.
-    /// Bounded before a pixel is decoded (`PictureDecoder`); the failure says why it shows none.
-    public static func picture(at path: String, width: Int, height: Int, fill: Bool) -> Result<Pixels, PictureFailure> {
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { return .failure(PictureFailure(reason: "its file cannot be read")) }
-        let file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        guard let data = try? file.read(upToCount: PictureDecoder.maxBytes + 1) else {
-            return .failure(PictureFailure(reason: "its file cannot be read"))
-        }
-        return PictureDecoder.decode(data, width: width, height: height, fill: fill)
     }
 }

@@ -324,4 +324,17 @@ public struct RenderedText: Sendable, Equatable {
     public var links: [String]
     /// The links as the list after the text: `[1] https://…`.
     public var references: [String] { links.enumerated().map { "[\($0.offset + 1)] \($0.element)" } }
+    /// The content's pictures where they come: the block each is in (a picture after the last
+    /// block is in none: `block == blocks.count`), and its reference as the content writes it
+    /// (`ArticlePicture.source`).
+    public var pictures: [Picture] = []
+
+    public struct Picture: Sendable, Equatable {
+        public var block: Int
+        public var source: String
+        public init(block: Int, source: String) {
+            self.block = block
+            self.source = source
+        }
+    }
 }

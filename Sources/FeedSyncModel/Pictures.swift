@@ -186,3 +186,9 @@ public struct Pixels: Sendable, Equatable {
         return (rgba[at], rgba[at + 1], rgba[at + 2], rgba[at + 3])
     }
 }
+
+/// Why a cached picture shows nothing.
+public struct PictureFailure: Error, Sendable, Equatable {
+    public var reason: String
+    public init(reason: String) { self.reason = reason }
+}

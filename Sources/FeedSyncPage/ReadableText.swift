@@ -16,7 +16,9 @@ public enum ReadableText {
         var reader = Reader(bytes: Array(html.utf8), base: base)
         reader.run()
         reader.endParagraph()
-        return Rendered(blocks: reader.blocks, links: reader.links)
+        var rendered = Rendered(blocks: reader.blocks, links: reader.links)
+        rendered.pictures = reader.pictures
+        return rendered
     }
 
     private static let blocks: Set<String> = [
@@ -42,6 +44,10 @@ public enum ReadableText {
         var preformatted = 0
         /// The reference number of each open `<a>`, nil for one without a usable href.
         var openLinks: [Int?] = []
+        /// The pictures, each in the block being read when it came; inside a `<picture>`, its
+        /// sources so far.
+        var pictures: [RenderedText.Picture] = []
+        var sources: [ArticlePictures.Candidate]?
 
         init(bytes: [UInt8], base: String?) {
             self.bytes = bytes
@@ -117,7 +123,18 @@ public enum ReadableText {
                     pendingSpace = !current.isEmpty
                     append(Array("[\(number)]".utf8))
                 }
+            case "picture":
+                sources = closing ? nil : []
+            case "source" where !closing:
+                let source = ArticlePictures.candidate(attributes(inside))
+                sources?.append(source)
             case "img":
+                // Chosen by the rule the parser's scan chose the stored picture by.
+                if let source = ArticlePictures.choose(
+                    sources: sources ?? [], img: ArticlePictures.candidate(attributes(inside)))
+                {
+                    pictures.append(RenderedText.Picture(block: blocks.count, source: source))
+                }
                 let alt = HTMLText.attribute(Array("alt".utf8), in: inside).map {
                     HTMLText.collapsingWhitespace(HTMLText.decodeEntities(String(decoding: $0, as: UTF8.self)))
                 }
@@ -182,5 +199,10 @@ public enum ReadableText {
         }
 
         func isDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
+
+        /// A tag's inside after its name: its attributes.
+        func attributes(_ inside: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+            inside.drop { $0 == UInt8(ascii: "/") }.drop { HTMLText.isASCIILetter($0) || isDigit($0) }
+        }
     }
 }

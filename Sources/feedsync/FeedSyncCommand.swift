@@ -18,7 +18,7 @@ struct FeedSyncCommand: AsyncParsableCommand {
         subcommands: [
             Add.self, Pull.self, List.self, Import.self, Export.self, Show.self, Open.self, Mark.self, Feeds.self,
             Remove.self, Rename.self, Folder.self, FullText.self, AccountCommand.self, Extract.self,
-            Status.self, GC.self, Serve.self,
+            Status.self, GC.self, Serve.self, Read.self,
         ])
 
     /// As swift-argument-parser's own `main`, messages made safe (`runAsRoot`), and a word that

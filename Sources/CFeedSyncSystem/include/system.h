@@ -37,4 +37,20 @@ int fs_sqlite_without_memory_statistics(void);
 /// on a read-only medium can be opened with `immutable=1`. Same rule as above.
 int fs_sqlite_with_uri_names(void);
 
+/// Takes the terminal `fd` for a full-screen program: saves its mode, makes it raw, writes `enter`,
+/// and holds standard error in an unnamed file. From then on the terminal is given back whole
+/// (`leave` written, the mode restored, standard error replayed) however the process ends: by
+/// fs_terminal_leave, by SIGTERM, SIGHUP, SIGINT or SIGQUIT, or a crash (SIGSEGV, SIGBUS, SIGFPE,
+/// SIGILL, SIGTRAP, SIGABRT), each then ending the process as it would have (its earlier handler
+/// runs). SIGTSTP gives it back and stops; continued, the terminal is taken again and `c` written
+/// to `wake_fd`; SIGWINCH writes `w` there. 0, or -1 and errno.
+int fs_terminal_enter(int fd, const char *enter, const char *leave, int wake_fd);
+
+/// Gives the terminal back now and removes the handlers.
+void fs_terminal_leave(void);
+
+/// Gives the terminal back for a while (a browser, a pager) and takes it again.
+void fs_terminal_suspend(void);
+void fs_terminal_resume(void);
+
 #endif

@@ -1,0 +1,88 @@
+import FeedSyncDemoServer
+import FeedSyncFeed
+import FeedSyncMarkup
+import FeedSyncModel
+import Foundation
+import Testing
+
+@testable import FeedSyncStore
+
+/// `feedsync read`, the built binary in a pseudo-terminal of a known size, its screen read through
+/// pyte (a kept terminal emulator): each test makes the store, then runs a scenario of
+/// Tests/Terminal/reader.py, which drives the keys and checks the screen and the store.
+@Suite struct ReaderEndToEndTests {
+    static let driver = LayoutTests.root.appendingPathComponent("Tests/Terminal/reader.py").path
+
+    /// Runs `scenario` over `cli`'s store; its failure, one line, fails the test.
+    static func run(_ scenario: String, _ cli: CLI, _ arguments: [String] = []) async throws {
+        let result = try await cli.start(
+            ["python3", driver, scenario, "--binary", CLI.binary] + arguments, executable: "/usr/bin/env"
+        ).wait()
+        #expect(result.status == 0, "\(scenario): \(result.stderr)")
+    }
+
+    @Test func theFirstFrameShowsTheNewestRowsAndEachKeyDoesWhatItSaysInTheStoreToo() async throws {
+        let cli = try CLI()
+        try await withServer(items: 60, perPage: 30) { _, url in
+            #expect(try await cli.run("add", url).status == 0)
+            try await Self.run("basics", cli, ["--items", "60"])
+        }
+    }
+
+    @Test func onAMillionItemsGShowsTheOldestAndScrollingShowsEachItemOnceInOrder() async throws {
+        let cli = try CLI()
+        let store = try cli.openStore()
+        let feed = try await store.subscribe(url: "http://127.0.0.1:9/feed")
+        let count = 1_000_000
+        for start in stride(from: 0, to: count, by: 20_000) {
+            // Item 1 000 000 the newest: the first page holds the highest numbers.
+            let items = (start..<start + 20_000).map { index -> FeedItem in
+                let number = count - index
+                return FeedItem(
+                    key: "k\(number)", title: "Item \(number)", link: nil, pictureURL: nil,
+                    published: FeedDate.format(1_700_000_000 + Int64(number) * 60), summary: nil)
+            }
+            try await store.commit(
+                PageCommit(feedID: feed.id, band: 0, newItems: items, updatedItems: [], cursor: FeedCursor()))
+        }
+        try await Self.run("million", cli, ["--items", String(count)])
+    }
+
+    @Test func aPullThatLandsWhileReadingSaysNNewWithoutMovingTheRowsAndAResizeRedraws() async throws {
+        let cli = try CLI()
+        try await withServer(items: 40, perPage: 40) { server, url in
+            #expect(try await cli.run("add", url).status == 0)
+            server.prepend(5)
+            try await Self.run("fresh", cli, ["--items", "40", "--added", "5"])
+        }
+    }
+
+    @Test func sigtermSighupAndCrashesGiveTheTerminalBackCookedWithTheMainScreen() async throws {
+        let cli = try CLI()
+        try await withServer(items: 30, perPage: 30) { _, url in
+            #expect(try await cli.run("add", url).status == 0)
+            try await Self.run("ending", cli, ["--items", "30"])
+        }
+    }
+
+    @Test func aHostileTitlesEscapeSequencesNeverReachTheTerminal() async throws {
+        let cli = try CLI()
+        let title =
+            #"\u001b]0;pwned\u0007 \u001b[31mred \u009b31m \u001b]8;;http://x/\u0007link \u001b[2J\u001b[H\u001b[31mwiped"#
+        let body = """
+            {"version": "https://jsonfeed.org/version/1.1", "title": "\(title)", "items": [
+              {"id": "1", "title": "\(title)", "content_html": "<p>\(title)</p>", "url": "http://x/1"}]}
+            """
+        let answer =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/feed+json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+            + body
+        let server = try RawServer(answer: Data(answer.utf8))
+        defer { server.stop() }
+        #expect(try await cli.run("add", server.url).status == 0)
+        try await Self.run("hostile", cli)
+    }
+
+    @Test func readOnSomethingThatIsNotATerminalExits64WithOneSentence() async throws {
+        try await Self.run("not-a-terminal", try CLI())
+    }
+}

@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""Drives `feedsync read` in a pseudo-terminal of a known size and reads its screen through pyte,
+a kept terminal emulator: the end-to-end checks of the terminal reader. Each scenario is run by a
+Swift test (ReaderEndToEndTests), which makes the store first and passes what it made:
+
+    reader.py SCENARIO --binary FEEDSYNC [--log SERVER_LOG] [--items N] ...
+
+FEEDSYNC_HOME comes from the environment. A failed check prints one line and exits 1."""
+
+import argparse
+import base64
+import fcntl
+import json
+import os
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+import zlib
+
+import pyte
+
+# What pyte cannot take: kitty's APC and sixel's DCS (it would print their payloads as text),
+# iTerm2's OSC 1337. Cut out before the screen sees them, and kept to check.
+GRAPHICS = re.compile(rb"\x1b_G.*?\x1b\\|\x1bP.*?\x1b\\|\x1b\]1337;.*?(?:\x07|\x1b\\)", re.S)
+
+
+class Failed(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failed(message)
+
+
+class Terminal:
+    """The reader in a pseudo-terminal of `columns` × `rows` cells (of 8 × 16 pixels)."""
+
+    def __init__(self, binary, args, columns=80, rows=24, env=None, answer=None):
+        self.master, self.slave = os.openpty()
+        self.size(columns, rows)
+        environment = dict(os.environ, TERM="xterm-256color", COLORTERM="truecolor", **(env or {}))
+        environment.pop("TMUX", None)
+        self.process = subprocess.Popen(
+            [binary, "read", *args], stdin=self.slave, stdout=self.slave, stderr=self.slave,
+            env=environment, start_new_session=True,
+            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+        self.screen = pyte.Screen(columns, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.raw = bytearray()
+        self.answer = answer
+        self.pending = b""
+
+    def size(self, columns, rows):
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, columns * 8, rows * 16))
+
+    def resize(self, columns, rows):
+        self.size(columns, rows)
+        self.screen.resize(rows, columns)
+
+    def pump(self, seconds):
+        """Reads what the reader writes for `seconds`."""
+        end = time.monotonic() + seconds
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            ready, _, _ = select.select([self.master], [], [], left)
+            if not ready:
+                return
+            try:
+                data = os.read(self.master, 1 << 16)
+            except OSError:
+                return
+            if not data:
+                return
+            self.raw += data
+            if self.answer:
+                self.answer(self, data)
+            # A graphics sequence cut between two reads waits for its end.
+            data = self.pending + data
+            cut = max(data.rfind(b"\x1b_G"), data.rfind(b"\x1bP"), data.rfind(b"\x1b]1337"))
+            if cut >= 0 and not GRAPHICS.match(data, cut):
+                self.pending, data = data[cut:], data[:cut]
+            else:
+                self.pending = b""
+            self.stream.feed(GRAPHICS.sub(b"", data))
+
+    def send(self, keys, settle=0.05):
+        os.write(self.master, keys.encode() if isinstance(keys, str) else keys)
+        self.pump(settle)
+
+    def lines(self):
+        return [line.rstrip() for line in self.screen.display]
+
+    def text(self):
+        return "\n".join(self.lines())
+
+    def wait(self, condition, what, timeout=10):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if condition(self):
+                return
+            self.pump(0.05)
+        raise Failed(f"{what}; the screen:\n{self.text()}")
+
+    def wait_text(self, text, timeout=10):
+        self.wait(lambda t: text in t.text(), f"{text!r} never showed", timeout)
+
+    def status(self):
+        return self.lines()[-1]
+
+    def exit(self, timeout=10):
+        try:
+            status = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            raise Failed("the reader did not end")
+        self.pump(0.1)
+        return status
+
+    def cooked(self):
+        """Whether the terminal is back in the mode it was given in: a line at a time, echoed."""
+        attributes = termios.tcgetattr(self.slave)
+        stty = subprocess.run(["stty", "-a"], stdin=self.slave, capture_output=True, text=True).stdout
+        return bool(attributes[3] & termios.ICANON and attributes[3] & termios.ECHO), stty
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        os.close(self.master)
+        os.close(self.slave)
+
+
+def titles(terminal):
+    """The titles of the list's rows on screen, top down (each row's second line)."""
+    found = []
+    for line in terminal.lines()[1:-1]:
+        match = re.search(r"(Item \d+)\s*$", line)
+        if match and not re.search(r"·", line):
+            found.append(match.group(1))
+    return found
+
+
+def numbers(terminal):
+    return [int(title.split()[1]) for title in titles(terminal)]
+
+
+def feedsync(binary, *args):
+    result = subprocess.run([binary, *args], capture_output=True, text=True)
+    check(result.returncode == 0, f"feedsync {' '.join(args)} failed: {result.stderr}")
+    return result.stdout
+
+
+def listed(binary):
+    items = []
+    for page in range(1, 1000):
+        answer = json.loads(feedsync(binary, "list", "--json", "--per-page", "500", "--page", str(page)))
+        items += answer["items"]
+        if len(answer["items"]) < 500:
+            return items
+
+
+# MARK: Scenarios
+
+
+def basics(options):
+    """The first frame, the keys and what the store says after them."""
+    terminal = Terminal(options.binary, ["--pictures", "none"])
+    try:
+        terminal.wait_text(f"1 of {options.items}")
+        check(numbers(terminal)[:3] == [options.items, options.items - 1, options.items - 2],
+              f"the first frame shows the newest rows first: {titles(terminal)}")
+        check(terminal.lines()[0].startswith(" feedsync · all feeds"), f"the header: {terminal.lines()[0]!r}")
+        terminal.send("jj")
+        terminal.wait_text(f"3 of {options.items}")
+        # Enter reads the item, marking it read; q goes back.
+        terminal.send("\r")
+        top = options.items - 2
+        terminal.wait(lambda t: t.lines()[1].strip() == f"Item {top}", "Enter shows the item's title")
+        check(f"/items/{top}" in terminal.text(), "the item's link shows")
+        terminal.send("q")
+        terminal.wait_text(f"3 of {options.items}")
+        read = {item["title"]: item for item in listed(options.binary)}
+        check(read[f"Item {top}"]["unread"] is False, "the item opened is read in the store")
+        # m marks unread again, s stars.
+        terminal.send("m")
+        terminal.send("s")
+        terminal.pump(0.3)
+        state = {item["title"]: item for item in listed(options.binary)}[f"Item {top}"]
+        check(state["unread"] is True and state["starred"] is True, f"m and s reached the store: {state}")
+        terminal.send("k")
+        terminal.send("m")  # the second row is read now
+        terminal.pump(0.2)
+        # u: unread only; the row just marked read is gone from it.
+        terminal.send("u")
+        terminal.wait_text("unread items only")
+        shown = numbers(terminal)
+        check(options.items - 1 not in shown and options.items in shown, f"u shows unread items only: {shown}")
+        terminal.send("u")
+        terminal.wait_text("all items")
+        # / searches (a word or a word's start: no other item's number starts with this one).
+        wanted = options.items - 5
+        terminal.send(f"/Item {wanted}")
+        terminal.wait(lambda t: f"search: Item {wanted}" in t.status(), "the search prompt")
+        terminal.send("\r")
+        terminal.wait_text(f"search: Item {wanted}")
+        check(numbers(terminal) == [wanted], f"the search finds the one item: {titles(terminal)}")
+        terminal.send("\x1b")
+        terminal.wait_text("search cleared")
+        # f: the feeds with their unread counts; Enter shows one.
+        terminal.send("f")
+        terminal.wait_text("feeds and folders")
+        unread = sum(1 for item in listed(options.binary) if item["unread"])
+        check(f"{unread} unread" in terminal.text(), f"the chooser shows the unread count {unread}")
+        terminal.send("j\r")
+        terminal.wait(lambda t: "feeds and folders" not in t.text() and numbers(t), "Enter shows the feed")
+        # ? shows the keys and the pictures' way.
+        terminal.send("?")
+        terminal.wait_text("pictures: none (as asked)")
+        terminal.send("x")
+        terminal.send("q")
+        check(terminal.exit() == 0, "q quits with 0")
+        cooked, stty = terminal.cooked()
+        check(cooked, f"the terminal is given back cooked: {stty}")
+        check(terminal.raw.endswith(b"\x1b[?1049l"), "the main screen is back at the end")
+    finally:
+        terminal.close()
+
+
+def million(options):
+    """G on a million items shows the oldest; the status line knows the length from the start."""
+    terminal = Terminal(options.binary, ["--pictures", "none"])
+    try:
+        terminal.wait_text(f"1 of {options.items}")
+        check(numbers(terminal)[0] == options.items, f"the newest first: {titles(terminal)}")
+        terminal.send("G")
+        terminal.wait_text(f"{options.items} of {options.items}")
+        check(numbers(terminal)[-1] == 1, f"G shows the oldest: {titles(terminal)}")
+        terminal.send("k")
+        terminal.wait_text(f"{options.items - 1} of {options.items}")
+        terminal.send("g")
+        terminal.wait_text(f"1 of {options.items}")
+        check(numbers(terminal)[0] == options.items, "g goes back to the newest")
+        # 5 000 rows a screen at a time, then back a row at a time for a screen: every item once,
+        # in order.
+        seen = numbers(terminal)
+        while len(seen) < 5000:
+            terminal.send(" ", settle=0)
+            before = terminal.status()
+            terminal.wait(lambda t: t.status() != before, "Space moves down a screen", timeout=5)
+            terminal.pump(0.01)
+            shown = numbers(terminal)
+            check(shown and shown[0] <= seen[-1] + 1, f"no row skipped: {seen[-1]} then {shown[:2]}")
+            seen += [number for number in shown if number < seen[-1]]
+        check(seen[:5000] == list(range(options.items, options.items - 5000, -1)),
+              "scrolling 5 000 rows shows each item once, in order")
+        for _ in range(40):
+            terminal.send("k", settle=0)
+        terminal.pump(0.3)
+        check(terminal.screen.cursor is not None, "still drawing")
+        terminal.send("q")
+        check(terminal.exit() == 0, "q quits")
+    finally:
+        terminal.close()
+
+
+def fresh(options):
+    """A pull that lands while reading: an "N new" line at the top, the rows not moved until g."""
+    terminal = Terminal(options.binary, ["--pictures", "none"])
+    try:
+        terminal.wait_text(f"1 of {options.items}")
+        terminal.send("jjj")
+        terminal.wait_text(f"4 of {options.items}")
+        before = terminal.lines()[1:-1]
+        feedsync(options.binary, "pull", "--force", "--images", "none")
+        terminal.wait_text(f"{options.added} new", timeout=5)
+        check(terminal.lines()[1:-1] == before, "the rows did not move")
+        check(f"{options.added} new" in terminal.lines()[0], "the new items are said at the top")
+        terminal.send("g")
+        terminal.wait(lambda t: numbers(t) and numbers(t)[0] == options.items + options.added, "g shows them")
+        check(f"1 of {options.items + options.added}" in terminal.status(), "and counts them")
+        # A resize redraws at the new size at once.
+        terminal.resize(100, 30)
+        terminal.wait(lambda t: len(t.lines()) == 30 and "? keys" in t.lines()[29], "the resize redraws")
+        check(len(titles(terminal)) == 14, f"14 rows in 30 lines: {titles(terminal)}")
+        terminal.send("q")
+        check(terminal.exit() == 0, "q quits")
+    finally:
+        terminal.close()
+
+
+def ending(options):
+    """SIGTERM, SIGHUP and crashes give the terminal back cooked, the main screen back."""
+    for name in ["SIGTERM", "SIGHUP", "SIGSEGV", "SIGABRT", "SIGILL"]:
+        # Without the Swift runtime's own crash handler (a debug build's; the installed binary,
+        # linked statically, has none), which would wait on its backtracer.
+        terminal = Terminal(options.binary, ["--pictures", "none"], env={"SWIFT_BACKTRACE": "enable=no"})
+        try:
+            terminal.wait_text(f"1 of {options.items}")
+            number = getattr(signal, name)
+            terminal.process.send_signal(number)
+            status = terminal.exit()
+            check(status == -number, f"{name}: the reader ends of it ({status})")
+            cooked, stty = terminal.cooked()
+            check(cooked, f"{name}: the terminal is given back cooked: {stty}")
+            tail = bytes(terminal.raw[-80:])
+            check(b"\x1b[?1049l" in tail and b"\x1b[?25h" in tail, f"{name}: the main screen and cursor back: {tail!r}")
+        finally:
+            terminal.close()
+
+
+def hostile(options):
+    """A title full of escape sequences shows as text; none of them reaches the terminal."""
+    terminal = Terminal(options.binary, ["--pictures", "none"])
+    try:
+        terminal.wait_text("1 of")
+        terminal.send("\r")
+        terminal.pump(0.5)
+        raw = bytes(terminal.raw)
+        for sequence in [b"\x1b]0;", b"\x1b[31m", b"\x1b[2J\x1b[H\x1b[31", b"\x9b", b"\x1b]8;", b"\x07"]:
+            check(sequence not in raw.replace(b"\x1b[2J", b""), f"{sequence!r} reached the terminal")
+        check("pwned" in terminal.text(), f"the title shows as text: {terminal.text()}")
+        terminal.send("q")
+        terminal.send("q")
+        check(terminal.exit() == 0, "q quits")
+    finally:
+        terminal.close()
+
+
+def not_a_terminal(options):
+    result = subprocess.run([options.binary, "read"], stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    check(result.returncode == 64, f"read on a pipe exits 64 ({result.returncode})")
+    check("use feedsync list" in result.stderr and result.stderr.count("\n") == 1, f"one sentence: {result.stderr!r}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("scenario")
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--items", type=int, default=0)
+    parser.add_argument("--added", type=int, default=0)
+    parser.add_argument("--log", default="")
+    options = parser.parse_args()
+    scenario = globals()[options.scenario.replace("-", "_")]
+    try:
+        scenario(options)
+    except Failed as failure:
+        print(f"{options.scenario}: {failure}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
