@@ -82,6 +82,49 @@ import Testing
         try await Self.run("hostile", cli)
     }
 
+    @Test func aRowsThumbnailInEachProtocolDecodesBackToTheCachedPicturesPixelsAtItsCells() async throws {
+        let cli = try CLI()
+        try await withServer(items: 30, perPage: 30) { _, url in
+            #expect(try await cli.run("add", url).status == 0)
+            try await Self.run("pictures", cli)
+        }
+    }
+
+    @Test func aFlungPastRowHasNoPictureAskedAndTheRowsWhereTheCursorRestsHaveTheirsAtOnce() async throws {
+        let cli = try CLI()
+        try await withServer(items: 120, perPage: 120) { server, url in
+            #expect(try await cli.run("pull", "--feed", url, "--images", "none").status == 0)
+            let log = cli.home.path + "/server.log"
+            FileManager.default.createFile(atPath: log, contents: nil)
+            try server.logRequests(to: log)
+            try await Self.run("fling", cli, ["--log", log])
+        }
+    }
+
+    @Test func hostilePicturesInTheCacheCostABoundedTimeAndDrawNothing() async throws {
+        let cli = try CLI()
+        try await withServer(items: 12, perPage: 12) { server, url in
+            // What the header check passes: a PNG's and a JPEG's first bytes, then noise; a PNG
+            // header claiming 60 000 × 60 000 pixels.
+            let png = DemoServer.png(seed: 1).prefix(33)
+            var huge = png
+            huge.replaceSubrange(16..<24, with: [0, 0, 0xEA, 0x60, 0, 0, 0xEA, 0x60])
+            let jpeg = Data([0xFF, 0xD8, 0xFF, 0xC0, 0, 17, 8, 0, 64, 0, 64, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1])
+            var faults = Faults()
+            faults.pictures = [
+                12: .noise(header: png, bytes: 4000), 11: .noise(header: huge, bytes: 4000),
+                10: .noise(header: jpeg, bytes: 4000),
+            ]
+            server.setFaults(faults)
+            #expect(try await cli.run("add", url).status == 0)
+            let cached = try await cli.listedItems().prefix(3).map {
+                ($0["image"] as? [String: Any])?["status"] as? String
+            }
+            #expect(cached == ["cached", "cached", "cached"], "the header check passed them")
+            try await Self.run("hostile-pictures", cli, ["--added", "3"])
+        }
+    }
+
     @Test func readOnSomethingThatIsNotATerminalExits64WithOneSentence() async throws {
         try await Self.run("not-a-terminal", try CLI())
     }

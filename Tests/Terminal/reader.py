@@ -167,6 +167,57 @@ def listed(binary):
             return items
 
 
+def png_pixels(data):
+    """An 8-bit RGB or RGBA PNG's width, height and pixels as (r, g, b) tuples, rows top down."""
+    check(data[:8] == b"\x89PNG\r\n\x1a\n", "a PNG")
+    at, chunks, header = 8, b"", None
+    while at < len(data):
+        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        body = data[at + 8:at + 8 + length]
+        at += 12 + length
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            chunks += body
+        elif kind == b"IEND":
+            break
+    width, height, depth, colour = header[:4]
+    check(depth == 8 and colour in (2, 6), f"an 8-bit RGB(A) PNG: {header}")
+    size = 3 if colour == 2 else 4
+    raw = zlib.decompress(chunks)
+    stride = width * size
+    rows, previous = [], bytearray(stride)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - size] if x >= size else 0
+            b, c = previous[x], previous[x - size] if x >= size else 0
+            if kind == 1:
+                line[x] = (line[x] + a) & 255
+            elif kind == 2:
+                line[x] = (line[x] + b) & 255
+            elif kind == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        previous = line
+    return width, height, [tuple(row[x * size:x * size + 3]) for row in rows for x in range(width)]
+
+
+def near(colour, expected, tolerance=24):
+    return all(abs(a - b) <= tolerance for a, b in zip(colour, expected))
+
+
+def first_row_picture(binary):
+    """The newest item and its cached picture's colour (the demo server's are one pixel)."""
+    item = listed(binary)[0]
+    check(item["image"]["status"] == "cached", f"the first item's picture is cached: {item}")
+    return item, png_pixels(open(item["image"]["path"], "rb").read())[2][0]
+
+
 # MARK: Scenarios
 
 
@@ -328,6 +379,104 @@ def hostile(options):
             check(sequence not in raw.replace(b"\x1b[2J", b""), f"{sequence!r} reached the terminal")
         check("pwned" in terminal.text(), f"the title shows as text: {terminal.text()}")
         terminal.send("q")
+        terminal.send("q")
+        check(terminal.exit() == 0, "q quits")
+    finally:
+        terminal.close()
+
+
+def pictures(options):
+    """A row's thumbnail in each protocol, read back from the bytes written: kitty's RGBA, iTerm2's
+    PNG, sixel through libsixel's own decoder, each the cached picture's pixels at the box's size
+    (6 × 2 cells of 8 × 16 pixels), placed at the row's first cell."""
+    item, colour = first_row_picture(options.binary)
+    for kind in ["kitty", "iterm", "sixel"]:
+        terminal = Terminal(options.binary, ["--pictures", kind])
+        try:
+            terminal.wait_text("1 of")
+            starts = {"kitty": b"\x1b[2;1H\x1b_Ga=T,", "iterm": b"\x1b[2;1H\x1b]1337;File=", "sixel": b"\x1b[2;1H\x1bP"}
+            terminal.wait(lambda t: starts[kind] in t.raw, f"{kind}: the first row's picture is drawn at its cell")
+            terminal.pump(0.3)
+            raw = bytes(terminal.raw)
+            at = raw.index(starts[kind]) + len(b"\x1b[2;1H")
+            if kind == "kitty":
+                payload, keys = b"", None
+                for match in re.finditer(rb"\x1b_G([^;\x1b]*)(?:;([A-Za-z0-9+/=]*))?\x1b\\", raw[at:]):
+                    fields = dict(pair.split(b"=") for pair in match.group(1).split(b","))
+                    keys = keys or fields
+                    payload += base64.b64decode(match.group(2) or b"")
+                    if fields.get(b"m") == b"0":
+                        break
+                check(keys[b"s"] == b"48" and keys[b"v"] == b"32" and keys[b"c"] == b"6" and keys[b"r"] == b"2",
+                      f"kitty: 48 × 32 pixels in 6 × 2 cells: {keys}")
+                check(keys[b"C"] == b"1" and keys[b"q"] == b"2", "kitty: the cursor not moved, no answers")
+                check(len(payload) == 48 * 32 * 4, f"kitty: RGBA of 48 × 32 ({len(payload)} bytes)")
+                shown = [tuple(payload[i:i + 3]) for i in range(0, len(payload), 4)]
+            elif kind == "iterm":
+                end = raw.index(b"\x07", at)
+                arguments, data = raw[at + len(b"\x1b]1337;File="):end].split(b":", 1)
+                check(b"inline=1" in arguments and b"width=6" in arguments and b"height=2" in arguments,
+                      f"iterm: inline in 6 × 2 cells: {arguments}")
+                width, height, shown = png_pixels(base64.b64decode(data))
+                check((width, height) == (48, 32), f"iterm: 48 × 32 pixels ({width} × {height})")
+            else:
+                end = raw.index(b"\x1b\\", at) + 2
+                decoded = subprocess.run(["sixel2png"], input=raw[at:end], capture_output=True).stdout
+                width, height, shown = png_pixels(decoded)
+                check((width, height) == (48, 32), f"sixel: 48 × 32 pixels ({width} × {height})")
+            check(all(near(pixel, colour) for pixel in shown), f"{kind}: every pixel is the picture's {colour}")
+            terminal.send("q")
+            check(terminal.exit() == 0, f"{kind}: q quits")
+            if kind == "kitty":
+                check(b"\x1b_Ga=d,d=A,q=2\x1b\\" in bytes(terminal.raw[-200:]), "kitty: the pictures freed at the end")
+        finally:
+            terminal.close()
+
+
+def fling(options):
+    """Keys held faster than the settle time: nothing is asked for the rows passing by; where the
+    cursor rests, the rows in view get their pictures, asked of the prefetcher at once."""
+    items = listed(options.binary)
+    check(all(item["image"]["status"] == "pending" for item in items), "no picture cached yet")
+    url = {item["title"]: item["pic_url"].split("/pictures/")[1] for item in items}
+    asked = lambda: [line.split("/pictures/")[1].strip() for line in open(options.log) if "/pictures/" in line]
+    terminal = Terminal(options.binary, ["--pictures", "kitty"])
+    try:
+        terminal.wait(lambda t: len(titles(t)) == 11, "the first screen")
+        first = [url[title] for title in titles(terminal)]
+        terminal.wait(lambda t: set(first) <= set(asked()), f"the first screen's pictures are asked: {asked()}")
+        terminal.pump(0.5)
+        check(sorted(asked()) == sorted(first), f"only the first screen's: {asked()}")
+        before = len(asked())
+        # 60 rows down, a key every 40 ms (a key held), then rest.
+        for _ in range(60):
+            terminal.send("j", settle=0.04)
+        terminal.wait_text("61 of")
+        terminal.pump(1.0)
+        rested = [url[title] for title in titles(terminal)]
+        later = asked()[before:]
+        check(set(later) == set(rested) - set(first),
+              f"only the rows where the cursor rested were asked: {later}, in view {rested}")
+        terminal.wait(lambda t: t.raw.count(b"\x1b_Ga=T,") >= len(first) + len(set(rested) - set(first)),
+                      "their pictures are drawn")
+        terminal.send("q")
+        check(terminal.exit() == 0, "q quits")
+    finally:
+        terminal.close()
+
+
+def hostile_pictures(options):
+    """Cached files that only start like pictures, or claim more pixels than allowed: the box
+    shows ×, within a bounded time, and nothing is drawn for them."""
+    terminal = Terminal(options.binary, ["--pictures", "kitty"])
+    try:
+        started = time.monotonic()
+        terminal.wait_text("1 of")
+        terminal.wait(lambda t: t.text().count("×") >= options.added, f"{options.added} boxes say ×", timeout=3)
+        check(time.monotonic() - started < 2, "decided within two seconds")
+        terminal.wait(lambda t: b"\x1b_Ga=T," in t.raw, "the other rows' pictures are drawn")
+        for row in range(options.added):
+            check(f"\x1b[{2 + 2 * row};1H\x1b_G".encode() not in terminal.raw, f"nothing drawn in row {row + 1}'s box")
         terminal.send("q")
         check(terminal.exit() == 0, "q quits")
     finally:
