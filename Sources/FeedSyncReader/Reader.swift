@@ -1,4 +1,4 @@
-// FeedSyncReader: `feedsync read`, the endless list in the terminal. Its API: Reader.run (the
+// FeedSyncReader: `feedsync read`, the endless list in the terminal. Its API: Session.run (the
 // session: the terminal taken and given back, the loop), over Reader (what each key does),
 // ReaderList (the rows held), the drawing (ReaderView), pictures (Graphics, Thumbnails), the
 // terminal's input (Input) and the frames written (Screen).
@@ -8,7 +8,7 @@ import FeedSyncKit
 import Foundation
 
 /// The reader's state and what each input does to it; drawn by `ReaderView`, driven by the
-/// session's loop (`Reader.run`). The store is read through `FeedSync` alone.
+/// session's loop (`Session.run`). The store is read through `FeedSync` alone.
 package final class Reader {
     let library: FeedSync
     package var list: ReaderList
