@@ -74,6 +74,9 @@ package struct Placement: Equatable, Sendable {
     package var column: Int
     package var columns: Int
     package var rows: Int
+    package init(id: UInt32, row: Int, column: Int, columns: Int, rows: Int) {
+        (self.id, self.row, self.column, self.columns, self.rows) = (id, row, column, columns, rows)
+    }
 }
 
 /// What the terminal shows of pictures, and the bytes that change it: kitty's are sent once and

@@ -79,8 +79,9 @@ package enum ReaderView {
             let style = chosen ? cursorStyle : .plain
             grid.fill(row: row, column: text, count: grid.width - text, style: style)
             grid.fill(row: row + 1, column: text, count: grid.width - text, style: style)
-            var about = item.read ? "  " : "● "
-            about += item.starred ? "★ " : "  "
+            // `list`'s marks: • unread, * starred.
+            var about = item.read ? "  " : "• "
+            about += item.starred ? "* " : "  "
             var details = Terminal.safe(item.feedName)
             if let seconds = item.published.flatMap(StoredDate.seconds) {
                 details += " · " + LocalTime.dateOrTime(seconds: time_t(seconds), now: now)
@@ -185,7 +186,7 @@ package enum ReaderView {
 
     static func item(_ page: Reader.ItemPage, _ reader: Reader, _ grid: inout Grid) -> [Box] {
         let item = page.detail.item
-        header(Terminal.safe(item.feedName) + (item.starred ? " · ★" : ""), &grid)
+        header(Terminal.safe(item.feedName) + (item.starred ? " · starred" : ""), &grid)
         let room = grid.height - 2
         for line in 0..<room where page.scroll + line < page.lines.count {
             grid.put(page.lines[page.scroll + line], row: 1 + line, column: 1, limit: grid.width - 2)

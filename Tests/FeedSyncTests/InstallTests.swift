@@ -76,6 +76,7 @@ import Testing
         let bash = try String(
             contentsOfFile: prefix.path + "/share/bash-completion/completions/feedsync", encoding: .utf8)
         #expect(bash.contains("---completion remove -- positional@0"), "remove completes feeds")
+        #expect(bash.contains("---completion read -- --feed"), "read is completed, its --feed with feeds")
         // bash offers twelve feeds in their numbers' order (it would sort 1, 10, 11, 12, 2, …).
         let cli = try CLI()
         let outlines = (1...12).map { "<outline text=\"Feed \($0)\" xmlUrl=\"https://f\($0).example/rss\"/>" }

@@ -125,6 +125,17 @@ import Testing
         }
     }
 
+    /// Debian's xterm as a VT340 under Xvfb, checked on a screenshot's pixels; `FEEDSYNC_SCREENSHOT`
+    /// names a file to keep the screenshot in (the README's).
+    @Test func aRealTerminalShowsEachCachedPictureAtItsRowsCells() async throws {
+        let cli = try CLI()
+        try await withServer(items: 30, perPage: 30) { server, _ in
+            #expect(try await cli.run("add", await server.feedURL(.rss)).status == 0)
+            let screenshot = ProcessInfo.processInfo.environment["FEEDSYNC_SCREENSHOT"].map { ["--screenshot", $0] }
+            try await Self.run("xterm", cli, screenshot ?? [])
+        }
+    }
+
     @Test func readOnSomethingThatIsNotATerminalExits64WithOneSentence() async throws {
         try await Self.run("not-a-terminal", try CLI())
     }

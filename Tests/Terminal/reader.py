@@ -483,6 +483,80 @@ def hostile_pictures(options):
         terminal.close()
 
 
+# xterm's "fixed" at 6 × 13, with all of Unicode's characters it has (xfonts-base).
+FONT = "-misc-fixed-medium-r-semicondensed--13-120-75-75-c-60-iso10646-1"
+
+
+def xterm(options):
+    """One real terminal that shows pictures: Debian's xterm as a VT340 (sixel) under Xvfb, the
+    reader choosing sixel by asking it, each of the first rows' cached pictures at its box's
+    cells on a screenshot's pixels."""
+    items = listed(options.binary)[:3]
+    colours = [png_pixels(open(item["image"]["path"], "rb").read())[2][0] for item in items]
+    read, write = os.pipe()
+    server = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "640x400x24", "-nolisten", "tcp"],
+                              pass_fds=[write], stderr=subprocess.DEVNULL)
+    os.close(write)
+    display = ":" + os.read(read, 64).decode().strip()
+    os.close(read)
+    script = os.path.join(os.environ["FEEDSYNC_HOME"], "read.sh")
+    with open(script, "w") as file:
+        file.write(f"#!/bin/sh\nexec {options.binary} read 2>{script}.err\n")
+    os.chmod(script, 0o755)
+    environment = dict(os.environ, DISPLAY=display)
+    for name in ["TMUX", "COLORTERM", "TERM_PROGRAM", "KITTY_WINDOW_ID"]:
+        environment.pop(name, None)
+    terminal = subprocess.Popen(
+        ["xterm", "-ti", "vt340", "-xrm", "XTerm*numColorRegisters: 256", "-fn", FONT, "-geometry", "80x24+0+0",
+         "-e", script], env=environment, stderr=subprocess.DEVNULL)
+
+    def ppm():
+        dump = subprocess.run(["xwd", "-root", "-silent", "-display", display], capture_output=True).stdout
+        return subprocess.run(["xwdtopnm"], input=dump, capture_output=True).stdout
+
+    def screenshot():
+        """The screen's pixels, or None while the display cannot be read (a loaded machine)."""
+        image = ppm()
+        header = re.match(rb"P6\s+(\d+)\s+(\d+)\s+255\s", image)
+        if not header:
+            return None
+        width = int(header.group(1))
+        pixels = image[header.end():]
+        return lambda x, y: tuple(pixels[(y * width + x) * 3:(y * width + x) * 3 + 3])
+
+    # The font's cells are 6 × 13 pixels, the text from (2, 2) inside its border; a row's
+    # box is its first 6 cells over its 2 lines: list row k (from 0) at screen lines 1 + 2k, 2 + 2k.
+    def box(pixel, row):
+        top, left = 2 + (1 + 2 * row) * 13, 2
+        return [pixel(x, y) for y in range(top + 3, top + 2 * 13 - 3) for x in range(left + 3, left + 6 * 6 - 3)]
+
+    try:
+        end = time.monotonic() + 20
+        while True:
+            pixel = screenshot()
+            shares = [sum(near(p, colour, 40) for p in box(pixel, row)) / len(box(pixel, row))
+                      for row, colour in enumerate(colours)] if pixel else [0] * len(colours)
+            if all(share > 0.9 for share in shares):
+                break
+            check(time.monotonic() < end, "each of the first rows' boxes shows its picture on xterm's screen: "
+                  + ", ".join(f"row {row + 1} {share:.0%} of it" for row, share in enumerate(shares)))
+            time.sleep(0.3)
+        # Beside the box, the row's text: not the picture.
+        beside = [pixel(x, y) for y in range(2 + 13 + 3, 2 + 2 * 13 - 3) for x in range(2 + 6 * 6 + 2, 2 + 6 * 6 + 5)]
+        check(sum(near(p, colours[0], 40) for p in beside) < len(beside) / 2, "the picture stays in its box")
+        if options.screenshot:
+            cut = subprocess.run(["pnmcut", "0", "0", "486", "318"], input=ppm(), capture_output=True).stdout
+            open(options.screenshot, "wb").write(subprocess.run(["pnmtopng"], input=cut, capture_output=True).stdout)
+    finally:
+        for process in (terminal, server):
+            process.terminate()
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
 def not_a_terminal(options):
     result = subprocess.run([options.binary, "read"], stdin=subprocess.DEVNULL, capture_output=True, text=True)
     check(result.returncode == 64, f"read on a pipe exits 64 ({result.returncode})")
@@ -490,12 +564,16 @@ def not_a_terminal(options):
 
 
 def main():
+    # The test runner starts us with most signals blocked, which every child would inherit: an
+    # Xvfb or xterm that cannot be terminated, a reader deaf to SIGWINCH.
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
     parser = argparse.ArgumentParser()
     parser.add_argument("scenario")
     parser.add_argument("--binary", required=True)
     parser.add_argument("--items", type=int, default=0)
     parser.add_argument("--added", type=int, default=0)
     parser.add_argument("--log", default="")
+    parser.add_argument("--screenshot", default="")
     options = parser.parse_args()
     scenario = globals()[options.scenario.replace("-", "_")]
     try:
