@@ -45,7 +45,7 @@ extension Words {
     public static func failure(_ message: String, url: String) -> String {
         var text = message
         if text.hasPrefix(url + ": ") {
-            text.removeFirst(url.utf8.count + 2)
+            text.removeFirst((url + ": ").count)
         } else if text.hasPrefix(url + " ") {
             text = "it" + text.dropFirst(url.count)
         }

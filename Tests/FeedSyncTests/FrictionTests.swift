@@ -1,4 +1,5 @@
 import FeedSyncDemoServer
+import FeedSyncKit
 import FeedSyncModel
 import Foundation
 import Testing
@@ -8,6 +9,13 @@ import Testing
 /// messages that wrap, folders, a careful `add`, a calm pull, Ctrl-C, `show`'s pager and layout,
 /// and the small ones.
 @Suite(.serialized) struct FrictionTests {
+    /// A failure's words for a feed whose URL is not ASCII: the URL cut off whole, by characters.
+    @Test func theFailureOfAFeedWhoseURLIsNotASCIIIsSaidWithoutTheURL() {
+        let url = "https://例え.jp/フィード"
+        #expect(Words.failure("\(url): answered 404", url: url) == "answered 404 Not Found")
+        #expect(Words.failure("\(url) answered 410", url: url) == "it answered 410 Gone")
+    }
+
     /// A feed document served at `path` of the demo server.
     static func serve(_ server: DemoServer, _ path: String, _ body: String, type: String = "application/rss+xml") {
         var faults = server.faults
