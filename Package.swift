@@ -25,6 +25,7 @@ let package = Package(
     products: [
         .executable(name: "feedsync", targets: ["feedsync"]),
         .executable(name: "feedsync-serve", targets: ["feedsync-serve"]),
+        .executable(name: "feedsync-read", targets: ["feedsync-read"]),
         .executable(name: "feedsync-demo-server", targets: ["feedsync-demo-server"]),
         // The decoders, for the fuzz targets in Fuzz/ (a package of their own: see docs/fuzzing.md).
         .library(name: "FeedSyncFeed", targets: ["FeedSyncModel", "FeedSyncMarkup", "FeedSyncFeed"]),
@@ -146,12 +147,13 @@ let package = Package(
             swiftSettings: libxml2Headers),
 
         // Thin executable: parse arguments, call FeedSyncKit, format output, map errors to exit codes.
-        // `feedsync serve` hands its arguments to feedsync-serve, installed beside it, so that no
-        // other command loads the web server's modules (BENCHMARKS.md, P5).
+        // `feedsync serve` and `feedsync read` hand their arguments to feedsync-serve and
+        // feedsync-read, installed beside it, so that no other command loads the web server's
+        // modules (BENCHMARKS.md, P5) or the terminal reader's.
         .executableTarget(
             name: "feedsync",
             dependencies: [
-                "FeedSyncKit", "FeedSyncFrontend", "FeedSyncReader",
+                "FeedSyncKit", "FeedSyncFrontend",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: libxml2Headers,
@@ -162,6 +164,16 @@ let package = Package(
             name: "feedsync-serve",
             dependencies: [
                 "FeedSyncKit", "FeedSyncFrontend", "FeedSyncServe",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: libxml2Headers,
+            linkerSettings: executableLinking),
+
+        // The terminal reader's process: `feedsync read` becomes it.
+        .executableTarget(
+            name: "feedsync-read",
+            dependencies: [
+                "FeedSyncKit", "FeedSyncFrontend", "FeedSyncReader",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: libxml2Headers,
@@ -184,6 +196,7 @@ let package = Package(
                 "FeedSyncModel", "FeedSyncMarkup", "FeedSyncPage", "FeedSyncKit", "FeedSyncReader", "FeedSyncDemoServer",
                 "feedsync",
                 "feedsync-serve",
+                "feedsync-read",
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: libxml2Headers),

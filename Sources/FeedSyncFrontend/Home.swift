@@ -3,7 +3,7 @@
 // write, wrapped or fitted), Terminal (safe text, widths), Arguments (a feed, a folder, an item,
 // a format), Interruption (Ctrl-C, one way), the words of feeds, items and pulls (FeedWords,
 // ItemWords, PullWords, PullReporting, RunReport, Progress, Dates), the pager and the text
-// layout, Files, Asking, Browser, ServeOptions. Over FeedSyncKit only.
+// layout, Files, Asking, Browser, ServeOptions, ReadOptions (with Program.become). Over FeedSyncKit only.
 
 import ArgumentParser
 import FeedSyncKit

@@ -66,7 +66,7 @@ import Testing
         await ended(process)
         #expect(process.terminationStatus == 0)
         for file in [
-            "bin/feedsync", "bin/feedsync-serve", "share/man/man1/feedsync.1",
+            "bin/feedsync", "bin/feedsync-serve", "bin/feedsync-read", "share/man/man1/feedsync.1",
             "share/bash-completion/completions/feedsync",
             "share/zsh/site-functions/_feedsync", "share/fish/vendor_completions.d/feedsync.fish",
         ] {

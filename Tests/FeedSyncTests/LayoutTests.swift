@@ -41,8 +41,9 @@ import Testing
 
     @Test func theExecutablesImportNoModuleOfOursButKitsFaceAndTheirOwnFrontEnd() throws {
         for (folder, allowed) in [
-            ("Sources/feedsync", Set(["FeedSyncFrontend", "FeedSyncKit", "FeedSyncReader"])),
+            ("Sources/feedsync", Set(["FeedSyncFrontend", "FeedSyncKit"])),
             ("Sources/feedsync-serve", Set(["FeedSyncFrontend", "FeedSyncKit", "FeedSyncServe"])),
+            ("Sources/feedsync-read", Set(["FeedSyncFrontend", "FeedSyncKit", "FeedSyncReader"])),
         ] {
             let files = try Self.sources(folder)
             #expect(!files.isEmpty)
@@ -53,12 +54,11 @@ import Testing
         }
     }
 
-    /// About a hundred lines a command: its options, its help, one Kit call and its words.
     @Test func theCommandLineIsThin() throws {
         let lines = try Self.sources("Sources/feedsync").reduce(0) {
             $0 + $1.text.split(separator: "\n", omittingEmptySubsequences: false).count
         }
-        #expect(lines <= 1400, "Sources/feedsync is \(lines) lines")
+        #expect(lines <= 1300, "Sources/feedsync is \(lines) lines")
     }
 
     @Test func noHandWrittenSourceFileIsOver600Lines() throws {
