@@ -403,6 +403,19 @@ import Testing
         let through = try String(contentsOfFile: paged, encoding: .utf8)
         #expect(through.contains("\u{1B}[1mA heading\u{1B}[22m") && !shown.stdout.contains("First paragraph"))
         #expect(through.contains("│ A quote that is long enough to wrap at\n│ forty columns, surely."), "\(through)")
+        // Ctrl-C while the pager runs reaches the whole group, as a terminal's does: it is the
+        // pager's (its trap runs), and feedsync, which ignores it meanwhile, ends as the pager ends.
+        let script = cli.outside.path + "/interrupted-pager"
+        try Data(
+            "#!/bin/sh\ntrap 'echo trapped >> \(paged)-int' INT\ncat > /dev/null\nkill -INT 0\necho done >> \(paged)-int\n"
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: script))
+        chmod(script, 0o755)
+        let interrupting = try CLI(environment: ["LINES": "12", "PAGER": script, "FEEDSYNC_HOME": cli.home.path])
+        let interrupted = try await interrupting.start(["show", "1"], terminalColumns: 40).wait()
+        #expect(interrupted.status == 0, "\(interrupted)")
+        #expect(try String(contentsOfFile: paged + "-int", encoding: .utf8) == "trapped\ndone\n")
         // Short enough for the screen: printed.
         let tall = try CLI(environment: ["LINES": "80", "PAGER": "cat > \(paged)-no", "FEEDSYNC_HOME": cli.home.path])
         let printed = try await tall.start(["show", "1"], terminalColumns: 40).wait()
