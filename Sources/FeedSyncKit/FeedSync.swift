@@ -128,6 +128,8 @@ public final class FeedSync: Sendable {
             }
             var entry = entry
             entry.url = FeedURL.normalised(entry.url)
+            // A folder no `folder` command could name (too long, a control character) files nothing.
+            entry.folder = entry.folder.flatMap(Self.folderPath)
             if known.insert(entry.url).inserted { new.append(entry) } else { report.already.append(entry) }
         }
         let added = try await store.subscribe(new)

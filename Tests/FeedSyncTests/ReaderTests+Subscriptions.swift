@@ -90,6 +90,24 @@ import Testing
         </opml>
         """
 
+    /// A folder in a stranger's file that no `folder` command could name (too long, a line break)
+    /// files nothing: its feeds are added, unfiled.
+    @Test func anOPMLFolderNoFolderCommandCouldNameFilesNothing() async throws {
+        let cli = try CLI()
+        let file = cli.home.path + "/hostile.opml"
+        let long = String(repeating: "x", count: 500)
+        try """
+        <opml version="2.0"><body>
+        <outline text="\(long)"><outline text="A" xmlUrl="https://a.example/feed"/></outline>
+        <outline text="one&#10;two"><outline text="B" xmlUrl="https://b.example/feed"/></outline>
+        <outline text="Fine"><outline text="C" xmlUrl="https://c.example/feed"/></outline>
+        </body></opml>
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let imported = try await cli.run("import", file)
+        #expect(imported.status == 0, "\(imported)")
+        #expect(try await feeds(cli).map { $0["folder"] as? String } == [nil, nil, "Fine"])
+    }
+
     @Test func importKeepsFoldersReportsBadOutlinesByLineAndExportRoundTrips() async throws {
         let cli = try CLI()
         let file = cli.home.path + "/subscriptions.opml"
