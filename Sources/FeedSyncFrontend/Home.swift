@@ -1,4 +1,4 @@
-// FeedSyncFrontend: what both executables (feedsync, feedsync-serve) and every front end share
+// FeedSyncFrontend: what the executables (feedsync, feedsync-serve, feedsync-read) share
 // of talking to a person: this file (--home, exit codes, a failure's sentence), Output (every
 // write, wrapped or fitted), Terminal (safe text, widths), Arguments (a feed, a folder, an item,
 // a format), Interruption (Ctrl-C, one way), the words of feeds, items and pulls (FeedWords,

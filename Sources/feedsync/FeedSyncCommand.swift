@@ -24,6 +24,9 @@ struct FeedSyncCommand: AsyncParsableCommand {
     /// As swift-argument-parser's own `main`, messages made safe (`runAsRoot`), and a word that
     /// is no command answered with the nearest.
     static func main() async {
+        // `read` is a program of its own, which parses its arguments itself: it is become before
+        // anything is parsed here, so its first frame does not wait for two parses (P14).
+        if CommandLine.arguments.dropFirst().first == "read" { Read.becomeReader() }
         let names = configuration.subcommands.map { $0._commandName } + ["help"]
         if let typo = Asking.unknownCommand(Array(CommandLine.arguments.dropFirst()), names: names) {
             complain(typo)
