@@ -15,8 +15,13 @@ int main(int argc, char **argv) {
     if (argc > 2) {
         FILE *in = fopen(argv[2], "r");
         if (!in) return 1;
-        static char text[1 << 20];
-        size_t length = fread(text, 1, sizeof text - 1, in);
+        // The whole file (a terminal session's statements run to megabytes).
+        if (fseek(in, 0, SEEK_END) != 0) return 1;
+        long size = ftell(in);
+        rewind(in);
+        char *text = size >= 0 ? malloc((size_t)size + 1) : NULL;
+        if (!text) return 1;
+        size_t length = fread(text, 1, (size_t)size, in);
         text[length] = 0;
         fclose(in);
         for (char *run = text; *run; ) {
