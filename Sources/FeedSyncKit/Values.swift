@@ -13,12 +13,6 @@ extension Feed {
     /// From when a plain pull asks the feed: its due time, or the end of a server's `Retry-After`
     /// when that is later; nil when never (it is gone). A time not after now means the next pull.
     public var nextAsk: Date? { Schedule.nextAsk(self) }
-
-    /// The next ask waits for the server's `Retry-After` (which only `pull --force` asks before).
-    public var waitsForRetryAfter: Bool {
-        guard let next = nextAsk, let retry = nextRetryAt else { return false }
-        return retry >= next
-    }
 }
 
 extension FeedSync {

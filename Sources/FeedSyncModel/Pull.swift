@@ -174,13 +174,9 @@ public struct RetryPolicy: Sendable {
         self.maxRetryAfter = maxRetryAfter
     }
 
-    /// Seconds to wait before attempt `attempt + 1` (attempts count from 1), a random point in the
-    /// upper half of the exponential step so that many clients don't retry in lockstep.
-    public func backoff(afterAttempt attempt: Int) -> Double {
-        backoff(afterAttempt: attempt, jitter: .random(in: 0...1))
-    }
-
-    /// The same, `jitter` (0 to 1) saying where in the upper half of the step.
+    /// Seconds to wait before attempt `attempt + 1` (attempts count from 1): a point in the upper
+    /// half of the exponential step, `jitter` (0 to 1) saying where, so that many clients don't
+    /// retry in lockstep.
     public func backoff(afterAttempt attempt: Int, jitter: Double) -> Double {
         let step = min(maxDelay, baseDelay * pow(2, Double(attempt - 1)))
         return step / 2 + jitter * step / 2

@@ -3,12 +3,9 @@
 // embedded from Page/ and a small JSON API whose items have `list --json`'s shape; Guard (every
 // request passes it first); PageToken (the page's token and opener in the data home).
 
-import FeedSyncFeed
 import FeedSyncKit
-import FeedSyncMarkup
 import FeedSyncModel
 import FeedSyncPage
-import FeedSyncStore
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -149,7 +149,7 @@ struct Pull: AsyncParsableCommand {
         guard let run = pulled else {
             throw FeedSyncFrontend.interrupted("the next pull continues each feed from where this one stopped")
         }
-        let (feeds, outcomes) = (run.feeds, run.reports)
+        let feeds = run.feeds
         guard !feeds.isEmpty || !run.accounts.isEmpty else {
             complain("no feeds to pull yet; subscribe to one with: feedsync add URL")
             throw ExitCode(Exit.usage)
