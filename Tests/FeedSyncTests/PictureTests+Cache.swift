@@ -42,7 +42,8 @@ extension PictureTests {
             #expect(cached.first?.url == "\(base)/pictures/14.png")
             let files = PictureFolder(directory: cli.home.path + "/pictures").allFiles()
             #expect(files.count == 1, "nothing but the good picture was written: \(files)")
-            #expect(FileManager.default.contents(atPath: cached[0].path!) == DemoServer.png(seed: 14))
+            let path = try #require(cached.first?.path)
+            #expect(FileManager.default.contents(atPath: path) == DemoServer.png(seed: 14))
             #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
 
             // Failures are retried later with backoff, not on the next run.

@@ -299,3 +299,32 @@ func readAll(_ descriptor: Int32) -> Data {
         }
     }
 }
+
+/// A task executor of one thread of its own, for test work that holds its thread for long (a
+/// store of a million items written): the cooperative pool, two threads here, stays free for the
+/// in-process demo servers other tests are asking meanwhile.
+final class OwnThread: TaskExecutor, @unchecked Sendable {
+    static let shared = OwnThread()
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+
+    private init() {
+        Thread { [self] in
+            while true {
+                condition.lock()
+                while jobs.isEmpty { condition.wait() }
+                let job = jobs.removeFirst()
+                condition.unlock()
+                job.runSynchronously(on: asUnownedTaskExecutor())
+            }
+        }.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+}
