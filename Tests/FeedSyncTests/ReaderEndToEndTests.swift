@@ -9,8 +9,9 @@ import Testing
 
 /// `feedsync read`, the built binary in a pseudo-terminal of a known size, its screen read through
 /// pyte (a kept terminal emulator): each test makes the store, then runs a scenario of
-/// Tests/Terminal/reader.py, which drives the keys and checks the screen and the store.
-@Suite struct ReaderEndToEndTests {
+/// Tests/Terminal/reader.py, which drives the keys and checks the screen and the store. One at a
+/// time: each is a terminal, a reader and an emulator, and some time what they see.
+@Suite(.serialized) struct ReaderEndToEndTests {
     static let driver = LayoutTests.root.appendingPathComponent("Tests/Terminal/reader.py").path
 
     /// Runs `scenario` over `cli`'s store; its failure, one line, fails the test.
