@@ -302,7 +302,9 @@ func readAll(_ descriptor: Int32) -> Data {
 
 /// A task executor of one thread of its own, for test work that holds its thread for long (a
 /// store of a million items written): the cooperative pool, two threads here, stays free for the
-/// in-process demo servers other tests are asking meanwhile.
+/// in-process demo servers other tests are asking meanwhile, and the thread runs at the lowest
+/// priority (niceness 19, Linux's niceness being a thread's), so tests that time what they see
+/// come first.
 final class OwnThread: TaskExecutor, @unchecked Sendable {
     static let shared = OwnThread()
     private let condition = NSCondition()
@@ -310,6 +312,7 @@ final class OwnThread: TaskExecutor, @unchecked Sendable {
 
     private init() {
         Thread { [self] in
+            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
             while true {
                 condition.lock()
                 while jobs.isEmpty { condition.wait() }
