@@ -254,7 +254,9 @@ import Testing
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(try await cli.openStore().list(ListQuery(feedURL: nil), page: 1, perPage: 1).total == 25)
-        #expect(Date().timeIntervalSince(returned) < 45, "resumed within 30 s of the network's return (and a margin)")
+        // The next round comes 30 s after the one that found no network; the rest is the pull, which
+        // on a machine whose two cores the whole suite keeps busy took up to 18 s more.
+        #expect(Date().timeIntervalSince(returned) < 60, "resumed within 30 s of the network's return (and a margin)")
         await back.stop()
     }
 

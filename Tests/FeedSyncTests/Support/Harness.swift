@@ -11,8 +11,9 @@ import Testing
 final class TempDirectory: Sendable {
     let path: String
 
-    init() throws {
-        let template = NSTemporaryDirectory() + "feedsync-test-XXXXXX"
+    /// A new folder in `parent` (the temporary folder by default).
+    init(in parent: String = NSTemporaryDirectory()) throws {
+        let template = parent + "feedsync-test-XXXXXX"
         var bytes = Array(template.utf8CString)
         guard mkdtemp(&bytes) != nil else { throw CocoaError(.fileWriteUnknown) }
         path = String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -56,8 +57,9 @@ final class CLI: Sendable {
         return testExecutable.deletingLastPathComponent().appendingPathComponent("feedsync").path
     }
 
-    init(retryAttempts: Int = 4, environment extra: [String: String] = [:]) throws {
-        home = try TempDirectory()
+    /// `homeIn`: the folder the data home is made in (the temporary folder by default).
+    init(retryAttempts: Int = 4, environment extra: [String: String] = [:], homeIn: String? = nil) throws {
+        home = try homeIn.map { try TempDirectory(in: $0) } ?? TempDirectory()
         outside = try TempDirectory()
         var environment = ProcessInfo.processInfo.environment
         environment["FEEDSYNC_HOME"] = home.path
