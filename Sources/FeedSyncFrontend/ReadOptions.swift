@@ -2,8 +2,9 @@ import ArgumentParser
 import FeedSyncKit
 import Foundation
 
-/// `feedsync read`'s options. `feedsync` parses and checks them, then becomes `feedsync-read`
-/// with the same arguments (`Program.become`), which parses them again and reads.
+/// `feedsync read`'s options: `feedsync` becomes `feedsync-read` with its arguments before
+/// parsing anything (`Program.become`), which parses and checks them and reads; `feedsync` knows
+/// them for its help, the man page and the completions.
 package struct ReadOptions: ParsableArguments {
     package static let abstract =
         "Read in the terminal: the endless list, its pictures, the items. Never waits for the network."

@@ -36,6 +36,8 @@ package final class Session {
     var keys = 0
     /// While the terminal's answers are awaited: the answers so far and the deadline.
     var asking: (replies: [Reply], until: ContinuousClock.Instant)?
+    /// The answers so far when the deadline passed before DA1's: a late DA1 still chooses.
+    var late: [Reply]?
     let insideTmux: Bool
 
     static let enter = "\u{1B}[?1049h\u{1B}[?25l\u{1B}[?7l\u{1B}[?1000h\u{1B}[?1006h\u{1B}[?2004h\u{1B}[2J"
@@ -119,13 +121,23 @@ package final class Session {
     }
 
     func answered(_ reply: Reply) {
-        guard var waiting = asking else { return }
+        guard var waiting = asking ?? late.map({ ($0, ContinuousClock.now) }) else { return }
         waiting.replies.append(reply)
-        asking = waiting
         if case .cellSize(let width, let height) = reply, width > 0, height > 0, width < 1000, height < 1000 {
             reader.cell = (width, height)
             reader.cellMeasured = true
         }
+        if late != nil {
+            // The answers after the deadline (a slow link, a loaded machine): still heard, and
+            // their protocol taken once DA1's comes.
+            late = waiting.replies.suffix(8)
+            guard case .attributes = reply else { return }
+            late = nil
+            reader.chosenBy = "the terminal's answer says (late)"
+            choose(Detection.chosen(by: waiting.replies, insideTmux: insideTmux))
+            return
+        }
+        asking = waiting
         if case .attributes = reply { decide() }
     }
 
@@ -136,6 +148,7 @@ package final class Session {
         let chosen = Detection.chosen(by: waiting.replies, insideTmux: insideTmux)
         let answered = waiting.replies.contains { if case .attributes = $0 { true } else { false } }
         reader.chosenBy = answered ? "the terminal's answer says" : "no answer came"
+        if !answered { late = waiting.replies }
         choose(chosen)
     }
 
