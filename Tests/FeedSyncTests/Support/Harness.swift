@@ -96,8 +96,10 @@ final class CLI: Sendable {
             let command = ([Self.binary] + arguments).map {
                 "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'"
             }
+            // `exec`: the shell script starts becomes the command, whose signals a test sends
+            // (dash, /bin/sh when SHELL is unset, as in CI, would otherwise stay its parent).
             process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-            process.arguments = ["-qec", command.joined(separator: " "), "/dev/null"]
+            process.arguments = ["-qec", "exec " + command.joined(separator: " "), "/dev/null"]
             process.environment?["COLUMNS"] = String(terminalColumns)
         }
         process.currentDirectoryURL = URL(fileURLWithPath: outside.path)
