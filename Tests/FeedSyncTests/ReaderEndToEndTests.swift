@@ -72,6 +72,22 @@ import Testing
         }
     }
 
+    @Test func ctrlZStopsTheReaderWithTheTerminalGivenBackAndFgRedrawsWhereItWas() async throws {
+        let cli = try CLI()
+        try await withServer(items: 30, perPage: 30) { _, url in
+            #expect(try await cli.run("add", url).status == 0)
+            try await Self.run("stopping", cli, ["--items", "30"])
+        }
+    }
+
+    @Test func insideTmuxAKittyOutsideIsDrawnToThroughItAndAnythingElseGetsHalfBlocks() async throws {
+        let cli = try CLI()
+        try await withServer(items: 30, perPage: 30) { _, url in
+            #expect(try await cli.run("add", url).status == 0)
+            try await Self.run("inside-tmux", cli, ["--items", "30"])
+        }
+    }
+
     @Test func aHostileTitlesEscapeSequencesNeverReachTheTerminal() async throws {
         let cli = try CLI()
         let title =

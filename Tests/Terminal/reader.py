@@ -38,16 +38,48 @@ def check(condition, message):
         raise Failed(message)
 
 
+# What a shell does for a job, as small as it can be: the command in a process group of its own in
+# the foreground; when it stops, the terminal taken back and "[stopped]" said; on SIGUSR1 (fg), the
+# terminal given back and the group continued; the command's status at its end.
+JOB_SHELL = """
+import os, signal, sys
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)
+    os.tcsetpgrp(0, os.getpid())
+    signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGUSR1])
+    os.execvp(sys.argv[1], sys.argv[1:])
+os.setpgid(pid, pid)
+os.tcsetpgrp(0, pid)
+while True:
+    _, status = os.waitpid(pid, os.WUNTRACED)
+    if not os.WIFSTOPPED(status):
+        sys.exit(os.waitstatus_to_exitcode(status))
+    os.tcsetpgrp(0, os.getpgrp())
+    os.write(1, b"[stopped]\\r\\n")
+    signal.sigwait([signal.SIGUSR1])
+    os.tcsetpgrp(0, pid)
+    os.killpg(pid, signal.SIGCONT)
+"""
+
+
 class Terminal:
     """The reader in a pseudo-terminal of `columns` × `rows` cells (of 8 × 16 pixels)."""
 
-    def __init__(self, binary, args, columns=80, rows=24, env=None, answer=None):
+    def __init__(self, binary, args, columns=80, rows=24, env=None, answer=None, shell=False, inside=()):
         self.master, self.slave = os.openpty()
         self.size(columns, rows)
         environment = dict(os.environ, TERM="xterm-256color", COLORTERM="truecolor", **(env or {}))
         environment.pop("TMUX", None)
+        # With `shell`, the reader is a job of JOB_SHELL's, which can stop and continue it.
+        command = [*inside, binary, "read", *args]
+        if shell:
+            command = [sys.executable, "-c", JOB_SHELL, *command]
         self.process = subprocess.Popen(
-            [binary, "read", *args], stdin=self.slave, stdout=self.slave, stderr=self.slave,
+            command, stdin=self.slave, stdout=self.slave, stderr=self.slave,
             env=environment, start_new_session=True,
             preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
         self.screen = pyte.Screen(columns, rows)
@@ -223,7 +255,12 @@ def first_row_picture(binary):
 
 def basics(options):
     """The first frame, the keys and what the store says after them."""
-    terminal = Terminal(options.binary, ["--pictures", "none"])
+    opened = os.path.join(os.environ["FEEDSYNC_HOME"], "opened")
+    browser = opened + ".sh"
+    with open(browser, "w") as file:
+        file.write(f'#!/bin/sh\necho "$1" >> {opened}\n')
+    os.chmod(browser, 0o755)
+    terminal = Terminal(options.binary, ["--pictures", "none"], env={"BROWSER": browser})
     try:
         terminal.wait_text(f"1 of {options.items}")
         check(numbers(terminal)[:3] == [options.items, options.items - 1, options.items - 2],
@@ -238,6 +275,11 @@ def basics(options):
         check(f"/items/{top}" in terminal.text(), "the item's link shows")
         terminal.send("q")
         terminal.wait_text(f"3 of {options.items}")
+        # o opens the row's link with $BROWSER, then the list is drawn again.
+        terminal.send("o")
+        terminal.wait_text("opened http://")
+        check(open(opened).read().strip().endswith(f"/items/{top}"), f"o gave $BROWSER the link: {open(opened).read()!r}")
+        check(f"Item {top}" in titles(terminal), "the list is back after the browser")
         read = {item["title"]: item for item in listed(options.binary)}
         check(read[f"Item {top}"]["unread"] is False, "the item opened is read in the store")
         # m marks unread again, s stars.
@@ -365,6 +407,63 @@ def ending(options):
             check(b"\x1b[?1049l" in tail and b"\x1b[?25h" in tail, f"{name}: the main screen and cursor back: {tail!r}")
         finally:
             terminal.close()
+
+
+def stopping(options):
+    """Ctrl-Z stops the reader with the terminal given back; fg takes it again and redraws."""
+    terminal = Terminal(options.binary, ["--pictures", "none"], shell=True)
+    try:
+        terminal.wait_text(f"1 of {options.items}")
+        terminal.send("jj")
+        terminal.wait_text(f"3 of {options.items}")
+        terminal.send("\x1a")
+        terminal.wait_text("[stopped]")
+        cooked, stty = terminal.cooked()
+        check(cooked, f"stopped, the terminal is given back cooked: {stty}")
+        check(b"\x1b[?1049l" in terminal.raw[-200:], "stopped, the main screen is back")
+        terminal.screen.reset()
+        terminal.process.send_signal(signal.SIGUSR1)  # fg
+        terminal.wait(lambda t: f"3 of {options.items}" in t.status() and numbers(t), "fg redraws where it was")
+        check(not terminal.cooked()[0], "continued, the terminal is the reader's again")
+        terminal.send("j")
+        terminal.wait_text(f"4 of {options.items}")
+        terminal.send("q")
+        check(terminal.exit() == 0, "q quits with 0 after fg")
+        check(terminal.cooked()[0], "and gives the terminal back cooked")
+    finally:
+        terminal.close()
+
+
+def inside_tmux(options):
+    """Inside tmux the reader asks the terminal outside through it: a kitty there is drawn to
+    through tmux, anything else (or passthrough off) gets half blocks; q leaves tmux's pane."""
+    def kitty(terminal, data):
+        if b"_Gi=31," in data:
+            os.write(terminal.master, b"\x1b_Gi=31;OK\x1b\\")
+        if b"\x1b[c" in data:
+            os.write(terminal.master, b"\x1b[?62;22c")
+    socket = os.path.join(os.environ["FEEDSYNC_HOME"], "tmux")
+    for passthrough, expected in [("off", "blocks"), ("on", "kitty")]:
+        with open(socket + ".conf", "w") as file:
+            file.write(f"set -g allow-passthrough {passthrough}\nset -g status off\n")
+        tmux = ["tmux", "-S", socket, "-f", socket + ".conf", "new-session"]
+        terminal = Terminal(options.binary, [], answer=kitty, inside=tmux)
+        try:
+            terminal.wait_text(f"1 of {options.items}")
+            terminal.pump(1)  # the answers, or half a second without them
+            terminal.send("?")
+            terminal.wait_text("pictures: ")
+            line = next(line for line in terminal.lines() if "pictures: " in line)
+            check("asking" not in line, f"passthrough {passthrough}: the answer or its absence decided: {line.strip()}")
+            check(f"pictures: {expected} (" in line, f"passthrough {passthrough}: {line.strip()}")
+            if expected == "kitty":
+                check(b"\x1b_Ga=T," in terminal.raw or b"\x1b_Ga=t," in terminal.raw, "kitty's pictures reach the terminal outside")
+            terminal.send("x")
+            terminal.send("q")
+            check(terminal.exit() == 0, f"passthrough {passthrough}: q leaves the pane and tmux ends")
+        finally:
+            terminal.close()
+            subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True)
 
 
 def hostile(options):
