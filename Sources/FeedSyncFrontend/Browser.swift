@@ -20,11 +20,21 @@ package enum Browser {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = command
+            process.environment = Helper.environment
             process.standardError = FileHandle.nullDevice
             guard (try? process.run()) != nil else { continue }
             process.waitUntilExit()
             if process.terminationStatus == 0 { return true }
         }
         return false
+    }
+}
+
+/// A program feedsync starts for the user (a browser, a pager).
+package enum Helper {
+    /// Its environment: feedsync's, without the account password a user may have exported for
+    /// feedsync alone.
+    package static var environment: [String: String] {
+        ProcessInfo.processInfo.environment.filter { $0.key != "FEEDSYNC_PASSWORD" }
     }
 }

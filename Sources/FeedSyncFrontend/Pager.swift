@@ -86,7 +86,7 @@ package enum Pager {
         posix_spawn_file_actions_adddup2(&actions, ends[0], 0)
         posix_spawn_file_actions_addclose(&actions, ends[0])
         // less without LESS set would not pass our bold through; with it set, the user's choice.
-        var environment = ProcessInfo.processInfo.environment
+        var environment = Helper.environment
         if environment["LESS"] == nil { environment["LESS"] = "R" }
         let words: [String] = ["/bin/sh", "-c", command]
         let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]

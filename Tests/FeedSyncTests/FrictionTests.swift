@@ -397,9 +397,14 @@ import Testing
                 """, "\(piped.stdout)")
         // On a terminal shorter than the item: through $PAGER, with the heading in bold.
         let paged = cli.outside.path + "/paged"
-        let pager = try CLI(environment: ["LINES": "12", "PAGER": "cat > \(paged)", "FEEDSYNC_HOME": cli.home.path])
+        let pager = try CLI(environment: [
+            "LINES": "12", "PAGER": "cat > \(paged); echo \"${FEEDSYNC_PASSWORD:-none}\" > \(paged)-secret",
+            "FEEDSYNC_HOME": cli.home.path, "FEEDSYNC_PASSWORD": "s3cret",
+        ])
         let shown = try await pager.start(["show", "1"], terminalColumns: 40).wait()
         #expect(shown.status == 0, "\(shown)")
+        let secret = try String(contentsOfFile: paged + "-secret", encoding: .utf8)
+        #expect(secret == "none\n", "the pager gets no password")
         let through = try String(contentsOfFile: paged, encoding: .utf8)
         #expect(through.contains("\u{1B}[1mA heading\u{1B}[22m") && !shown.stdout.contains("First paragraph"))
         #expect(through.contains("│ A quote that is long enough to wrap at\n│ forty columns, surely."), "\(through)")

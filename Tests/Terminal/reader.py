@@ -258,9 +258,9 @@ def basics(options):
     opened = os.path.join(os.environ["FEEDSYNC_HOME"], "opened")
     browser = opened + ".sh"
     with open(browser, "w") as file:
-        file.write(f'#!/bin/sh\necho "$1" >> {opened}\n')
+        file.write(f'#!/bin/sh\necho "$1" "${{FEEDSYNC_PASSWORD:-no password}}" >> {opened}\n')
     os.chmod(browser, 0o755)
-    terminal = Terminal(options.binary, ["--pictures", "none"], env={"BROWSER": browser})
+    terminal = Terminal(options.binary, ["--pictures", "none"], env={"BROWSER": browser, "FEEDSYNC_PASSWORD": "s3cret"})
     try:
         terminal.wait_text(f"1 of {options.items}")
         check(numbers(terminal)[:3] == [options.items, options.items - 1, options.items - 2],
@@ -278,7 +278,8 @@ def basics(options):
         # o opens the row's link with $BROWSER, then the list is drawn again.
         terminal.send("o")
         terminal.wait_text("opened http://")
-        check(open(opened).read().strip().endswith(f"/items/{top}"), f"o gave $BROWSER the link: {open(opened).read()!r}")
+        check(open(opened).read().strip().endswith(f"/items/{top} no password"),
+              f"o gave $BROWSER the link and not the password: {open(opened).read()!r}")
         check(f"Item {top}" in titles(terminal), "the list is back after the browser")
         read = {item["title"]: item for item in listed(options.binary)}
         check(read[f"Item {top}"]["unread"] is False, "the item opened is read in the store")
