@@ -207,7 +207,9 @@ import Testing
             client.shutdown()
             let ended = await results
             #expect(ended.allSatisfy { failureKind($0) == .cancelled })
-            #expect(Date().timeIntervalSince(started) < 10)
+            // Well before the 20 s without a byte that would end them otherwise, with room for a
+            // machine whose cores are busy.
+            #expect(Date().timeIntervalSince(started) < 15)
             #expect(server.requests.filter(\.isFeed).count <= 1)  // the two waiting never went out
         }
     }
