@@ -2,8 +2,9 @@
 // decoded into: FeedItem, FeedPage, FeedDocument, ItemKey; the limits on items) and
 // FeedDocument+Detect.swift (`FeedDocument.decode`, the entry point: which format a document is,
 // then its decoder: XMLFeed* for RSS and Atom over XMLInput*, JSONFeed, PagedJSON, WordPress),
-// TinyTinyRSSAnswer.swift (an aggregator's answers read as a feed's), OPML.swift (subscription
-// lists). It does no I/O but reading a file it is given. Where it sits: docs/architecture.md.
+// TinyTinyRSSAnswer.swift and GoogleReaderAnswer.swift (aggregators' answers read as a feed's),
+// OPML.swift (subscription lists). It does no I/O but reading a file it is given. Where it sits:
+// docs/architecture.md.
 
 import FeedSyncMarkup
 import FeedSyncModel

@@ -1,0 +1,211 @@
+import FeedSyncMarkup
+import FeedSyncModel
+import Foundation
+
+/// An item as a Google Reader API server keeps it: its id in the long form, its feed's stream,
+/// its read and starred state and labels, and the item feedsync stores (keyed by that id).
+public struct GoogleReaderArticle: Sendable, Equatable {
+    /// `tag:google.com,2005:reader/item/` and hex digits (`GoogleReaderAnswer.itemID`).
+    public var id: String
+    /// The feed's stream id (`feed/3`, `feed/http://…`, `feed/<ObjectId>`).
+    public var streamID: String
+    public var unread: Bool
+    public var starred: Bool
+    /// The feed's title as the item names it, for a feed not listed yet.
+    public var feedTitle: String?
+    public var item: FeedItem
+}
+
+/// A subscription on a Google Reader API server: its stream id, title, address and labels.
+public struct GoogleReaderSubscription: Sendable, Equatable {
+    public var streamID: String
+    public var title: String
+    public var url: String?
+    public var labels: [String]
+}
+
+/// A page of a stream: what it held, and where the next page starts (nil: this was the last).
+public struct GoogleReaderPage<Element: Sendable>: Sendable {
+    public var elements: [Element]
+    public var continuation: String?
+    /// Entries left out as unusable.
+    public var skipped: Int
+}
+
+/// Reads the answers of a server that speaks the Google Reader API (FreshRSS, Miniflux,
+/// Inoreader, The Old Reader, BazQux), checking every field as a feed's: ids of a form a server
+/// uses, strings bounded, links only http(s), items through `FeedLimits`. The Content-Type is not
+/// read: FreshRSS sends its JSON as `text/html`.
+public enum GoogleReaderAnswer {
+    /// The most entries one answer may hold (Miniflux gives up to 10 000 ids a page).
+    static let entriesPerAnswer = 10_000
+    /// The longest id, continuation or token kept.
+    static let tokenLength = 1024
+    static let longPrefix = "tag:google.com,2005:reader/item/"
+
+    /// An item id in the long form every server takes back (BazQux refuses bare hex; FreshRSS
+    /// reads 16 digits without a leading 0 as decimal): decimal ids (stream/items/ids) become 16
+    /// hex digits, hex ids (FreshRSS's 16 digits, The Old Reader's 24-digit ObjectIds) keep
+    /// their digits; nil for anything else.
+    public static func itemID(_ raw: String) -> String? {
+        let digits = raw.hasPrefix(longPrefix) ? Substring(raw.dropFirst(longPrefix.count)) : Substring(raw)
+        guard !digits.isEmpty, digits.utf8.count <= 32 else { return nil }
+        if !raw.hasPrefix(longPrefix), digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            guard let number = UInt64(digits) else { return nil }
+            let hex = String(number, radix: 16)
+            return longPrefix + String(repeating: "0", count: max(0, 16 - hex.count)) + hex
+        }
+        guard digits.allSatisfy(\.isHexDigit), digits.allSatisfy(\.isASCII) else { return nil }
+        let lowered = digits.lowercased()
+        return longPrefix + String(repeating: "0", count: max(0, 16 - lowered.count)) + lowered
+    }
+
+    /// ClientLogin's `Auth=` value (FreshRSS: `USER/` and 40 hex digits).
+    public static func auth(_ data: Data) throws(RemoteRefusal) -> String {
+        let text = String(decoding: data.prefix(16 * 1024), as: UTF8.self)
+        for line in text.split(whereSeparator: \.isNewline) where line.hasPrefix("Auth=") {
+            if let value = token(line.dropFirst(5)) { return value }
+        }
+        throw RemoteRefusal(code: nil, description: "the log-in answer holds no Auth")
+    }
+
+    /// `token`'s action token, sent as `T=` with every POST.
+    public static func actionToken(_ data: Data) throws(RemoteRefusal) -> String {
+        let text = String(decoding: data.prefix(16 * 1024), as: UTF8.self)
+        guard let value = token(text.trimmingCharacters(in: .whitespacesAndNewlines)[...]) else {
+            throw RemoteRefusal(code: nil, description: "the token answer holds no token")
+        }
+        return value
+    }
+
+    /// Printable ASCII without spaces, bounded: a token, an id or a continuation as sent back.
+    static func token(_ text: Substring) -> String? {
+        guard !text.isEmpty, text.utf8.count <= tokenLength,
+            text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else { return nil }
+        return String(text)
+    }
+
+    /// The answer's JSON object, or one sentence saying it is not the API's.
+    static func object(_ data: Data) throws(RemoteRefusal) -> JSONValue {
+        let root: JSONValue
+        do {
+            root = try JSONValue.parse(data)
+        } catch {
+            throw RemoteRefusal(code: nil, description: "the answer is not the API's JSON (\(error.reason))")
+        }
+        guard case .object = root else {
+            // Miniflux answers `[]` for a call it does not route (stream/contents).
+            throw RemoteRefusal(code: nil, description: "the answer is not the API's JSON (no object)")
+        }
+        return root
+    }
+
+    static func list(_ value: JSONValue?, _ what: String) throws(RemoteRefusal) -> [JSONValue] {
+        guard case .array(let entries)? = value else {
+            throw RemoteRefusal(code: nil, description: "the answer holds no list of \(what)")
+        }
+        guard entries.count <= entriesPerAnswer else {
+            throw RemoteRefusal(code: nil, description: "the answer holds more than \(entriesPerAnswer) \(what)")
+        }
+        return entries
+    }
+
+    static func continuation(_ root: JSONValue) -> String? {
+        root["continuation"]?.text.flatMap { token($0[...]) }
+    }
+
+    /// stream/items/ids: the ids in the long form, and the continuation.
+    public static func itemIDs(_ data: Data) throws(RemoteRefusal) -> GoogleReaderPage<String> {
+        let root = try object(data)
+        // An empty stream may leave the list out.
+        let entries = root["itemRefs"] == nil ? [] : try list(root["itemRefs"], "item ids")
+        let ids = entries.compactMap { $0["id"]?.text.flatMap(itemID) }
+        return GoogleReaderPage(elements: ids, continuation: continuation(root), skipped: entries.count - ids.count)
+    }
+
+    /// stream/contents and stream/items/contents: the items, in the server's order; those with
+    /// no usable id or feed, or nothing to show, are left out and counted.
+    public static func items(_ data: Data) throws(RemoteRefusal) -> GoogleReaderPage<GoogleReaderArticle> {
+        let root = try object(data)
+        let entries = root["items"] == nil ? [] : try list(root["items"], "items")
+        let articles = entries.compactMap(article)
+        return GoogleReaderPage(
+            elements: articles, continuation: continuation(root), skipped: entries.count - articles.count)
+    }
+
+    /// subscription/list's feeds.
+    public static func subscriptions(_ data: Data) throws(RemoteRefusal) -> [GoogleReaderSubscription] {
+        try list(object(data)["subscriptions"], "subscriptions").compactMap { entry in
+            guard let stream = streamID(entry["id"]) else { return nil }
+            let labels = (entry["categories"].flatMap { try? list($0, "labels") } ?? []).compactMap {
+                label($0["id"]?.text) ?? $0["label"]?.text.map(FeedLimits.boundedTitle)
+            }
+            return GoogleReaderSubscription(
+                streamID: stream, title: entry["title"]?.text.map(FeedLimits.boundedTitle) ?? stream,
+                url: FeedLimits.webURL(entry["url"]?.text), labels: labels)
+        }
+    }
+
+    /// tag/list's labels (folders), by name; states and other tags left out.
+    public static func labels(_ data: Data) throws(RemoteRefusal) -> [String] {
+        try list(object(data)["tags"], "tags").compactMap { label($0["id"]?.text) }
+    }
+
+    /// The name in `user/-/label/NAME` (or `user/<id>/label/NAME`), bounded as a title is.
+    static func label(_ id: String?) -> String? {
+        guard let id, id.hasPrefix("user/"), let range = id.range(of: "/label/") else { return nil }
+        let name = FeedLimits.boundedTitle(String(id[range.upperBound...]))
+        return name.isEmpty ? nil : name
+    }
+
+    /// Whether `categories` holds the state `name` (`user/-/state/com.google/read`, or with the
+    /// user's id for `-`).
+    static func has(_ categories: [String], state name: String) -> Bool {
+        categories.contains { $0.hasPrefix("user/") && $0.hasSuffix("/state/com.google/" + name) }
+    }
+
+    static func streamID(_ value: JSONValue?) -> String? {
+        guard let text = value?.text, text.hasPrefix("feed/"), text.utf8.count <= 2048,
+            !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { return nil }
+        return text
+    }
+
+    static func article(_ entry: JSONValue) -> GoogleReaderArticle? {
+        guard let id = entry["id"]?.text.flatMap(itemID), let stream = streamID(entry["origin"]?["streamId"]) else {
+            return nil
+        }
+        let categories = (entry["categories"].flatMap { try? list($0, "categories") } ?? []).compactMap(\.text)
+        let link = FeedLimits.webURL(
+            firstLink(entry["canonical"]) ?? firstLink(entry["alternate"]))
+        let html = entry["content"]?["content"]?.text ?? entry["summary"]?["content"]?.text
+        let plain = html.map { SearchText.plainContent(Array($0.utf8)) }
+        let title = entry["title"]?.text.map(HTMLText.decodedText) ?? plain.map { HTMLText.cut($0, to: 80) } ?? ""
+        let picture = FeedLimits.webURL(
+            JSONValue.firstImage(in: entry["enclosure"], url: "href", type: "type")
+                ?? html.flatMap(HTMLText.firstImageSource))
+        var item = FeedItem(
+            key: id, title: title, link: link, pictureURL: picture,
+            published: entry["published"].flatMap(FeedDate.normalise),
+            summary: plain.map { HTMLText.cut($0, to: HTMLText.summaryLength) }, content: html)
+        if let html, !html.isEmpty {
+            item.searchBody = SearchText.body(plainContent: plain, summary: item.summary)
+            item.contentPictures = ArticlePictures.find(in: Array(html.utf8), base: link ?? "")
+        }
+        item.author = entry["author"]?.text.map { FeedLimits.boundedTitle(HTMLText.collapsingWhitespace($0)) }
+        item.enclosures = JSONValue.enclosures(
+            in: entry["enclosure"], base: link ?? "", url: "href", type: "type", length: "length", duration: "duration")
+        guard let bounded = FeedLimits.bounded(item) else { return nil }
+        return GoogleReaderArticle(
+            id: id, streamID: stream, unread: !has(categories, state: "read"),
+            starred: has(categories, state: "starred"),
+            feedTitle: entry["origin"]?["title"]?.text.map(FeedLimits.boundedTitle), item: bounded)
+    }
+
+    /// The `href` of a list of links' first entry (`canonical`, `alternate`).
+    static func firstLink(_ value: JSONValue?) -> String? {
+        guard case .array(let links)? = value else { return nil }
+        return links.lazy.compactMap { $0["href"]?.text }.first
+    }
+}
