@@ -597,10 +597,18 @@ def xterm(options):
     items = listed(options.binary)[:3]
     colours = [png_pixels(open(item["image"]["path"], "rb").read())[2][0] for item in items]
     read, write = os.pipe()
+    said = open(os.path.join(os.environ["FEEDSYNC_HOME"], "x.err"), "w+")
     server = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "640x400x24", "-nolisten", "tcp"],
-                              pass_fds=[write], stderr=subprocess.DEVNULL)
+                              pass_fds=[write], stderr=said)
     os.close(write)
-    display = ":" + os.read(read, 64).decode().strip()
+    # Xvfb writes the number, then its newline: closed before the newline, the pipe kills the
+    # server (EPIPE), which a loaded machine's scheduling made happen.
+    number = b""
+    while not number.endswith(b"\n"):
+        chunk = os.read(read, 64)
+        check(chunk, f"Xvfb gave no display number: {open(said.name, errors='replace').read()[-300:]!r}")
+        number += chunk
+    display = ":" + number.decode().strip()
     os.close(read)
     script = os.path.join(os.environ["FEEDSYNC_HOME"], "read.sh")
     with open(script, "w") as file:
@@ -611,7 +619,7 @@ def xterm(options):
         environment.pop(name, None)
     terminal = subprocess.Popen(
         ["xterm", "-ti", "vt340", "-xrm", "XTerm*numColorRegisters: 256", "-fn", FONT, "-geometry", "80x24+0+0",
-         "-e", script], env=environment, stderr=subprocess.DEVNULL)
+         "-e", script], env=environment, stderr=said)
 
     def ppm():
         dump = subprocess.run(["xwd", "-root", "-silent", "-display", display], capture_output=True).stdout
@@ -647,7 +655,9 @@ def xterm(options):
                 check(False, "each of the first rows' boxes shows its picture on xterm's screen: "
                       + ", ".join(f"row {row + 1} {share:.0%} of it" for row, share in enumerate(shares))
                       + f"; xterm {'ended ' + str(terminal.poll()) if terminal.poll() is not None else 'runs'}"
-                      + f", screen colours {seen}, the reader wrote {errors!r}")
+                      + f", screen colours {seen}, the reader wrote {errors!r}"
+                      + f"; Xvfb {'ended ' + str(server.poll()) if server.poll() is not None else 'runs'}"
+                      + f", Xvfb and xterm said {open(said.name, errors='replace').read()[-600:]!r}")
             time.sleep(0.3)
         # Beside the box, the row's text: not the picture.
         beside = [pixel(x, y) for y in range(2 + 13 + 3, 2 + 2 * 13 - 3) for x in range(2 + 6 * 6 + 2, 2 + 6 * 6 + 5)]
@@ -663,6 +673,7 @@ def xterm(options):
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        said.close()
 
 
 def not_a_terminal(options):
