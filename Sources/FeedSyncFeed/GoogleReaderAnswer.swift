@@ -3,7 +3,7 @@ import FeedSyncModel
 import Foundation
 
 /// An item as a Google Reader API server keeps it: its id in the long form, its feed's stream,
-/// its read and starred state and labels, and the item feedsync stores (keyed by that id).
+/// its read and starred state, and the item feedsync stores (keyed by that id).
 public struct GoogleReaderArticle: Sendable, Equatable {
     /// `tag:google.com,2005:reader/item/` and hex digits (`GoogleReaderAnswer.itemID`).
     public var id: String
@@ -55,7 +55,7 @@ public enum GoogleReaderAnswer {
             let hex = String(number, radix: 16)
             return longPrefix + String(repeating: "0", count: max(0, 16 - hex.count)) + hex
         }
-        guard digits.allSatisfy(\.isHexDigit), digits.allSatisfy(\.isASCII) else { return nil }
+        guard digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else { return nil }
         let lowered = digits.lowercased()
         return longPrefix + String(repeating: "0", count: max(0, 16 - lowered.count)) + lowered
     }
