@@ -177,26 +177,12 @@ public enum GoogleReaderAnswer {
             return nil
         }
         let categories = (entry["categories"].flatMap { try? list($0, "categories") } ?? []).compactMap(\.text)
-        let link = FeedLimits.webURL(
-            firstLink(entry["canonical"]) ?? firstLink(entry["alternate"]))
-        let html = entry["content"]?["content"]?.text ?? entry["summary"]?["content"]?.text
-        let plain = html.map { SearchText.plainContent(Array($0.utf8)) }
-        let title = entry["title"]?.text.map(HTMLText.decodedText) ?? plain.map { HTMLText.cut($0, to: 80) } ?? ""
-        let picture = FeedLimits.webURL(
-            JSONValue.firstImage(in: entry["enclosure"], url: "href", type: "type")
-                ?? html.flatMap(HTMLText.firstImageSource))
-        var item = FeedItem(
-            key: id, title: title, link: link, pictureURL: picture,
-            published: entry["published"].flatMap(FeedDate.normalise),
-            summary: plain.map { HTMLText.cut($0, to: HTMLText.summaryLength) }, content: html)
-        if let html, !html.isEmpty {
-            item.searchBody = SearchText.body(plainContent: plain, summary: item.summary)
-            item.contentPictures = ArticlePictures.find(in: Array(html.utf8), base: link ?? "")
-        }
-        item.author = entry["author"]?.text.map { FeedLimits.boundedTitle(HTMLText.collapsingWhitespace($0)) }
-        item.enclosures = JSONValue.enclosures(
-            in: entry["enclosure"], base: link ?? "", url: "href", type: "type", length: "length", duration: "duration")
-        guard let bounded = FeedLimits.bounded(item) else { return nil }
+        guard
+            let bounded = FeedItem.aggregated(
+                key: id, entry: entry, link: firstLink(entry["canonical"]) ?? firstLink(entry["alternate"]),
+                html: entry["content"]?["content"]?.text ?? entry["summary"]?["content"]?.text,
+                published: entry["published"], attachments: entry["enclosure"], fields: (url: "href", type: "type"))
+        else { return nil }
         return GoogleReaderArticle(
             id: id, streamID: stream, unread: !has(categories, state: "read"),
             starred: has(categories, state: "starred"),

@@ -127,29 +127,14 @@ public enum TinyTinyRSSAnswer {
 
     static func article(_ entry: JSONValue) -> RemoteArticle? {
         guard let id = Self.id(entry["id"]), let feedID = Self.id(entry["feed_id"]) else { return nil }
-        let link = FeedLimits.webURL(entry["link"]?.text)
-        let html = entry["content"]?.text
-        let plain = html.map { SearchText.plainContent(Array($0.utf8)) }
-        let title = entry["title"]?.text.map(HTMLText.decodedText) ?? plain.map { HTMLText.cut($0, to: 80) } ?? ""
         // The picture: an image attachment, else the content's first, else the one the server
         // picked (flavor_image: a video's, say; the server's URL rewriting drops ports from it).
-        let picture = FeedLimits.webURL(
-            JSONValue.firstImage(in: entry["attachments"], url: "content_url", type: "content_type") ?? html.flatMap(
-                HTMLText.firstImageSource)
-                ?? entry["flavor_image"]?.text)
-        var item = FeedItem(
-            key: String(id), title: title, link: link, pictureURL: picture,
-            published: entry["updated"].flatMap(FeedDate.normalise),
-            summary: plain.map { HTMLText.cut($0, to: HTMLText.summaryLength) }, content: html)
-        if let html, !html.isEmpty {
-            item.searchBody = SearchText.body(plainContent: plain, summary: item.summary)
-            item.contentPictures = ArticlePictures.find(in: Array(html.utf8), base: link ?? "")
-        }
-        item.author = entry["author"]?.text.map { FeedLimits.boundedTitle(HTMLText.collapsingWhitespace($0)) }
-        item.enclosures = JSONValue.enclosures(
-            in: entry["attachments"], base: link ?? "", url: "content_url", type: "content_type", length: "length",
-            duration: "duration")
-        guard let bounded = FeedLimits.bounded(item) else { return nil }
+        guard
+            let bounded = FeedItem.aggregated(
+                key: String(id), entry: entry, link: entry["link"]?.text, html: entry["content"]?.text,
+                published: entry["updated"], attachments: entry["attachments"],
+                fields: (url: "content_url", type: "content_type"), lastPicture: entry["flavor_image"]?.text)
+        else { return nil }
         return RemoteArticle(
             id: id, feedID: feedID, unread: entry["unread"]?.bool ?? true, starred: entry["marked"]?.bool ?? false,
             feedTitle: entry["feed_title"]?.text.map(FeedLimits.boundedTitle), item: bounded)
@@ -194,6 +179,36 @@ public enum TinyTinyRSSAnswer {
             figures.append("\(id.prefix(32)):\(values.joined(separator: ","))")
         }
         return figures.sorted().joined(separator: " ")
+    }
+}
+
+extension FeedItem {
+    /// The item an aggregator's article makes (Tiny Tiny RSS's, a Google Reader API server's),
+    /// bounded as a feed's: its title (else the content's start), link, date, author, content,
+    /// the files of `attachments` (whose URL and type are named by `fields`) and its picture (an
+    /// image attachment, else the content's first, else `lastPicture`); nil when nothing is left.
+    static func aggregated(
+        key: String, entry: JSONValue, link: String?, html: String?, published: JSONValue?, attachments: JSONValue?,
+        fields: (url: String, type: String), lastPicture: String? = nil
+    ) -> FeedItem? {
+        let link = FeedLimits.webURL(link)
+        let plain = html.map { SearchText.plainContent(Array($0.utf8)) }
+        let title = entry["title"]?.text.map(HTMLText.decodedText) ?? plain.map { HTMLText.cut($0, to: 80) } ?? ""
+        let picture = FeedLimits.webURL(
+            JSONValue.firstImage(in: attachments, url: fields.url, type: fields.type)
+                ?? html.flatMap(HTMLText.firstImageSource) ?? lastPicture)
+        var item = FeedItem(
+            key: key, title: title, link: link, pictureURL: picture, published: published.flatMap(FeedDate.normalise),
+            summary: plain.map { HTMLText.cut($0, to: HTMLText.summaryLength) }, content: html)
+        if let html, !html.isEmpty {
+            item.searchBody = SearchText.body(plainContent: plain, summary: item.summary)
+            item.contentPictures = ArticlePictures.find(in: Array(html.utf8), base: link ?? "")
+        }
+        item.author = entry["author"]?.text.map { FeedLimits.boundedTitle(HTMLText.collapsingWhitespace($0)) }
+        item.enclosures = JSONValue.enclosures(
+            in: attachments, base: link ?? "", url: fields.url, type: fields.type, length: "length",
+            duration: "duration")
+        return FeedLimits.bounded(item)
     }
 }
 
