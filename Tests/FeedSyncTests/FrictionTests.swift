@@ -162,6 +162,11 @@ import Testing
         #expect(recent.map { $0["title"] as? String } == ["Today"])
         #expect(try await cli.listedItems("--since", "2h").count == 1)
         #expect(try await cli.run("mark", "read", "--all", "--before", "yesterday").stdout == "1 item marked read\n")
+        // At most 100 000 numbers however they are given, checked before anything is marked.
+        let many = try await cli.run("mark", "read", "1-60000", "60001-100001")
+        #expect(many.status == 64 && many.stderr.contains("more than 100000 items named"), "\(many)")
+        let most = try await cli.run("mark", "read", "1-100000")
+        #expect(most.stderr.hasSuffix("and 99988 more; the others are marked\n"), "\(most)")
     }
 
     @Test func messagesWrapAtTheTerminalsWidthAndOnlyListRowsAreCut() async throws {

@@ -82,13 +82,14 @@ struct Mark: AsyncParsableCommand {
             valueName: "date"))
     var before: String?
 
-    /// The most numbers one range may give.
+    /// The most numbers one command may give, in ranges or one by one.
     static let rangeLimit: Int64 = 100_000
 
     /// `numbers` as item numbers, each range (`60-65`) in full.
     var items: [Int64] {
         get throws {
-            try numbers.flatMap { word -> [Int64] in
+            var given: Int64 = 0
+            return try numbers.flatMap { word -> [Int64] in
                 let ends = word.split(separator: "-", omittingEmptySubsequences: false)
                 guard (1...2).contains(ends.count), ends.allSatisfy({ FeedSync.isNumber(String($0)) }),
                     let first = Int64(ends[0]), let last = Int64(ends[ends.count - 1]), first <= last
@@ -96,8 +97,9 @@ struct Mark: AsyncParsableCommand {
                     throw ValidationError(
                         "\(String(reflecting: word)) is no item number or range of them (60 or 60-65)")
                 }
-                guard last - first < Self.rangeLimit else {
-                    throw ValidationError("\(word) names more than \(Self.rangeLimit) items; give a smaller range")
+                given += last - first + 1
+                guard given <= Self.rangeLimit else {
+                    throw ValidationError("more than \(Self.rangeLimit) items named; give smaller ranges")
                 }
                 return Array(first...last)
             }
