@@ -50,14 +50,15 @@ public enum GoogleReaderAnswer {
     public static func itemID(_ raw: String) -> String? {
         let digits = raw.hasPrefix(longPrefix) ? Substring(raw.dropFirst(longPrefix.count)) : Substring(raw)
         guard !digits.isEmpty, digits.utf8.count <= 32 else { return nil }
+        let hex: String
         if !raw.hasPrefix(longPrefix), digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
             guard let number = UInt64(digits) else { return nil }
-            let hex = String(number, radix: 16)
-            return longPrefix + String(repeating: "0", count: max(0, 16 - hex.count)) + hex
+            hex = String(number, radix: 16)
+        } else {
+            guard digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else { return nil }
+            hex = digits.lowercased()
         }
-        guard digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else { return nil }
-        let lowered = digits.lowercased()
-        return longPrefix + String(repeating: "0", count: max(0, 16 - lowered.count)) + lowered
+        return longPrefix + String(repeating: "0", count: max(0, 16 - hex.count)) + hex
     }
 
     /// ClientLogin's `Auth=` value (FreshRSS: `USER/` and 40 hex digits).
@@ -88,12 +89,7 @@ public enum GoogleReaderAnswer {
 
     /// The answer's JSON object, or one sentence saying it is not the API's.
     static func object(_ data: Data) throws(RemoteRefusal) -> JSONValue {
-        let root: JSONValue
-        do {
-            root = try JSONValue.parse(data)
-        } catch {
-            throw RemoteRefusal(code: nil, description: "the answer is not the API's JSON (\(error.reason))")
-        }
+        let root = try RemoteRefusal.json(data)
         guard case .object = root else {
             // Miniflux answers `[]` for a call it does not route (stream/contents).
             throw RemoteRefusal(code: nil, description: "the answer is not the API's JSON (no object)")

@@ -36,6 +36,15 @@ public struct RemoteRefusal: Error, Sendable, Equatable, CustomStringConvertible
     /// body was not the API's JSON.
     public var code: String?
     public var description: String
+
+    /// `data` parsed as JSON, or the refusal saying it is not the API's.
+    static func json(_ data: Data) throws(RemoteRefusal) -> JSONValue {
+        do {
+            return try JSONValue.parse(data)
+        } catch {
+            throw RemoteRefusal(code: nil, description: "the answer is not the API's JSON (\(error.reason))")
+        }
+    }
 }
 
 /// Reads Tiny Tiny RSS's JSON API answers (`{"seq", "status", "content"}`), checking every field
@@ -48,12 +57,7 @@ public enum TinyTinyRSSAnswer {
 
     /// The answer's `content`, or the refusal it carries.
     static func content(_ data: Data) throws(RemoteRefusal) -> JSONValue {
-        let root: JSONValue
-        do {
-            root = try JSONValue.parse(data)
-        } catch {
-            throw RemoteRefusal(code: nil, description: "the answer is not the API's JSON (\(error.reason))")
-        }
+        let root = try RemoteRefusal.json(data)
         guard case .object(let envelope) = root, let content = envelope["content"] else {
             throw RemoteRefusal(code: nil, description: "the answer is not the API's JSON (no \"content\")")
         }

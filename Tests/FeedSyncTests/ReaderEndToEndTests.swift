@@ -22,12 +22,17 @@ import Testing
         #expect(result.status == 0, "\(scenario): \(result.stderr)")
     }
 
-    @Test func theFirstFrameShowsTheNewestRowsAndEachKeyDoesWhatItSaysInTheStoreToo() async throws {
+    /// Runs `scenario` over a new store holding the demo feed's `items` items, added.
+    static func run(_ scenario: String, afterAdding items: Int, passing arguments: [String]? = nil) async throws {
         let cli = try CLI()
-        try await withServer(items: 60, perPage: 30) { _, url in
+        try await withServer(items: items, perPage: 30) { _, url in
             #expect(try await cli.run("add", url).status == 0)
-            try await Self.run("basics", cli, ["--items", "60"])
+            try await run(scenario, cli, arguments ?? ["--items", String(items)])
         }
+    }
+
+    @Test func theFirstFrameShowsTheNewestRowsAndEachKeyDoesWhatItSaysInTheStoreToo() async throws {
+        try await Self.run("basics", afterAdding: 60)
     }
 
     @Test func onAMillionItemsGShowsTheOldestAndScrollingShowsEachItemOnceInOrder() async throws {
@@ -65,27 +70,15 @@ import Testing
     }
 
     @Test func sigtermSighupAndCrashesGiveTheTerminalBackCookedWithTheMainScreen() async throws {
-        let cli = try CLI()
-        try await withServer(items: 30, perPage: 30) { _, url in
-            #expect(try await cli.run("add", url).status == 0)
-            try await Self.run("ending", cli, ["--items", "30"])
-        }
+        try await Self.run("ending", afterAdding: 30)
     }
 
     @Test func ctrlZStopsTheReaderWithTheTerminalGivenBackAndFgRedrawsWhereItWas() async throws {
-        let cli = try CLI()
-        try await withServer(items: 30, perPage: 30) { _, url in
-            #expect(try await cli.run("add", url).status == 0)
-            try await Self.run("stopping", cli, ["--items", "30"])
-        }
+        try await Self.run("stopping", afterAdding: 30)
     }
 
     @Test func insideTmuxAKittyOutsideIsDrawnToThroughItAndAnythingElseGetsHalfBlocks() async throws {
-        let cli = try CLI()
-        try await withServer(items: 30, perPage: 30) { _, url in
-            #expect(try await cli.run("add", url).status == 0)
-            try await Self.run("inside-tmux", cli, ["--items", "30"])
-        }
+        try await Self.run("inside-tmux", afterAdding: 30)
     }
 
     @Test func aHostileTitlesEscapeSequencesNeverReachTheTerminal() async throws {
@@ -106,11 +99,7 @@ import Testing
     }
 
     @Test func aRowsThumbnailInEachProtocolDecodesBackToTheCachedPicturesPixelsAtItsCells() async throws {
-        let cli = try CLI()
-        try await withServer(items: 30, perPage: 30) { _, url in
-            #expect(try await cli.run("add", url).status == 0)
-            try await Self.run("pictures", cli)
-        }
+        try await Self.run("pictures", afterAdding: 30, passing: [])
     }
 
     @Test func aFlungPastRowHasNoPictureAskedAndTheRowsWhereTheCursorRestsHaveTheirsAtOnce() async throws {

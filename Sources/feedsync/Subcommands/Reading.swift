@@ -83,7 +83,7 @@ struct Mark: AsyncParsableCommand {
     var before: String?
 
     /// The most numbers one command may give, in ranges or one by one.
-    static let rangeLimit: Int64 = 100_000
+    static let numberLimit: Int64 = 100_000
 
     /// `numbers` as item numbers, each range (`60-65`) in full.
     var items: [Int64] {
@@ -98,8 +98,8 @@ struct Mark: AsyncParsableCommand {
                         "\(String(reflecting: word)) is no item number or range of them (60 or 60-65)")
                 }
                 given += last - first + 1
-                guard given <= Self.rangeLimit else {
-                    throw ValidationError("more than \(Self.rangeLimit) items named; give smaller ranges")
+                guard given <= Self.numberLimit else {
+                    throw ValidationError("more than \(Self.numberLimit) items named; give smaller ranges")
                 }
                 return Array(first...last)
             }
