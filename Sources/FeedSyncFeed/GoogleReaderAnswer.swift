@@ -2,20 +2,6 @@ import FeedSyncMarkup
 import FeedSyncModel
 import Foundation
 
-/// An item as a Google Reader API server keeps it: its id in the long form, its feed's stream,
-/// its read and starred state, and the item feedsync stores (keyed by that id).
-public struct GoogleReaderArticle: Sendable, Equatable {
-    /// `tag:google.com,2005:reader/item/` and hex digits (`GoogleReaderAnswer.itemID`).
-    public var id: String
-    /// The feed's stream id (`feed/3`, `feed/http://…`, `feed/<ObjectId>`).
-    public var streamID: String
-    public var unread: Bool
-    public var starred: Bool
-    /// The feed's title as the item names it, for a feed not listed yet.
-    public var feedTitle: String?
-    public var item: FeedItem
-}
-
 /// A subscription on a Google Reader API server: its stream id, title, address and labels.
 public struct GoogleReaderSubscription: Sendable, Equatable {
     public var streamID: String
@@ -122,12 +108,25 @@ public enum GoogleReaderAnswer {
 
     /// stream/contents and stream/items/contents: the items, in the server's order; those with
     /// no usable id or feed, or nothing to show, are left out and counted.
-    public static func items(_ data: Data) throws(RemoteRefusal) -> GoogleReaderPage<GoogleReaderArticle> {
+    public static func items(_ data: Data) throws(RemoteRefusal) -> GoogleReaderPage<RemoteArticle> {
         let root = try object(data)
         let entries = root["items"] == nil ? [] : try list(root["items"], "items")
         let articles = entries.compactMap(article)
         return GoogleReaderPage(
             elements: articles, continuation: continuation(root), skipped: entries.count - articles.count)
+    }
+
+    /// `OK`, the answer of a call that changes something (edit-tag, subscription/edit).
+    public static func accepted(_ data: Data) throws(RemoteRefusal) {
+        guard String(decoding: data.prefix(64), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "OK"
+        else { throw RemoteRefusal(code: nil, description: "the answer is not OK") }
+    }
+
+    /// quickadd's stream id of the feed subscribed to, else the server's reason (one bounded line).
+    public static func quickadd(_ data: Data) throws(RemoteRefusal) -> (streamID: String?, error: String?) {
+        let root = try object(data)
+        if let stream = streamID(root["streamId"]) { return (stream, nil) }
+        return (nil, root["error"]?.text.map { FeedLimits.boundedTitle(HTMLText.collapsingWhitespace($0)) })
     }
 
     /// subscription/list's feeds.
@@ -168,7 +167,9 @@ public enum GoogleReaderAnswer {
         return text
     }
 
-    static func article(_ entry: JSONValue) -> GoogleReaderArticle? {
+    /// An item: its id in the long form, its feed's stream id (`feed/3`, `feed/http://…`,
+    /// `feed/<ObjectId>`), its states from its categories.
+    static func article(_ entry: JSONValue) -> RemoteArticle? {
         guard let id = entry["id"]?.text.flatMap(itemID), let stream = streamID(entry["origin"]?["streamId"]) else {
             return nil
         }
@@ -179,8 +180,8 @@ public enum GoogleReaderAnswer {
                 html: entry["content"]?["content"]?.text ?? entry["summary"]?["content"]?.text,
                 published: entry["published"], attachments: entry["enclosure"], fields: (url: "href", type: "type"))
         else { return nil }
-        return GoogleReaderArticle(
-            id: id, streamID: stream, unread: !has(categories, state: "read"),
+        return RemoteArticle(
+            id: id, feedID: stream, unread: !has(categories, state: "read"),
             starred: has(categories, state: "starred"),
             feedTitle: entry["origin"]?["title"]?.text.map(FeedLimits.boundedTitle), item: bounded)
     }

@@ -4,10 +4,10 @@ import Foundation
 
 /// An article as an aggregator keeps it: the server's id, its feed's, its read and starred state,
 /// and the item feedsync stores (keyed by the server's id, so it is stored once however often it
-/// comes down).
+/// comes down). Ids are the server's, as text (`RemoteID`).
 public struct RemoteArticle: Sendable, Equatable {
-    public var id: Int64
-    public var feedID: Int64
+    public var id: String
+    public var feedID: String
     public var unread: Bool
     public var starred: Bool
     /// The feed's title as the article names it, for a feed not listed yet.
@@ -17,11 +17,11 @@ public struct RemoteArticle: Sendable, Equatable {
 
 /// A subscription on an aggregator: its id, title, address and category (nil: none).
 public struct RemoteFeed: Sendable, Equatable {
-    public var id: Int64
+    public var id: String
     public var title: String
     public var url: String?
     public var categoryID: Int64?
-    public init(id: Int64, title: String, url: String?, categoryID: Int64?) {
+    public init(id: String, title: String, url: String?, categoryID: Int64?) {
         self.id = id
         self.title = title
         self.url = url
@@ -110,7 +110,7 @@ public enum TinyTinyRSSAnswer {
     /// page held (a short page is the last). A struct, not a tuple: it is a task group's result,
     /// where a labelled tuple miscompiles in release builds.
     public struct HeadlineIDs: Sendable {
-        public var ids: [Int64]
+        public var ids: [String]
         public var entries: Int
     }
 
@@ -121,7 +121,7 @@ public enum TinyTinyRSSAnswer {
         guard entries.count <= articlesPerAnswer else {
             throw RemoteRefusal(code: nil, description: "the answer holds more than \(articlesPerAnswer) articles")
         }
-        return HeadlineIDs(ids: entries.compactMap { id($0["id"]) }, entries: entries.count)
+        return HeadlineIDs(ids: entries.compactMap { id($0["id"]).map(String.init) }, entries: entries.count)
     }
 
     static func id(_ value: JSONValue?) -> Int64? {
@@ -140,7 +140,8 @@ public enum TinyTinyRSSAnswer {
                 fields: (url: "content_url", type: "content_type"), lastPicture: entry["flavor_image"]?.text)
         else { return nil }
         return RemoteArticle(
-            id: id, feedID: feedID, unread: entry["unread"]?.bool ?? true, starred: entry["marked"]?.bool ?? false,
+            id: String(id), feedID: String(feedID), unread: entry["unread"]?.bool ?? true,
+            starred: entry["marked"]?.bool ?? false,
             feedTitle: entry["feed_title"]?.text.map(FeedLimits.boundedTitle), item: bounded)
     }
 
@@ -152,7 +153,7 @@ public enum TinyTinyRSSAnswer {
         return entries.prefix(articlesPerAnswer).compactMap { entry in
             guard let id = Self.id(entry["id"]) else { return nil }
             return RemoteFeed(
-                id: id, title: entry["title"]?.text.map(FeedLimits.boundedTitle) ?? "Feed \(id)",
+                id: String(id), title: entry["title"]?.text.map(FeedLimits.boundedTitle) ?? "Feed \(id)",
                 url: FeedLimits.webURL(entry["feed_url"]?.text), categoryID: Self.id(entry["cat_id"]))
         }
     }

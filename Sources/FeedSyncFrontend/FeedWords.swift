@@ -107,7 +107,10 @@ package enum FeedWords {
         lines.append(
             "  articles:      "
                 + (cursor.backfillDone
-                    ? "all stored" : "\(cursor.backfillSkip) stored so far; the next sync goes on from there"))
+                    ? "all stored"
+                    : cursor.backfillPlace == nil
+                        ? "none yet; the next pull walks them all"
+                        : "some stored so far; the next sync goes on from there"))
         lines.append(
             Self.last(
                 "last sync", account.lastSyncAt, account.lastOutcome, account.lastError,

@@ -5,17 +5,20 @@ import FeedSyncPull
 import FeedSyncStore
 import FeedSyncTransport
 import Foundation
+import Synchronization
 
 // The use cases of `account`: an account on an aggregator, synced by every pull beside the local
 // feeds (`pull` in FeedSync.swift runs `syncAccounts`).
 
 extension FeedSync {
-    /// The account kinds feedsync speaks, as `account add` takes them.
-    public static let accountKinds = ["ttrss"]
+    /// The account kinds feedsync speaks, as `account add` takes them: Tiny Tiny RSS, and the
+    /// Google Reader API (FreshRSS, Miniflux, Inoreader, The Old Reader, BazQux).
+    public static let accountKinds = ["ttrss", "greader"]
 
-    /// The API URL of a Tiny Tiny RSS at `url`: its `api/` folder (given or not), or why it is no
-    /// URL a request can be made for.
-    public static func apiURL(_ url: String) -> Result<String, SyncError> {
+    /// The API URL of a server of `kind` at `url`: Tiny Tiny RSS's `api/` folder (given or not),
+    /// a Google Reader API's base as given (FreshRSS's `…/api/greader.php`, Miniflux's `/`); or
+    /// why it is no URL a request can be made for.
+    public static func apiURL(_ url: String, kind: String = "ttrss") -> Result<String, SyncError> {
         if let problem = HTTPRequest.problem(with: url) {
             return .failure(SyncError(.usage, "\(String(reflecting: url)) cannot be used: \(problem)"))
         }
@@ -23,24 +26,29 @@ extension FeedSync {
             return .failure(SyncError(.usage, "give the server's address without a query or fragment"))
         }
         var path = components.path
-        if !path.hasSuffix("/") { path += "/" }
-        if !path.hasSuffix("/api/") { path += "api/" }
+        if kind == "ttrss" {
+            if !path.hasSuffix("/") { path += "/" }
+            if !path.hasSuffix("/api/") { path += "api/" }
+        }
         components.path = path
         return components.string.map { .success($0) } ?? .failure(SyncError(.usage, "\(url) is not a usable URL"))
     }
 
-    /// Logs in to the server at `url` (its API URL) as `user`; the session it gives. Wrong
-    /// password or API access off: `.denied`. Made before the data home is opened, so a refused
-    /// log-in leaves nothing behind.
+    /// Logs in to the server of `kind` at `url` (its API URL) as `user`; the secrets to keep
+    /// (the password, the session it gives). Wrong password or API access off: `.denied`; a URL
+    /// that is not the API: `.data`. Made before the data home is opened, so a refused log-in
+    /// leaves nothing behind.
     public static func logIn(kind: String, url: String, user: String, password: String) async throws(SyncError)
-        -> String?
+        -> AccountSecrets
     {
         let client = HTTPClient(configuration: PullSettings().transport(maxConnections: 1))
         defer { client.shutdown() }
-        let service = TinyTinyRSS(
-            client: client, url: url, user: user, secrets: AccountSecrets(password: password), keep: { _ in })
+        let kept = Mutex(AccountSecrets(password: password))
+        let service = AccountSync.service(
+            kind: kind, client: client, url: url, user: user, secrets: AccountSecrets(password: password),
+            keep: { secrets in kept.withLock { $0 = secrets } })
         try await service.logIn()
-        return service.session
+        return kept.withLock { $0 }
     }
 
     /// The name an account gets when none is given: user@host.
@@ -51,7 +59,7 @@ extension FeedSync {
     /// Keeps an account whose log-in (`logIn`) succeeded: its row, and its password and session
     /// in the data home (mode 0600).
     public func addAccount(
-        kind: String, url: String, user: String, name: String, password: String, session: String?
+        kind: String, url: String, user: String, name: String, secrets: AccountSecrets
     ) async throws(SyncError) -> Account {
         precondition(lock != nil, "a running pull writes the accounts: open for .writing")
         guard (1...64).contains(name.count), !name.contains("/"), !name.hasPrefix("."),
@@ -62,7 +70,7 @@ extension FeedSync {
             .usage, "an account named \(String(reflecting: name)) exists; remove it first or give --name")
         do {
             guard try await store.accounts().first(where: { $0.name == name }) == nil else { throw taken }
-            try AccountSecrets(password: password, session: session).write(to: path)
+            try secrets.write(to: path)
             guard let account = try await store.addAccount(name: name, kind: kind, url: url, user: user) else {
                 throw taken
             }
@@ -121,7 +129,7 @@ extension FeedSync {
     /// (the server gone, the account refused) are not tried, and the result is shorter.
     public func subscribe(_ urls: [String], account: Account) async throws(SyncError) -> [Result<Feed, SyncError>] {
         precondition(lock != nil, "a running pull writes the accounts: open for .writing")
-        var subscribed: [Result<Int64, SyncError>] = []
+        var subscribed: [Result<String, SyncError>] = []
         let syncError = try await withService(account) { service throws(SyncError) -> SyncError? in
             for url in urls {
                 do throws(SyncError) {

@@ -35,22 +35,35 @@ public struct Account: Sendable, Equatable {
     }
 }
 
-/// Where an account's sync stands, committed with each page.
+/// Where an account's sync stands, committed with each page. A place is the service's own: Tiny
+/// Tiny RSS's count of articles behind it, a Google Reader server's continuation.
 public struct AccountCursor: Sendable, Equatable {
-    /// Articles the first walk (all of them, newest first) has behind it, and whether it is over.
-    public var backfillSkip = 0
+    /// Where the first walk (every article, newest first) goes on (nil: its start), and whether
+    /// it is over.
+    public var backfillPlace: String?
     public var backfillDone = false
-    /// The highest article id stored.
-    public var lastID: Int64 = 0
-    /// A walk through the articles above `since`, newest first, interrupted after `skip` of them;
-    /// its items go to `band`.
-    public var head: (since: Int64, skip: Int, band: Int)?
+    /// The newest article id stored (`RemoteID.isNewer`).
+    public var lastID: String?
+    /// A walk through the articles newer than `since`, interrupted before `place`; its items go
+    /// to `band`.
+    public var head: (since: String?, place: String, band: Int)?
 
     public init() {}
 
     public static func == (a: AccountCursor, b: AccountCursor) -> Bool {
-        (a.backfillSkip, a.backfillDone, a.lastID) == (b.backfillSkip, b.backfillDone, b.lastID)
-            && a.head?.since == b.head?.since && a.head?.skip == b.head?.skip && a.head?.band == b.head?.band
+        (a.backfillPlace, a.backfillDone, a.lastID) == (b.backfillPlace, b.backfillDone, b.lastID)
+            && a.head?.since == b.head?.since && a.head?.place == b.head?.place && a.head?.band == b.head?.band
+    }
+}
+
+/// An aggregator's ids as the server writes them: Tiny Tiny RSS's decimal numbers, a Google
+/// Reader server's item ids in the long form (hex of one length on one server: FreshRSS's and
+/// Miniflux's 16 digits, The Old Reader's 24-digit ObjectIds).
+public enum RemoteID {
+    /// Whether `a` is a later id than `b`: the longer, or of one length the greater; numbers
+    /// compare so in decimal and in hex alike.
+    public static func isNewer(_ a: String, than b: String) -> Bool {
+        a.utf8.count != b.utf8.count ? a.utf8.count > b.utf8.count : a > b
     }
 }
 
@@ -58,13 +71,13 @@ public struct AccountCursor: Sendable, Equatable {
 public struct QueuedMark: Sendable, Equatable, Hashable {
     public var itemID: Int64
     /// The server's id for the item.
-    public var remoteID: Int64
+    public var remoteID: String
     /// `read` or `starred`.
     public var field: String
     public var value: Bool
 
     public init(
-        itemID: Int64, remoteID: Int64, field: String, value: Bool
+        itemID: Int64, remoteID: String, field: String, value: Bool
     ) {
         self.itemID = itemID
         self.remoteID = remoteID

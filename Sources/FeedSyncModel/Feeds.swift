@@ -141,7 +141,7 @@ public struct Feed: Sendable, Equatable {
     public var folder: String?
     /// The account whose server fetches this feed (a pull does not), and the feed's own address there.
     public var accountID: Int64?
-    public var remoteID: Int64?
+    public var remoteID: String?
     public var sourceURL: String?
     /// Each item's page is fetched for its article (`add --full-text`, `full-text F on`).
     public var fullText: Bool = false
@@ -157,7 +157,7 @@ public struct Feed: Sendable, Equatable {
         schedule: FeedSchedule = FeedSchedule(), redirectURL: String? = nil, movedFrom: String? = nil,
         movedAt: Date? = nil, goneAt: Date? = nil, malformed: String? = nil, title: String? = nil,
         siteURL: String? = nil, customTitle: String? = nil, folder: String? = nil, accountID: Int64? = nil,
-        remoteID: Int64? = nil, sourceURL: String? = nil, fullText: Bool = false
+        remoteID: String? = nil, sourceURL: String? = nil, fullText: Bool = false
     ) {
         self.id = id
         self.url = url

@@ -13,23 +13,26 @@ import Foundation
 ///    any article: the pages bring each article's state with it, so no pass over states follows,
 ///    and counters that moved during the walk make the next sync's pass.
 /// 3. Articles: the first sync walks all of them, newest first, a page at a time, each page
-///    committed with the cursor after it; later syncs walk what is above the highest id stored.
-///    A walk killed or cut off goes on from its last committed page.
+///    committed with the cursor (the place after it); later syncs walk what is newer than the
+///    newest id stored. A walk killed or cut off goes on from its last committed page.
 /// 4. The counters; when they moved since the last sync, or the last full pass is six hours
-///    old, the subscriptions and the ids of every unread and every starred article come down,
-///    and each stored item takes that state, unless a mark of its own waits to be sent.
+///    old, or the server has none, the subscriptions and the ids of every unread and every
+///    starred article come down, and each stored item takes that state, unless a mark of its
+///    own waits to be sent.
 ///
-/// An unchanged server so costs two requests: the articles above the last id, the counters.
+/// An unchanged server so costs two requests (the articles newer than the last id, the
+/// counters), or three where it has no counters (the newer articles, the unread and the starred
+/// ids).
 public struct AccountMachine: Sendable {
     public enum Action: Sendable, Equatable {
         case send(field: RemoteState, value: Bool, marks: [QueuedMark])
         case listSubscriptions
-        case fetchArticles(since: Int64, skip: Int)
+        case fetchArticles(newerThan: String?, from: String?)
         /// Store these articles in `band` with the cursor after them.
         case commit([RemoteArticle], band: Int, cursor: AccountCursor)
         case fetchCounters
         case fetchIDs(RemoteState)
-        case applyState(unread: Set<Int64>, starred: Set<Int64>)
+        case applyState(unread: Set<String>, starred: Set<String>)
         /// Done: record the counters seen, and whether a full pass over states ran.
         case finish(counters: String?, statePassed: Bool)
     }
@@ -38,10 +41,10 @@ public struct AccountMachine: Sendable {
         case start
         case sent
         case subscriptionsListed
-        case articles([RemoteArticle])
+        case articles(AccountPage)
         case committed
-        case counters(String)
-        case ids(RemoteState, Set<Int64>)
+        case counters(String?)
+        case ids(RemoteState, Set<String>)
         case stateApplied
     }
 
@@ -49,7 +52,6 @@ public struct AccountMachine: Sendable {
     public static let statePassInterval: TimeInterval = 6 * 3600
 
     public private(set) var cursor: AccountCursor
-    let pageSize: Int
     /// The band a new walk above the stored articles writes to (above every feed's bands).
     let newBand: Int
     var batches: [(field: RemoteState, value: Bool, marks: [QueuedMark])]
@@ -58,16 +60,17 @@ public struct AccountMachine: Sendable {
     var listed = false
     /// The first sync of the account: nothing stored yet.
     let first: Bool
-    var counters: String?
-    var unread: Set<Int64>?
-    var starred: Set<Int64>?
+    /// The counters, once asked in this sync (nil inside: the server has none).
+    var counters: String??
+    var unread: Set<String>?
+    var starred: Set<String>?
+    /// A walk through what is newer than the stored articles finished in this sync: one walk a
+    /// sync, so a server that keeps adding articles cannot hold it.
+    var walkedNewer = false
 
-    public init(
-        account: Account, queued: [QueuedMark], pageSize: Int, newBand: Int, now: Date
-    ) {
+    public init(account: Account, queued: [QueuedMark], newBand: Int, now: Date) {
         cursor = account.cursor
-        first = !account.cursor.backfillDone && account.cursor.backfillSkip == 0
-        self.pageSize = pageSize
+        first = !account.cursor.backfillDone && account.cursor.backfillPlace == nil
         self.newBand = newBand
         storedCounters = account.counters
         statePassDue = account.stateAt.map { now.timeIntervalSince($0) >= Self.statePassInterval } ?? true
@@ -100,14 +103,14 @@ public struct AccountMachine: Sendable {
         case .subscriptionsListed:
             if counters == nil { return first ? .fetchCounters : fetch() }
             return .fetchIDs(.unread)
-        case .articles(let articles):
-            return commit(articles)
+        case .articles(let page):
+            return commit(page)
         case .committed:
             return fetch()
         case .counters(let counters):
-            self.counters = counters
+            self.counters = .some(counters)
             if first { return fetch() }
-            guard counters != storedCounters || statePassDue else {
+            guard counters == nil || counters != storedCounters || statePassDue else {
                 return .finish(counters: counters, statePassed: false)
             }
             if listed { return .fetchIDs(.unread) }
@@ -120,49 +123,46 @@ public struct AccountMachine: Sendable {
             starred = ids
             return .applyState(unread: unread ?? [], starred: ids)
         case .stateApplied:
-            return .finish(counters: counters, statePassed: true)
+            return .finish(counters: counters ?? nil, statePassed: true)
         }
     }
 
     /// The next page of the walk under way, or the counters once no walk is left.
     mutating func fetch() -> Action {
-        if !cursor.backfillDone { return .fetchArticles(since: 0, skip: cursor.backfillSkip) }
-        if let head = cursor.head { return .fetchArticles(since: head.since, skip: head.skip) }
-        if walkedAbove == cursor.lastID { return walked() }
-        return .fetchArticles(since: cursor.lastID, skip: 0)
+        if !cursor.backfillDone { return .fetchArticles(newerThan: nil, from: cursor.backfillPlace) }
+        if let head = cursor.head { return .fetchArticles(newerThan: head.since, from: head.place) }
+        if walkedNewer { return walked() }
+        return .fetchArticles(newerThan: cursor.lastID, from: nil)
     }
 
     /// What follows the walks: the counters, or on the first sync (which has them) the end.
     func walked() -> Action {
-        first ? .finish(counters: counters, statePassed: true) : .fetchCounters
+        first ? .finish(counters: counters ?? nil, statePassed: true) : .fetchCounters
     }
 
-    /// The last id a finished walk above the stored articles started from in this sync: one walk
-    /// a sync, so a server that keeps adding articles cannot hold it.
-    var walkedAbove: Int64?
-
-    mutating func commit(_ articles: [RemoteArticle]) -> Action {
-        if articles.isEmpty, cursor.backfillDone, cursor.head == nil {
-            walkedAbove = cursor.lastID  // nothing new: no write
+    mutating func commit(_ page: AccountPage) -> Action {
+        if page.articles.isEmpty, cursor.backfillDone, cursor.head == nil {
+            walkedNewer = true  // nothing new: no write
             return walked()
         }
-        let last = articles.count < pageSize
-        let top = articles.map(\.id).max() ?? 0
+        let top = page.articles.lazy.map(\.id).reduce(cursor.lastID) { newest, id in
+            newest.map { RemoteID.isNewer(id, than: $0) ? id : $0 } ?? id
+        }
         if !cursor.backfillDone {
-            cursor.backfillSkip += articles.count
-            cursor.backfillDone = last
-            cursor.lastID = max(cursor.lastID, top)
-            // The walk above the highest id follows at once: it picks up what arrived meanwhile.
-            return .commit(articles, band: 0, cursor: cursor)
+            cursor.backfillPlace = page.next
+            cursor.backfillDone = page.next == nil
+            cursor.lastID = top
+            // The walk above the newest id follows at once: it picks up what arrived meanwhile.
+            return .commit(page.articles, band: 0, cursor: cursor)
         }
-        let walk = cursor.head ?? (since: cursor.lastID, skip: 0, band: newBand)
-        cursor.lastID = max(cursor.lastID, top)
-        if last {
-            cursor.head = nil
-            walkedAbove = cursor.lastID
+        let walk = cursor.head ?? (since: cursor.lastID, place: "", band: newBand)
+        cursor.lastID = top
+        if let next = page.next {
+            cursor.head = (walk.since, next, walk.band)
         } else {
-            cursor.head = (walk.since, walk.skip + articles.count, walk.band)
+            cursor.head = nil
+            walkedNewer = true
         }
-        return .commit(articles, band: walk.band, cursor: cursor)
+        return .commit(page.articles, band: walk.band, cursor: cursor)
     }
 }

@@ -5,28 +5,47 @@ import FeedSyncTransport
 import Foundation
 
 /// What an aggregator offers a reader that syncs with it: everything specific to one protocol
-/// (Tiny Tiny RSS's JSON API now; the Google Reader API of FreshRSS and Miniflux would be one more
-/// type beside `TinyTinyRSS`). `AccountSync` drives it.
+/// (Tiny Tiny RSS's JSON API, `TinyTinyRSS`; the Google Reader API of FreshRSS, Miniflux,
+/// Inoreader, The Old Reader and BazQux, `GoogleReader`). `AccountSync` drives it. Ids are the
+/// server's, as text; a place is where a walk's page starts, the service's own (a count of
+/// articles, a continuation), kept between runs.
 public protocol AccountService: Sendable {
-    /// Articles one `articles` answer holds at most: a shorter answer is the last.
-    var pageSize: Int { get }
     /// Logs in (again), keeping the session for the calls that follow.
     func logIn() async throws(SyncError)
     /// Every subscription, with its category's name as its folder.
     func subscriptions() async throws(SyncError) -> [(feed: RemoteFeed, folder: String?)]
-    /// A page of articles above id `since` (0: all), newest first, after the first `skip`.
-    func articles(above since: Int64, skip: Int) async throws(SyncError) -> [RemoteArticle]
-    /// Figures that move whenever articles are read or starred anywhere (compared as text).
-    func counters() async throws(SyncError) -> String
+    /// A page of the articles newer than `since` (nil: every article), newest first, starting at
+    /// `place` (nil: the first page).
+    func articles(newerThan since: String?, from place: String?) async throws(SyncError) -> AccountPage
+    /// The places of the `count` pages after the one at `place`, where they can be known before
+    /// its answer (pages asked ahead); none where the server names each next page.
+    func places(after place: String?, count: Int) -> [String]
+    /// Figures that move whenever articles are read or starred anywhere (compared as text); nil
+    /// where the server has none, and every sync passes over the states.
+    func counters() async throws(SyncError) -> String?
     /// The ids of every unread article, or of every starred one.
-    func ids(_ state: RemoteState) async throws(SyncError) -> Set<Int64>
+    func ids(_ state: RemoteState) async throws(SyncError) -> Set<String>
     /// Sets `field` to `value` on the articles `ids` (the service splits long lists).
-    func send(_ field: RemoteState, _ value: Bool, ids: [Int64]) async throws(SyncError)
+    func send(_ field: RemoteState, _ value: Bool, ids: [String]) async throws(SyncError)
     /// Subscribes to the feed at `url` on the server and has the server fetch it now; the
     /// server's id for it.
-    func subscribe(_ url: String) async throws(SyncError) -> Int64
+    func subscribe(_ url: String) async throws(SyncError) -> String
     /// Unsubscribes from the server's feed `id`.
-    func unsubscribe(_ id: Int64) async throws(SyncError)
+    func unsubscribe(_ id: String) async throws(SyncError)
+    /// The requests made so far, each named by what it asked (never by a credential).
+    var requests: [PullReport.Request] { get }
+}
+
+/// A page of a walk through an account's articles: what it held, and where the next starts (nil:
+/// this was the last).
+public struct AccountPage: Sendable, Equatable {
+    public var articles: [RemoteArticle]
+    public var next: String?
+
+    public init(_ articles: [RemoteArticle], next: String?) {
+        self.articles = articles
+        self.next = next
+    }
 }
 
 public enum RemoteState: String, Sendable {
@@ -39,11 +58,15 @@ public enum RemoteState: String, Sendable {
 /// followed nor written through.
 public struct AccountSecrets: Sendable, Equatable {
     public var password: String
+    /// Tiny Tiny RSS's session id, a Google Reader server's `Auth`.
     public var session: String?
+    /// A Google Reader server's action token (`T=`), as secret as the `Auth` it is made from.
+    public var token: String?
 
-    public init(password: String, session: String? = nil) {
+    public init(password: String, session: String? = nil, token: String? = nil) {
         self.password = password
         self.session = session
+        self.token = token
     }
 
     static let maxBytes = 64 << 10
@@ -68,7 +91,7 @@ public struct AccountSecrets: Sendable, Equatable {
             let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: String],
             let password = object["password"]
         else { throw SyncError(.local, "the account's password file \(path) cannot be read; add the account again") }
-        return AccountSecrets(password: password, session: object["session"])
+        return AccountSecrets(password: password, session: object["session"], token: object["token"])
     }
 
     public func write(to path: String) throws(SyncError) {
@@ -78,6 +101,7 @@ public struct AccountSecrets: Sendable, Equatable {
         }
         var object = ["password": password]
         object["session"] = session
+        object["token"] = token
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
             throw SyncError(.local, "cannot write the account's password file")
         }

@@ -27,22 +27,32 @@ public struct AccountSync: Sendable {
     /// next pages' answers. A walk that finds one page or none asks nothing ahead.
     static let readAhead = 2
 
-    /// A page's answer, by where it is ("since/skip").
+    /// A page's answer, by where it is ("since place").
     struct PageAnswer: Sendable {
         let key: String
-        let result: Result<[RemoteArticle], SyncError>
+        let result: Result<AccountPage, SyncError>
     }
 
     /// The account's service through `client`, with its password and session from the data home;
     /// a new session is kept there.
     public static func service(_ account: Account, home: DataHome, client: HTTPClient) throws(SyncError)
-        -> TinyTinyRSS
+        -> any AccountService
     {
         let path = AccountSecrets.path(in: home, account: account.name)
         let secrets = try AccountSecrets.read(from: path)
-        return TinyTinyRSS(
-            client: client, url: account.url, user: account.user, secrets: secrets,
-            keep: { session in try? AccountSecrets(password: secrets.password, session: session).write(to: path) })
+        let keep: @Sendable (AccountSecrets) -> Void = { secrets in try? secrets.write(to: path) }
+        return service(
+            kind: account.kind, client: client, url: account.url, user: account.user, secrets: secrets, keep: keep)
+    }
+
+    /// The service of an account of `kind` (`ttrss`, `greader`); `keep` is told each new session.
+    public static func service(
+        kind: String, client: HTTPClient, url: String, user: String, secrets: AccountSecrets,
+        keep: @escaping @Sendable (AccountSecrets) -> Void
+    ) -> any AccountService {
+        kind == "greader"
+            ? GoogleReader(client: client, url: url, user: user, secrets: secrets, keep: keep)
+            : TinyTinyRSS(client: client, url: url, user: user, secrets: secrets, keep: keep)
     }
 
     /// Syncs each account through `client`, one after the other: a report for each. A pull's
@@ -75,11 +85,11 @@ public struct AccountSync: Sendable {
         await withTaskGroup(of: PageAnswer.self) { pages in
             var report = Report()
             var asked: Set<String> = []  // pages started, "since/skip"
-            var answered: [String: Result<[RemoteArticle], SyncError>] = [:]
+            var answered: [String: Result<AccountPage, SyncError>] = [:]
             do {
                 var machine = AccountMachine(
                     account: account, queued: try await store.queuedMarks(accountID: account.id),
-                    pageSize: service.pageSize, newBand: try await store.newHeadBand(accountID: account.id), now: now)
+                    newBand: try await store.newHeadBand(accountID: account.id), now: now)
                 var action = machine.next(.start)
                 while true {
                     try Task.checkCancellation()
@@ -91,22 +101,21 @@ public struct AccountSync: Sendable {
                     case .listSubscriptions:
                         try await store.setAccountFeeds(account.id, url: account.url, try await service.subscriptions())
                         action = machine.next(.subscriptionsListed)
-                    case .fetchArticles(let since, let skip):
-                        let ahead = skip > 0 || since == 0 ? Self.readAhead : 0
-                        for page in 0...ahead {
-                            let nextSkip = skip + page * service.pageSize
-                            let nextKey = "\(since)/\(nextSkip)"
+                    case .fetchArticles(let since, let place):
+                        let ahead = place != nil || since == nil ? Self.readAhead : 0
+                        for nextPlace in [place] + service.places(after: place, count: ahead).map(Optional.some) {
+                            let nextKey = "\(since ?? "") \(nextPlace ?? "")"
                             guard asked.insert(nextKey).inserted else { continue }
                             pages.addTask { [service] in
                                 do throws(SyncError) {
-                                    let articles = try await service.articles(above: since, skip: nextSkip)
-                                    return PageAnswer(key: nextKey, result: .success(articles))
+                                    let page = try await service.articles(newerThan: since, from: nextPlace)
+                                    return PageAnswer(key: nextKey, result: .success(page))
                                 } catch {
                                     return PageAnswer(key: nextKey, result: .failure(error))
                                 }
                             }
                         }
-                        let key = "\(since)/\(skip)"
+                        let key = "\(since ?? "") \(place ?? "")"
                         while answered[key] == nil, let answer = await pages.next() {
                             answered[answer.key] = answer.result
                         }

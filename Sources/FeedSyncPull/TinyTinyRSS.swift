@@ -14,8 +14,8 @@ public final class TinyTinyRSS: AccountService {
     let url: String
     let user: String
     let password: String
-    /// Told each new session id, to keep it for the next run.
-    let keep: @Sendable (String) -> Void
+    /// Told each new session, to keep it for the next run.
+    let keep: @Sendable (AccountSecrets) -> Void
     private let state: Mutex<State>
 
     struct State {
@@ -30,6 +30,7 @@ public final class TinyTinyRSS: AccountService {
     /// The requests made so far, each named by its operation.
     public var requests: [PullReport.Request] { state.withLock { $0.requests } }
 
+    /// Articles in one `getHeadlines` answer: a shorter answer is the last.
     public let pageSize = 200
     /// Ids in one `updateArticle` call.
     static let idsPerCall = 200
@@ -40,7 +41,7 @@ public final class TinyTinyRSS: AccountService {
 
     public init(
         client: HTTPClient, url: String, user: String, secrets: AccountSecrets,
-        keep: @escaping @Sendable (String) -> Void
+        keep: @escaping @Sendable (AccountSecrets) -> Void
     ) {
         self.client = client
         self.url = url
@@ -55,7 +56,7 @@ public final class TinyTinyRSS: AccountService {
         do {
             let id = try TinyTinyRSSAnswer.session(answer)
             state.withLock { $0.session = id }
-            keep(id)
+            keep(AccountSecrets(password: password, session: id))
         } catch {
             throw Self.failure(error, of: "log in", account: url)
         }
@@ -67,24 +68,34 @@ public final class TinyTinyRSS: AccountService {
         return feeds.map { feed in (feed, feed.categoryID.flatMap { names[$0] }) }
     }
 
-    public func articles(above since: Int64, skip: Int) async throws(SyncError) -> [RemoteArticle] {
-        try await call(
+    /// A place is the count of articles before the page (the API's `skip`).
+    public func articles(newerThan since: String?, from place: String?) async throws(SyncError) -> AccountPage {
+        let skip = place.flatMap { Int($0) } ?? 0
+        let (articles, skipped) = try await call(
             "getHeadlines",
             [
-                "feed_id": -4, "view_mode": "all_articles", "since_id": since, "skip": skip, "limit": pageSize,
+                "feed_id": -4, "view_mode": "all_articles", "since_id": since.flatMap { Int64($0) } ?? 0, "skip": skip,
+                "limit": pageSize,
                 "show_content": true, "include_attachments": true,
                 // As the feed wrote it (the server's sanitiser drops ports from URLs): stored as any
                 // feed's content is, and made safe where it is shown (SafeHTML).
                 "sanitize": false,
-            ], { data throws(RemoteRefusal) in try TinyTinyRSSAnswer.articles(data).articles })
+            ], TinyTinyRSSAnswer.articles)
+        let entries = articles.count + skipped
+        return AccountPage(articles, next: entries < pageSize ? nil : String(skip + entries))
     }
 
-    public func counters() async throws(SyncError) -> String {
+    public func places(after place: String?, count: Int) -> [String] {
+        let skip = place.flatMap { Int($0) } ?? 0
+        return (0..<count).map { String(skip + ($0 + 1) * pageSize) }
+    }
+
+    public func counters() async throws(SyncError) -> String? {
         try await call("getCounters", ["output_mode": "fl"], TinyTinyRSSAnswer.counters)
     }
 
-    public func ids(_ state: RemoteState) async throws(SyncError) -> Set<Int64> {
-        var ids = Set<Int64>()
+    public func ids(_ state: RemoteState) async throws(SyncError) -> Set<String> {
+        var ids = Set<String>()
         // Two pages at a time: the server answers them at once.
         for first in stride(from: 0, to: Self.maxPages, by: 2) {
             let pages = await withTaskGroup(of: (Int, Result<TinyTinyRSSAnswer.HeadlineIDs, SyncError>).self) { group in
@@ -120,20 +131,20 @@ public final class TinyTinyRSS: AccountService {
             ], TinyTinyRSSAnswer.articleIDs)
     }
 
-    public func send(_ field: RemoteState, _ value: Bool, ids: [Int64]) async throws(SyncError) {
+    public func send(_ field: RemoteState, _ value: Bool, ids: [String]) async throws(SyncError) {
         for start in stride(from: 0, to: ids.count, by: Self.idsPerCall) {
             let batch = ids[start..<min(ids.count, start + Self.idsPerCall)]
             try await call(
                 "updateArticle",
                 [
-                    "article_ids": batch.map(String.init).joined(separator: ","),
+                    "article_ids": batch.joined(separator: ","),
                     // field 2 is unread, 0 starred; mode 1 sets, 0 clears.
                     "field": field == .unread ? 2 : 0, "mode": value ? 1 : 0,
                 ], TinyTinyRSSAnswer.accepted)
         }
     }
 
-    public func subscribe(_ feedURL: String) async throws(SyncError) -> Int64 {
+    public func subscribe(_ feedURL: String) async throws(SyncError) -> String {
         let (code, id) = try await call(
             "subscribeToFeed", ["feed_url": feedURL, "category_id": 0], TinyTinyRSSAnswer.subscription)
         guard let id, code == 0 || code == 1 else {
@@ -149,11 +160,12 @@ public final class TinyTinyRSS: AccountService {
         }
         // Fetched now, so the next sync brings its articles.
         try await call("updateFeed", ["feed_id": id], TinyTinyRSSAnswer.accepted)
-        return id
+        return String(id)
     }
 
-    public func unsubscribe(_ id: Int64) async throws(SyncError) {
-        try await call("unsubscribeFeed", ["feed_id": id], TinyTinyRSSAnswer.accepted)
+    public func unsubscribe(_ id: String) async throws(SyncError) {
+        guard let number = Int64(id) else { return }
+        try await call("unsubscribeFeed", ["feed_id": number], TinyTinyRSSAnswer.accepted)
     }
 
     /// Calls `op` with the session, logging in first when there is none or the server forgot it.

@@ -6,19 +6,17 @@ import GRDB
 
 extension Store {
     static let accountColumns = """
-        id, name, kind, url, user_name, backfill_skip, backfill_done, last_id, head_since, head_skip, head_band,
+        id, name, kind, url, user_name, backfill_place, backfill_done, last_id, head_since, head_place, head_band,
         counters, state_at, last_sync_at, last_outcome, last_error
         """
 
     static func account(_ row: Row) -> Account {
         var cursor = AccountCursor()
-        cursor.backfillSkip = row.integer("backfill_skip", in: 0...Int(Int32.max)) ?? 0
+        cursor.backfillPlace = row.text("backfill_place")
         cursor.backfillDone = row.integer("backfill_done", in: 0...1) == 1
-        cursor.lastID = row["last_id"] ?? 0
-        if let since: Int64 = row["head_since"], let skip = row.integer("head_skip", in: 0...Int(Int32.max)),
-            let band = row.integer("head_band", in: FeedCursor.bands)
-        {
-            cursor.head = (since, skip, band)
+        cursor.lastID = row.text("last_id")
+        if let place = row.text("head_place"), let band = row.integer("head_band", in: FeedCursor.bands) {
+            cursor.head = (row.text("head_since"), place, band)
         }
         return Account(
             id: row["id"], name: row["name"], kind: row["kind"], url: row["url"], user: row["user_name"],
@@ -70,7 +68,7 @@ extension Store {
         try await write { db in
             let upsert = try db.cachedStatement(
                 sql: """
-                    INSERT INTO feed (url, added_at, format, title, folder, source_url, account_id, remote_id)
+                    INSERT INTO feed (url, added_at, format, title, folder, source_url, account_id, remote_key)
                     VALUES (?, ?, 'auto', ?, ?, ?, ?, ?)
                     ON CONFLICT (url) DO UPDATE SET title = excluded.title, folder = excluded.folder,
                         source_url = excluded.source_url
@@ -81,19 +79,19 @@ extension Store {
                     Self.accountFeedURL(url, feed.id), now, feed.title, folder, feed.url, accountID, feed.id,
                 ])
             }
-            let kept = feeds.map { String($0.feed.id) }.joined(separator: ",")
-            try db.execute(
-                sql: """
-                    DELETE FROM feed WHERE account_id = ? AND remote_id NOT IN (\(kept.isEmpty ? "0" : kept))
-                        AND NOT EXISTS (SELECT 1 FROM item WHERE item.feed_id = feed.id)
-                    """,
+            let kept = Set(feeds.map(\.feed.id))
+            let listed = try Row.fetchAll(
+                db, sql: "SELECT id, remote_key FROM feed WHERE account_id = ? AND remote_key IS NOT NULL",
                 arguments: [accountID])
+            let delete = try db.cachedStatement(
+                sql: "DELETE FROM feed WHERE id = ? AND NOT EXISTS (SELECT 1 FROM item WHERE item.feed_id = feed.id)")
+            for row in listed where !kept.contains(row["remote_key"]) { try delete.execute(arguments: [row["id"]]) }
         }
     }
 
     /// The feed URL an account's feed is stored under: the account's own, and the server's id.
-    static func accountFeedURL(_ accountURL: String, _ remoteID: Int64) -> String {
-        accountURL + "#feed=\(remoteID)"
+    static func accountFeedURL(_ accountURL: String, _ remoteID: String) -> String {
+        accountURL + "#feed=" + (remoteID.addingPercentEncoding(withAllowedCharacters: .urlFragmentAllowed) ?? remoteID)
     }
 
     /// Stores a page of an account's articles, in the server's order, into `band` of their feeds,
@@ -107,10 +105,11 @@ extension Store {
         try await write { db in
             var feeds = Dictionary(
                 uniqueKeysWithValues: try Row.fetchAll(
-                    db, sql: "SELECT remote_id, id FROM feed WHERE account_id = ?", arguments: [account.id]
-                ).map { ($0["remote_id"] as Int64, $0["id"] as Int64) })
-            var groups: [Int64: [RemoteArticle]] = [:]
-            var order: [Int64] = []
+                    db, sql: "SELECT remote_key, id FROM feed WHERE account_id = ? AND remote_key IS NOT NULL",
+                    arguments: [account.id]
+                ).map { ($0["remote_key"] as String, $0["id"] as Int64) })
+            var groups: [String: [RemoteArticle]] = [:]
+            var order: [String] = []
             for article in articles {
                 if groups[article.feedID] == nil { order.append(article.feedID) }
                 groups[article.feedID, default: []].append(article)
@@ -133,7 +132,7 @@ extension Store {
                 } else {
                     try db.execute(
                         sql: """
-                            INSERT INTO feed (url, added_at, format, title, account_id, remote_id)
+                            INSERT INTO feed (url, added_at, format, title, account_id, remote_key)
                             VALUES (?, ?, 'auto', ?, ?, ?)
                             """,
                         arguments: [
@@ -156,12 +155,12 @@ extension Store {
     static func writeAccountCursor(_ db: Database, _ accountID: Int64, _ cursor: AccountCursor) throws {
         try db.execute(
             sql: """
-                UPDATE account SET backfill_skip = ?, backfill_done = ?, last_id = ?, head_since = ?, head_skip = ?,
-                    head_band = ?
+                UPDATE account SET backfill_place = ?, backfill_done = ?, last_id = ?, head_since = ?,
+                    head_place = ?, head_band = ?
                 WHERE id = ?
                 """,
             arguments: [
-                cursor.backfillSkip, cursor.backfillDone, cursor.lastID, cursor.head?.since, cursor.head?.skip,
+                cursor.backfillPlace, cursor.backfillDone, cursor.lastID, cursor.head?.since, cursor.head?.place,
                 cursor.head?.band, accountID,
             ])
     }
@@ -190,9 +189,8 @@ extension Store {
                     WHERE feed.account_id = ? ORDER BY sync_status.queued_at
                     """,
                 arguments: [accountID]
-            ).compactMap { row in
-                guard let remote = (row["key"] as String?).flatMap({ Int64($0) }) else { return nil }
-                return QueuedMark(itemID: row["item_id"], remoteID: remote, field: row["field"], value: row["value"])
+            ).map { row in
+                QueuedMark(itemID: row["item_id"], remoteID: row["key"], field: row["field"], value: row["value"])
             }
         }
     }
@@ -209,7 +207,8 @@ extension Store {
 
     /// Sets every item of the account read unless its id is in `unread`, starred if in `starred`,
     /// except where a mark is queued.
-    public func applyAccountState(accountID: Int64, unread: Set<Int64>, starred: Set<Int64>) async throws(StoreError) {
+    public func applyAccountState(accountID: Int64, unread: Set<String>, starred: Set<String>) async throws(StoreError)
+    {
         try await write { db in
             let rows = try Row.fetchAll(
                 db,
@@ -223,7 +222,7 @@ extension Store {
             let setRead = try db.cachedStatement(sql: "UPDATE item SET read = ? WHERE id = ?")
             let setStar = try db.cachedStatement(sql: "UPDATE item SET starred = ? WHERE id = ?")
             for row in rows {
-                guard let remote = (row["key"] as String?).flatMap({ Int64($0) }) else { continue }
+                let remote: String = row["key"]
                 let id: Int64 = row["id"]
                 let read = !unread.contains(remote)
                 let star = starred.contains(remote)

@@ -65,7 +65,7 @@ enum FeedColumn: Int32, CaseIterable {
         perPage, backfillPage, backfillUrl, backfillTotal, backfillDone, backfillNote, gapTotal, gapUrl,
         lastPullAt, lastOutcome, lastError, malformed, nextRetryAt, dueAt, dueReason, failures,
         unanswered, historyStop, historyRetryAt, ttl, updateInterval, skipHours, skipDays, redirectUrl,
-        movedFrom, movedAt, goneAt, title, siteUrl, customTitle, folder, accountId, sourceUrl, remoteId, fullText
+        movedFrom, movedAt, goneAt, title, siteUrl, customTitle, folder, accountId, sourceUrl, remoteKey, fullText
 
     /// The column's name in the table.
     var name: String { Self.names[Int(rawValue)] }
@@ -76,7 +76,7 @@ enum FeedColumn: Int32, CaseIterable {
             backfill_page backfill_url backfill_total backfill_done backfill_note gap_total gap_url
             last_pull_at last_outcome last_error malformed next_retry_at due_at due_reason failures
             unanswered history_stop history_retry_at ttl update_interval skip_hours skip_days redirect_url
-            moved_from moved_at gone_at title site_url custom_title folder account_id source_url remote_id full_text
+            moved_from moved_at gone_at title site_url custom_title folder account_id source_url remote_key full_text
         """.split(whereSeparator: \.isWhitespace).map(String.init)
 
     /// Every column of the feed table, in this order, for a `SELECT`.
@@ -156,7 +156,7 @@ extension Feed: FetchableRecord {
         folder = value(.folder).text
         accountID = value(.accountId).integer.map(Int64.init)
         sourceURL = value(.sourceUrl).text
-        remoteID = value(.remoteId).integer.map(Int64.init)
+        remoteID = value(.remoteKey).text
         fullText = value(.fullText).integer == 1
     }
 }

@@ -78,7 +78,7 @@ import Testing
         let store = try user.cli.openStore()
         var committed = 0
         for _ in 0..<600 {
-            committed = try await store.accounts().first?.cursor.backfillSkip ?? 0
+            committed = try await store.accounts().first?.cursor.backfillPlace.flatMap { Int($0) } ?? 0
             if committed >= 400 { break }
             try await Task.sleep(nanoseconds: 20_000_000)
         }
@@ -86,7 +86,7 @@ import Testing
         _ = try await running.wait()
         let account = try #require(try await store.accounts().first)
         try #require(!account.cursor.backfillDone, "killed before the walk ended")
-        let skip = account.cursor.backfillSkip
+        let skip = try #require(account.cursor.backfillPlace.flatMap { Int($0) })
         #expect(skip >= 400 && skip % 200 == 0)
         let resumed = try await Self.pulled(user)
         // Pages are asked two ahead, and logged as they are answered: the first asked is the lowest.

@@ -75,7 +75,7 @@ import Testing
         let page = try GoogleReaderAnswer.items(Data(body.utf8))
         #expect(page.skipped == 3 && page.continuation == "1796162308513961")
         let tea = try #require(page.elements.first)
-        #expect(tea.id == Self.long + "00066199a05bded3" && tea.item.key == tea.id && tea.streamID == "feed/3")
+        #expect(tea.id == Self.long + "00066199a05bded3" && tea.item.key == tea.id && tea.feedID == "feed/3")
         #expect(!tea.unread && tea.starred && tea.feedTitle == "Tech Bits")
         // Entities decoded; control characters stay text, escaped wherever a title is shown.
         #expect(tea.item.title == "Tea & \u{1B}[31mcake", "\(tea.item.title)")
@@ -85,7 +85,7 @@ import Testing
         #expect(tea.item.pictureURL == "http://example.com/pic.jpg", "an image enclosure before the content's")
         #expect(tea.item.enclosures.map(\.url) == ["http://example.com/ep.mp3"])
         let plain = try #require(page.elements.last)
-        #expect(plain.unread && !plain.starred && plain.streamID == "feed/http://example.com/feed")
+        #expect(plain.unread && !plain.starred && plain.feedID == "feed/http://example.com/feed")
         #expect(plain.item.link == nil, "a javascript: link is no link")
         #expect(plain.item.content == "<p>Whole.</p>", "content before summary")
     }

@@ -90,6 +90,7 @@ import Testing
             "0012_picture_hash",
             "0013_accounts",
             "0014_articles", "0015_cache_total", "0016_article_index", "0017_enclosures", "0018_gone",
+            "0019_remote_keys",
         ]
         #expect(try await store.appliedMigrations() == migrations)
         // Opening again applies nothing twice.
@@ -136,6 +137,29 @@ import Testing
         let upgraded = try Store(path: path)
         #expect(try await upgraded.feed(url: "http://h/pulled")?.format == .pagedJSON)
         #expect(try await upgraded.feed(url: "http://h/new")?.format == nil, "never pulled: found at the first pull")
+    }
+
+    @Test func upgradingFromVersion18KeepsATinyTinyRSSAccountsWalkAndFeedsAsText() async throws {
+        let path = directory.path + "/version18.sqlite"
+        let queue = try Self.store(at: path, withMigrations: 18)
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO account (name, kind, url, user_name, added_at, backfill_skip, last_id, head_since,
+                        head_skip, head_band)
+                    VALUES ('a', 'ttrss', 'http://h/api/', 'u', 0, 400, 812, 700, 200, -2);
+                    INSERT INTO feed (url, added_at, account_id, remote_id) VALUES ('http://h/api/#feed=12', 0, 1, 12);
+                    """)
+        }
+        try queue.close()
+        let upgraded = try Store(path: path)
+        let account = try #require(try await upgraded.accounts().first)
+        #expect(account.cursor.backfillPlace == "400" && !account.cursor.backfillDone && account.cursor.lastID == "812")
+        #expect(
+            account.cursor.head?.since == "700" && account.cursor.head?.place == "200"
+                && account.cursor.head?.band == -2)
+        #expect(try await upgraded.feed(url: "http://h/api/#feed=12")?.remoteID == "12")
+        #expect(try await upgraded.integrityCheck() == ["ok"])
     }
 
     @Test func theSearchIndexKeepsNoCopyOfTheTextAndFollowsEveryChangeExactly() async throws {

@@ -6,7 +6,7 @@ import Foundation
 struct AccountCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "account",
-        abstract: "Sync with an account on a Tiny Tiny RSS server: add, list, remove.",
+        abstract: "Sync with an account on Tiny Tiny RSS or a Google Reader API server: add, list, remove.",
         discussion: """
             Every pull syncs each account beside the local feeds: its articles come down as items of \
             its feeds (folders from its categories), marks made here go back, marks made elsewhere \
@@ -22,10 +22,16 @@ struct AddAccount: AsyncParsableCommand {
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Argument(help: ArgumentHelp("The kind of server: ttrss (Tiny Tiny RSS).", valueName: "kind"))
+    @Argument(
+        help: ArgumentHelp(
+            "The kind of server: ttrss (Tiny Tiny RSS) or greader (the Google Reader API: FreshRSS, Miniflux, "
+                + "Inoreader, The Old Reader, BazQux).", valueName: "kind"))
     var kind: String
 
-    @Argument(help: ArgumentHelp("The server's address (its API folder, api/, is found from it).", valueName: "url"))
+    @Argument(
+        help: ArgumentHelp(
+            "The server's address: Tiny Tiny RSS's (its api/ folder is found from it), or the Google Reader API's "
+                + "base (FreshRSS: https://host/api/greader.php; Miniflux: https://host/).", valueName: "url"))
     var url: String
 
     @Option(help: ArgumentHelp("The user name on the server.", valueName: "name"))
@@ -41,7 +47,7 @@ struct AddAccount: AsyncParsableCommand {
         guard FeedSync.accountKinds.contains(kind) else {
             throw ValidationError("the kind of server must be one of: \(FeedSync.accountKinds.joined(separator: ", "))")
         }
-        if case .failure(let error) = FeedSync.apiURL(url) { throw ValidationError(error.message) }
+        if case .failure(let error) = FeedSync.apiURL(url, kind: kind) { throw ValidationError(error.message) }
         guard (1...256).contains(user.count), !user.unicodeScalars.contains(where: SafeText.isUnsafe) else {
             throw ValidationError("the user name must be one line of at most 256 characters")
         }
@@ -49,14 +55,14 @@ struct AddAccount: AsyncParsableCommand {
 
     func run() async throws {
         let password = try Asking.password(file: passwordFile)
-        let api = try FeedSync.apiURL(url).get()
+        let api = try FeedSync.apiURL(url, kind: kind).get()
         // Logged in before the data home is opened: a refused password leaves nothing behind.
-        let session = try await fail { try await FeedSync.logIn(kind: kind, url: api, user: user, password: password) }
+        let secrets = try await fail { try await FeedSync.logIn(kind: kind, url: api, user: user, password: password) }
         let library = try await homeOptions.open(.writing)
         let account = try await fail {
             try await library.addAccount(
                 kind: kind, url: api, user: user, name: name ?? FeedSync.accountName(user: user, url: api),
-                password: password, session: session)
+                secrets: secrets)
         }
         try Output.line("added account \(Terminal.safe(account.name)); feedsync pull syncs it")
     }
@@ -72,7 +78,7 @@ struct ListAccounts: AsyncParsableCommand {
         let library = try await homeOptions.open(.reading)
         let accounts = try await fail { try await library.accounts() }
         if accounts.isEmpty {
-            try Output.line("no accounts; add one with: feedsync account add ttrss URL --user NAME")
+            try Output.line("no accounts; add one with: feedsync account add ttrss|greader URL --user NAME")
         }
         for account in accounts {
             let last =
