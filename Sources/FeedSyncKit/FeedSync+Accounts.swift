@@ -143,7 +143,10 @@ extension FeedSync {
                 }
             }
             guard subscribed.contains(where: { (try? $0.get()) != nil }) else { return nil }
-            return await AccountSync(store: store, service: service).run(account, now: clock.now()).error
+            // A full pass, whenever the last was: it lists the feeds, the new ones among them.
+            var due = account
+            due.stateAt = nil
+            return await AccountSync(store: store, service: service).run(due, now: clock.now()).error
         }
         let feeds: [Feed]
         do { feeds = try await store.feeds().filter { $0.accountID == account.id } } catch {

@@ -16,9 +16,9 @@ import Foundation
 ///    committed with the cursor (the place after it); later syncs walk what is newer than the
 ///    newest id stored. A walk killed or cut off goes on from its last committed page.
 /// 4. The counters; when they moved since the last sync, or the last full pass is six hours
-///    old, or the server has none, the subscriptions and the ids of every unread and every
-///    starred article come down, and each stored item takes that state, unless a mark of its
-///    own waits to be sent.
+///    old, or the server has none, the subscriptions (without counters: every six hours) and the
+///    ids of every unread and every starred article come down, and each stored item takes that
+///    state, unless a mark of its own waits to be sent.
 ///
 /// An unchanged server so costs two requests (the articles newer than the last id, the
 /// counters), or three where it has no counters (the newer articles, the unread and the starred
@@ -113,6 +113,9 @@ public struct AccountMachine: Sendable {
             guard counters == nil || counters != storedCounters || statePassDue else {
                 return .finish(counters: counters, statePassed: false)
             }
+            // Without counters the states come down every sync, the feeds only every six hours
+            // (an article of a feed not listed yet makes it from its own name for it).
+            if counters == nil, !statePassDue { return .fetchIDs(.unread) }
             if listed { return .fetchIDs(.unread) }
             listed = true
             return .listSubscriptions

@@ -1,0 +1,243 @@
+import FeedSyncDemoServer
+import FeedSyncModel
+import Foundation
+import Testing
+
+@testable import FeedSyncStore
+
+/// An account on a Google Reader API server (our own, `GoogleReaderServer`, answering as FreshRSS
+/// does in ../shared/greader/ and, switched, as Miniflux, The Old Reader and BazQux do), synced
+/// by the built binary as a Tiny Tiny RSS account is (`AccountTests`).
+@Suite struct GoogleReaderAccountTests {
+    static let password = "api 'pass' \"word\" ;"
+
+    /// A CLI whose password is the server's, and the server started.
+    static func started(_ server: GoogleReaderServer) async throws -> CLI {
+        try await server.start()
+        return try CLI(retryAttempts: 2, environment: ["FEEDSYNC_PASSWORD": server.password])
+    }
+
+    static func add(_ cli: CLI, _ server: GoogleReaderServer) async throws {
+        let added = try await cli.run("account", "add", "greader", server.baseURL, "--user", server.user)
+        try #require(added.status == 0, "\(added.stderr)")
+    }
+
+    /// `pull --json`'s report of the one account.
+    static func pulled(_ cli: CLI, expect status: Int32 = 0) async throws -> [String: Any] {
+        let pull = try await cli.run("pull", "--json")
+        try #require(pull.status == status, "\(pull.stderr)")
+        let accounts = try #require(try json(pull)["accounts"] as? [[String: Any]])
+        return try #require(accounts.first)
+    }
+
+    static func operations(_ report: [String: Any]) -> [String] {
+        (report["requests"] as? [[String: Any]] ?? []).compactMap { $0["operation"] as? String }
+    }
+
+    /// The item numbers here by the server's numbers.
+    static func numbers(_ cli: CLI) async throws -> [Int: Int] {
+        var numbers: [Int: Int] = [:]
+        for item in try await cli.listedItems() {
+            let id = item["id"] as! String
+            numbers[Int(id.dropFirst("tag:google.com,2005:reader/item/".count), radix: 16)!] = item["number"] as? Int
+        }
+        return numbers
+    }
+
+    @Test(arguments: [GoogleReaderServer.Dialect.freshRSS, .miniflux, .oldReader, .bazQux])
+    func aThousandItemsComeDownOnceWithFeedsAndFoldersAndAnUnchangedSyncCostsThreeRequests(
+        dialect: GoogleReaderServer.Dialect
+    ) async throws {
+        let server = GoogleReaderServer(dialect: dialect, feeds: 4, labels: 2, items: 1000)
+        let cli = try await Self.started(server)
+        defer { Task { await server.stop() } }
+        try await Self.add(cli, server)
+        let first = try await Self.pulled(cli)
+        #expect(first["new_items"] as? Int == 1000, "\(Self.operations(first))")
+        let keys = try await cli.listedKeys()
+        #expect(keys.count == 1000 && Set(keys).count == 1000, "each item once")
+        let listed = try await feeds(cli)
+        let folders = Dictionary(uniqueKeysWithValues: listed.map { ($0["title"] as! String, $0["folder"] as? String) })
+        #expect(folders == ["Feed 1": "Label 1", "Feed 2": "Label 2", "Feed 3": "Label 1", "Feed 4": "Label 2"])
+        #expect(listed.allSatisfy { $0["items"] as? Int == 250 })
+        let again = try await Self.pulled(cli)
+        #expect(again["new_items"] as? Int == 0)
+        // The newer ids, the unread ids, the starred ids; The Old Reader's 1 000 ids a page take
+        // the unread ones two.
+        #expect(Self.operations(again).count <= (dialect == .oldReader ? 4 : 3), "\(Self.operations(again))")
+        server.add(2, feed: 3)
+        #expect(try await Self.pulled(cli)["new_items"] as? Int == 2)
+        let newest = try await cli.listedItems().prefix(2).map { $0["title"] as? String }
+        #expect(Set(newest) == ["New 1", "New 2"])
+    }
+
+    @Test func aWalkEndsOnlyWhereNoContinuationFollowsAnExactLastPageIncluded() async throws {
+        // 2 000 items: two full pages of 1 000, then FreshRSS's empty page without a continuation.
+        let server = GoogleReaderServer(items: 2000)
+        let cli = try await Self.started(server)
+        defer { Task { await server.stop() } }
+        try await Self.add(cli, server)
+        #expect(try await Self.pulled(cli)["new_items"] as? Int == 2000)
+        let walked = server.log.filter { $0.hasPrefix("GET stream/items/ids") && $0.contains("reading-list") }
+        #expect(
+            walked.filter { !$0.contains("xt=") }.count == 4, "three pages and the walk of what is newer: \(walked)")
+    }
+
+    @Test func killedMidSyncTheNextPullGoesOnFromTheCommittedContinuation() async throws {
+        let server = GoogleReaderServer(items: 6000)
+        let cli = try await Self.started(server)
+        defer { Task { await server.stop() } }
+        try await Self.add(cli, server)
+        let running = try cli.start(["pull"])
+        let store = try cli.openStore()
+        var place: String?
+        for _ in 0..<1000 {
+            place = try await store.accounts().first?.cursor.backfillPlace
+            if place != nil { break }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        running.kill9()
+        _ = try await running.wait()
+        let account = try #require(try await store.accounts().first)
+        try #require(!account.cursor.backfillDone, "killed before the walk ended")
+        let committed = try #require(account.cursor.backfillPlace)
+        let before = server.log.count
+        _ = try await Self.pulled(cli)
+        let walked = server.log.dropFirst(before).filter { $0.hasPrefix("GET stream/items/ids") && !$0.contains("xt=") }
+        #expect(walked.first?.contains("c=\(committed)") == true, "goes on at \(committed): \(walked)")
+        let keys = try await cli.listedKeys()
+        #expect(keys.count == 6000 && Set(keys).count == 6000)
+    }
+
+    @Test(arguments: [GoogleReaderServer.Dialect.freshRSS, .miniflux, .oldReader, .bazQux])
+    func marksGoUpWhenTheServerIsBackAndMarksMadeElsewhereComeDown(dialect: GoogleReaderServer.Dialect) async throws {
+        let server = GoogleReaderServer(dialect: dialect, feeds: 1, labels: 0, items: 40)
+        let cli = try await Self.started(server)
+        try await Self.add(cli, server)
+        _ = try await Self.pulled(cli)
+        let numbers = try await Self.numbers(cli)
+        let ids = numbers.keys.sorted()
+        let (readHere, starHere) = (Array(ids[0..<10]), Array(ids[10..<12]))
+        // The server gone: marks are made at once and wait.
+        await server.stop()
+        let port = UInt16(try #require(URLComponents(string: server.baseURL)?.port))
+        #expect(try await cli.run(["mark", "read"] + readHere.map { String(numbers[$0]!) }).status == 0)
+        // Read and starred on the same items: two requests (FreshRSS keeps only the last a=).
+        #expect(
+            try await cli.run(["mark", "starred"] + (starHere + readHere[0...0]).map { String(numbers[$0]!) }).status
+                == 0)
+        #expect(try await cli.run("pull").status == 75)
+        let store = try cli.openStore()
+        let accountID = try #require(try await store.accounts().first?.id)
+        #expect(try await store.queuedMarks(accountID: accountID).count == 13, "the queue is kept")
+        try await server.start(port: port)
+        defer { Task { await server.stop() } }
+        _ = try await Self.pulled(cli)
+        #expect(try await store.queuedMarks(accountID: accountID).isEmpty)
+        let state = Dictionary(uniqueKeysWithValues: server.items.map { ($0.number, $0) })
+        #expect(readHere.allSatisfy { state[$0]!.read } && state.values.filter(\.read).count == 10)
+        #expect(Set(state.values.filter(\.starred).map(\.number)) == Set(starHere + readHere[0...0]))
+        // Another device reads five and one more, which is marked unread here before the next sync.
+        let elsewhere = Array(ids[20..<25])
+        server.mark(Set(elsewhere + [ids[30]]), read: true)
+        server.mark([ids[11]], starred: false)
+        #expect(try await cli.run("mark", "unread", String(numbers[ids[30]]!)).status == 0)
+        _ = try await Self.pulled(cli)
+        let items = Dictionary(
+            uniqueKeysWithValues: try await cli.listedItems().map { ($0["number"] as! Int, $0) })
+        #expect(elsewhere.allSatisfy { items[numbers[$0]!]?["unread"] as? Bool == false }, "read elsewhere, read here")
+        #expect(items[numbers[ids[30]]!]?["unread"] as? Bool == true, "the later mark here wins")
+        #expect(server.items.first { $0.number == ids[30] }?.read == false, "and the server hears it")
+        #expect(items[numbers[ids[11]]!]?["starred"] as? Bool == false, "unstarred elsewhere")
+    }
+
+    @Test func aWrongPasswordExits77KeepingNothingAndAForgottenAuthCostsOneLogIn() async throws {
+        let server = GoogleReaderServer(items: 5)
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let wrong = try CLI(environment: ["FEEDSYNC_PASSWORD": "not it"])
+        let refused = try await wrong.run("account", "add", "greader", server.baseURL, "--user", server.user)
+        #expect(refused.status == 77 && refused.stderr.contains("refused the user name or password"), "\(refused)")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: wrong.home.path).filter { !$0.hasPrefix(".") }.isEmpty)
+        let elsewhere = try #require(server.baseURL.components(separatedBy: "/api/").first) + "/elsewhere"
+        let notTheAPI = try await wrong.run("account", "add", "greader", elsewhere, "--user", "me")
+        #expect(notTheAPI.status == 65 && notTheAPI.stderr.contains("is not a Google Reader API"), "\(notTheAPI)")
+
+        let cli = try CLI(environment: ["FEEDSYNC_PASSWORD": server.password])
+        try await Self.add(cli, server)
+        _ = try await Self.pulled(cli)
+        server.forgetSessions()
+        let again = try await Self.pulled(cli)
+        #expect(again["outcome"] as? String == "ok")
+        #expect(Self.operations(again).filter { $0 == "ClientLogin" }.count == 1, "\(Self.operations(again))")
+        #expect(!Self.operations(try await Self.pulled(cli)).contains("ClientLogin"), "the new Auth kept")
+        // The password and the Auth are in the account's file alone, mode 0600.
+        var said = ""
+        for arguments in [["pull", "--json", "--verbose"], ["status"], ["account", "list"], ["feeds"]] {
+            let run = try await cli.run(arguments)
+            said += run.stdout + run.stderr
+        }
+        let auth = String(server.log.isEmpty ? "" : "9c1d9c1d9c1d")
+        #expect(!said.contains(server.password) && !said.contains(auth))
+        let files = try FileManager.default.subpathsOfDirectory(atPath: cli.home.path).filter { path in
+            let data = FileManager.default.contents(atPath: cli.home.path + "/" + path) ?? Data()
+            return data.range(of: Data(auth.utf8)) != nil || data.range(of: Data("api-password".utf8)) != nil
+        }
+        try #require(files.count == 1 && files[0].hasPrefix("accounts/"), "\(files)")
+        var info = stat()
+        #expect(stat(cli.home.path + "/" + files[0], &info) == 0 && info.st_mode & 0o777 == 0o600)
+    }
+
+    @Test func feedsAreSubscribedUnsubscribedAndImportedOnTheServer() async throws {
+        let server = GoogleReaderServer(feeds: 1, labels: 0, items: 3)
+        let cli = try await Self.started(server)
+        defer { Task { await server.stop() } }
+        try await Self.add(cli, server)
+        let account = "\(server.user)@127.0.0.1"
+        server.offer("http://feeds.example/new.xml", title: "Brand New", items: 4)
+        let added = try await cli.run("add", "http://feeds.example/new.xml", "--account", account)
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(server.feedTitles == ["Brand New", "Feed 1"])
+        #expect(try await cli.listedItems().count == 7, "the server fetched it, the sync brought its items")
+        let missing = try await cli.run("add", "http://feeds.example/missing.xml", "--account", account)
+        #expect(missing.status != 0 && missing.stderr.contains("did not subscribe"), "\(missing.stderr)")
+        let listed = try await feeds(cli)
+        let number = try #require(listed.first { $0["title"] as? String == "Brand New" }?["number"] as? Int)
+        #expect(try await cli.run("remove", "--yes", String(number)).status == 0)
+        #expect(server.feedTitles == ["Feed 1"])
+        #expect(try await feeds(cli).count == 1)
+        server.offer("http://feeds.example/one.xml", title: "One", items: 1)
+        server.offer("http://feeds.example/two.xml", title: "Two", items: 1)
+        let opml = cli.home.path + "/.subscriptions.opml"
+        try Data(
+            """
+            <?xml version="1.0"?><opml version="2.0"><body>
+            <outline type="rss" text="One" xmlUrl="http://feeds.example/one.xml"/>
+            <outline type="rss" text="Two" xmlUrl="http://feeds.example/two.xml"/>
+            </body></opml>
+            """.utf8
+        ).write(to: URL(fileURLWithPath: opml))
+        let imported = try await cli.run("import", opml, "--account", account)
+        #expect(imported.status == 0 && imported.stdout.contains("2 subscribed on account"), "\(imported)")
+        #expect(server.feedTitles == ["Feed 1", "One", "Two"])
+    }
+
+    @Test func theAccountsPicturesAreFetchedAsAFeedsAreAndShownOffline() async throws {
+        let server = GoogleReaderServer(feeds: 1, labels: 0, items: 6)
+        let cli = try await Self.started(server)
+        try await Self.add(cli, server)
+        let pull = try await cli.run("pull", "--images", "all")
+        #expect(pull.status == 0, "\(pull.stderr)")
+        await server.stop()
+        let items = try await cli.listedItems()
+        #expect(items.count == 6)
+        for item in items {
+            let image = try #require(item["image"] as? [String: Any])
+            #expect(image["status"] as? String == "cached", "\(item)")
+        }
+        let shown = try json(try await cli.run("show", String(items[0]["number"] as! Int), "--json"))
+        #expect((shown["text"] as? String)?.contains("Body of") == true)
+        #expect(shown["author"] as? String == "Author 1")
+    }
+}
