@@ -2,7 +2,8 @@ import ArgumentParser
 import FeedSyncDemoServer
 import Foundation
 
-/// Serves a generated feed in every format on 127.0.0.1 until stopped; prints one feed URL first.
+/// Serves a generated feed in every format on 127.0.0.1 until stopped, or with --google-reader a
+/// Google Reader API account (user `reader`, password `api-password`); prints its URL first.
 @main
 struct DemoServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,8 +28,26 @@ struct DemoServerCommand: AsyncParsableCommand {
     var urlFile: String?
     @Option(help: "Append the path of every request to this file, a line each (for tests).")
     var log: String?
+    @Flag(help: "Serve a Google Reader API account holding --items items over --feeds feeds instead.")
+    var googleReader = false
+    @Option(help: "With --google-reader: the feeds, in two labels.")
+    var feeds = 50
+    @Option(help: "With --google-reader: whose answers: freshrss, miniflux, oldreader, bazqux.")
+    var dialect = "freshrss"
 
     func run() async throws {
+        if googleReader {
+            let dialects: [String: GoogleReaderServer.Dialect] = [
+                "freshrss": .freshRSS, "miniflux": .miniflux, "oldreader": .oldReader, "bazqux": .bazQux,
+            ]
+            guard let chosen = dialects[dialect] else { throw ValidationError("no dialect is \(dialect)") }
+            let server = GoogleReaderServer(dialect: chosen, feeds: feeds, labels: 2, items: items)
+            try await server.start(port: port)
+            print(server.baseURL)
+            fflush(nil)
+            if let urlFile { try server.baseURL.write(toFile: urlFile, atomically: true, encoding: .utf8) }
+            while true { try await Task.sleep(nanoseconds: 3_600_000_000_000) }
+        }
         let server = DemoServer(items: items, perPage: perPage, pictureBytes: pictureBytes, port: port)
         var faults = Faults()
         faults.latency = Double(latencyMs) / 1000
