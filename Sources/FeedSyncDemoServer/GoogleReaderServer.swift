@@ -248,8 +248,9 @@ public final class GoogleReaderServer: Sendable {
 
     func itemIDs(_ parameters: [String: [String]]) -> HTTPResponse {
         let stream = parameters["s"]?.first ?? ""
-        // The Old Reader gives at most 1 000 ids a page; Miniflux 10 000.
-        let n = min(max(parameters["n"]?.first.flatMap { Int($0) } ?? 20, 1), dialect == .oldReader ? 1000 : 10_000)
+        // The Old Reader gives at most 1 000 ids a page, Miniflux 10 000, FreshRSS as many as asked.
+        let most = [Dialect.oldReader: 1000, .miniflux: 10_000][dialect] ?? Int.max
+        let n = min(max(parameters["n"]?.first.flatMap { Int($0) } ?? 20, 1), most)
         let items = state.withLock { $0.items }
         var selected = items.reversed().filter { item in
             switch stream {

@@ -23,8 +23,9 @@ public struct GoogleReaderPage<Element: Sendable>: Sendable {
 /// uses, strings bounded, links only http(s), items through `FeedLimits`. The Content-Type is not
 /// read: FreshRSS sends its JSON as `text/html`.
 public enum GoogleReaderAnswer {
-    /// The most entries one answer may hold (Miniflux gives up to 10 000 ids a page).
-    static let entriesPerAnswer = 10_000
+    /// The most entries one answer may hold: ids as many as a listing of states asks
+    /// (`GoogleReader.idsPerListing`), items and subscriptions fewer.
+    static let entriesPerAnswer = 100_000
     /// The longest id, continuation or token kept.
     static let tokenLength = 1024
     static let longPrefix = "tag:google.com,2005:reader/item/"

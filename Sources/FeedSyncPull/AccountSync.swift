@@ -24,7 +24,9 @@ public struct AccountSync: Sendable {
 
     /// Pages of a walk asked for ahead of the one being committed, once the walk has had a full
     /// page: the server answers several at once (PHP's workers), and each commit overlaps the
-    /// next pages' answers. A walk that finds one page or none asks nothing ahead.
+    /// next pages' answers. Where the service cannot name the places ahead (a continuation), the
+    /// next page is asked as soon as its place is known, before the page is committed. A walk
+    /// that finds one page or none asks nothing ahead.
     static let readAhead = 2
 
     /// A page's answer, by where it is ("since place").
@@ -102,25 +104,31 @@ public struct AccountSync: Sendable {
                         try await store.setAccountFeeds(account.id, url: account.url, try await service.subscriptions())
                         action = machine.next(.subscriptionsListed)
                     case .fetchArticles(let since, let place):
-                        let ahead = place != nil || since == nil ? Self.readAhead : 0
-                        for nextPlace in [place] + service.places(after: place, count: ahead).map(Optional.some) {
-                            let nextKey = "\(since ?? "") \(nextPlace ?? "")"
-                            guard asked.insert(nextKey).inserted else { continue }
+                        /// Asks the page at `place` unless it was asked already; its key.
+                        func ask(_ place: String?) -> String {
+                            let key = "\(since ?? "") \(place ?? "")"
+                            guard asked.insert(key).inserted else { return key }
                             pages.addTask { [service] in
                                 do throws(SyncError) {
-                                    let page = try await service.articles(newerThan: since, from: nextPlace)
-                                    return PageAnswer(key: nextKey, result: .success(page))
+                                    let page = try await service.articles(newerThan: since, from: place)
+                                    return PageAnswer(key: key, result: .success(page))
                                 } catch {
-                                    return PageAnswer(key: nextKey, result: .failure(error))
+                                    return PageAnswer(key: key, result: .failure(error))
                                 }
                             }
+                            return key
                         }
-                        let key = "\(since ?? "") \(place ?? "")"
+                        let key = ask(place)
+                        let ahead = place != nil || since == nil ? Self.readAhead : 0
+                        for later in service.places(after: place, count: ahead) { _ = ask(later) }
                         while answered[key] == nil, let answer = await pages.next() {
                             answered[answer.key] = answer.result
                         }
                         guard let result = answered.removeValue(forKey: key) else { throw CancellationError() }
-                        action = machine.next(.articles(try result.get()))
+                        let page = try result.get()
+                        // The page after it is asked while this one is committed.
+                        if let next = page.next, ahead > 0 { _ = ask(next) }
+                        action = machine.next(.articles(page))
                     case .commit(let articles, let band, let cursor):
                         report.newItems += try await store.commitAccountPage(
                             account, articles, band: band, cursor: cursor)

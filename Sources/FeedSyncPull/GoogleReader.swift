@@ -31,9 +31,9 @@ public final class GoogleReader: AccountService {
 
     /// Ids in one `stream/items/ids` page of a walk; each page's contents are committed together.
     static let idsPerPage = 1000
-    /// Ids in one page of a listing of states (Miniflux gives at most 10 000; others fewer, and
-    /// the continuation goes on).
-    static let idsPerListing = 10_000
+    /// Ids asked in one page of a listing of states: FreshRSS gives as many as asked, Miniflux at
+    /// most 10 000 and The Old Reader 1 000, and the continuation goes on from there.
+    static let idsPerListing = 100_000
     /// Ids in one `stream/items/contents` or `edit-tag` request.
     static let idsPerCall = 250
     /// The most pages one listing of ids reads.
@@ -105,14 +105,33 @@ public final class GoogleReader: AccountService {
         return AccountPage(try await contents(ids), next: next)
     }
 
-    /// The items `ids` (long form), asked in batches, in the order of `ids`.
+    /// The items `ids` (long form), asked in batches two at a time, in the order of `ids`.
     func contents(_ ids: [String]) async throws(SyncError) -> [RemoteArticle] {
+        let batches = stride(from: 0, to: ids.count, by: Self.idsPerCall).map {
+            Array(ids[$0..<min(ids.count, $0 + Self.idsPerCall)])
+        }
         var found: [String: RemoteArticle] = [:]
-        for start in stride(from: 0, to: ids.count, by: Self.idsPerCall) {
-            let batch = ids[start..<min(ids.count, start + Self.idsPerCall)]
-            let page = try await call(
-                "stream/items/contents", form: batch.map { ("i", $0) }, GoogleReaderAnswer.items)
-            for article in page.elements { found[article.id] = article }
+        for first in stride(from: 0, to: batches.count, by: 2) {
+            let answers = await withTaskGroup(of: Result<[RemoteArticle], SyncError>.self) { group in
+                for batch in batches[first..<min(batches.count, first + 2)] {
+                    group.addTask {
+                        do throws(SyncError) {
+                            return .success(
+                                try await self.call(
+                                    "stream/items/contents", form: batch.map { ("i", $0) }, GoogleReaderAnswer.items
+                                ).elements)
+                        } catch {
+                            return .failure(error)
+                        }
+                    }
+                }
+                var answers: [Result<[RemoteArticle], SyncError>] = []
+                for await answer in group { answers.append(answer) }
+                return answers
+            }
+            for answer in answers {
+                for article in try answer.get() { found[article.id] = article }
+            }
         }
         return ids.compactMap { found[$0] }
     }
