@@ -14,9 +14,9 @@ public final class GoogleReaderServer: Sendable {
         /// every request (`T` optional, a wrong one refused); `output=json` needed by the lists;
         /// of several `a=` in one edit-tag only the last taken.
         case freshRSS
-        /// Continuation: an offset; `stream/contents` answers `[]`; `output=json` needed by every
-        /// stream and list; a POST is authenticated by its `T`, not the header; a 16-character id
-        /// is read as hex.
+        /// Continuation: an offset; streams newest published first (not newest stored);
+        /// `stream/contents` answers `[]`; `output=json` needed by every stream and list; a POST is
+        /// authenticated by its `T`, not the header; a 16-character id is read as hex.
         case miniflux
         /// Item ids are 24-digit ObjectIds, in `stream/items/ids` too, and a page holds at most
         /// 1 000 of them.
@@ -31,6 +31,10 @@ public final class GoogleReaderServer: Sendable {
         public var title: String
         public var read = false
         public var starred = false
+        /// Its date, in seconds (default: a minute after the item before).
+        public var published: Int?
+
+        var date: Int { published ?? 1_790_000_000 + (number - GoogleReaderServer.firstNumber) * 60 }
     }
 
     struct State: Sendable {
@@ -111,10 +115,10 @@ public final class GoogleReaderServer: Sendable {
         runner.withLock { $0?.cancel() }
     }
 
-    /// Items new on the server, each in feed `feed`.
-    public func add(_ count: Int, feed: Int = 1) {
+    /// Items new on the server, each in feed `feed`, dated `published` (seconds) if given.
+    public func add(_ count: Int, feed: Int = 1, published: Int? = nil) {
         state.withLock { state in
-            for n in 1...count { state.store(Item(number: 0, feed: feed, title: "New \(n)")) }
+            for n in 1...count { state.store(Item(number: 0, feed: feed, title: "New \(n)", published: published)) }
         }
     }
 
@@ -251,7 +255,8 @@ public final class GoogleReaderServer: Sendable {
         // The Old Reader gives at most 1 000 ids a page, Miniflux 10 000, FreshRSS as many as asked.
         let most = [Dialect.oldReader: 1000, .miniflux: 10_000][dialect] ?? Int.max
         let n = min(max(parameters["n"]?.first.flatMap { Int($0) } ?? 20, 1), most)
-        let items = state.withLock { $0.items }
+        var items = state.withLock { $0.items }
+        if dialect == .miniflux { items.sort { ($0.date, $0.number) < ($1.date, $1.number) } }
         var selected = items.reversed().filter { item in
             switch stream {
             case "user/-/state/com.google/reading-list": true
@@ -320,7 +325,7 @@ public final class GoogleReaderServer: Sendable {
             if let label = feed?.label { categories.append("user/-/label/" + label) }
             return [
                 "id": long(item.number), "crawlTimeMsec": String(item.number / 1000),
-                "timestampUsec": String(item.number), "published": 1_790_000_000 + n * 60,
+                "timestampUsec": String(item.number), "published": item.date,
                 "title": item.title, "author": "Author \(item.feed)",
                 "canonical": [["href": "http://feeds.example/\(item.feed)/\(n)"]],
                 "alternate": [["href": "http://feeds.example/\(item.feed)/\(n)"]],

@@ -17,6 +17,9 @@ public protocol AccountService: Sendable {
     /// A page of the articles newer than `since` (nil: every article), newest first, starting at
     /// `place` (nil: the first page).
     func articles(newerThan since: String?, from place: String?) async throws(SyncError) -> AccountPage
+    /// The articles `ids`, newest first (the service asks them in batches; an id the server no
+    /// longer has is left out).
+    func articles(_ ids: [String]) async throws(SyncError) -> [RemoteArticle]
     /// The places of the `count` pages after the one at `place`, where they can be known before
     /// its answer (pages asked ahead); none where the server names each next page.
     func places(after place: String?, count: Int) -> [String]

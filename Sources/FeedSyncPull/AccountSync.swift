@@ -139,8 +139,14 @@ public struct AccountSync: Sendable {
                     case .fetchIDs(let state):
                         action = machine.next(.ids(state, try await service.ids(state)))
                     case .applyState(let unread, let starred):
-                        try await store.applyAccountState(accountID: account.id, unread: unread, starred: starred)
-                        action = machine.next(.stateApplied)
+                        let missing = try await store.applyAccountState(
+                            accountID: account.id, unread: unread, starred: starred)
+                        action = machine.next(.stateApplied(missing: missing))
+                    case .fetchMissing(let ids, let band, let cursor):
+                        report.newItems += try await store.commitAccountPage(
+                            account, try await service.articles(ids), band: band, cursor: cursor)
+                        onCommit()
+                        action = machine.next(.missingStored)
                     case .finish(let counters, let statePassed):
                         try await store.recordAccountSync(
                             accountID: account.id, at: now, outcome: .ok, error: nil, counters: counters,

@@ -102,11 +102,11 @@ public final class GoogleReader: AccountService {
             next = nil
         }
         if ids.isEmpty { next = nil }
-        return AccountPage(try await contents(ids), next: next)
+        return AccountPage(try await articles(ids), next: next)
     }
 
     /// The items `ids` (long form), asked in batches two at a time, in the order of `ids`.
-    func contents(_ ids: [String]) async throws(SyncError) -> [RemoteArticle] {
+    public func articles(_ ids: [String]) async throws(SyncError) -> [RemoteArticle] {
         let batches = stride(from: 0, to: ids.count, by: Self.idsPerCall).map {
             Array(ids[$0..<min(ids.count, $0 + Self.idsPerCall)])
         }

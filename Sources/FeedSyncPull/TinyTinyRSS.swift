@@ -85,6 +85,17 @@ public final class TinyTinyRSS: AccountService {
         return AccountPage(articles, next: entries < pageSize ? nil : String(skip + entries))
     }
 
+    public func articles(_ ids: [String]) async throws(SyncError) -> [RemoteArticle] {
+        var articles: [RemoteArticle] = []
+        for start in stride(from: 0, to: ids.count, by: Self.idsPerCall) {
+            let batch = ids[start..<min(ids.count, start + Self.idsPerCall)].filter { Int64($0) != nil }
+            articles += try await call(
+                "getArticle", ["article_id": batch.joined(separator: ","), "sanitize": false],
+                { data throws(RemoteRefusal) in try TinyTinyRSSAnswer.articles(data).articles })
+        }
+        return articles
+    }
+
     public func places(after place: String?, count: Int) -> [String] {
         let skip = place.flatMap { Int($0) } ?? 0
         return (0..<count).map { String(skip + ($0 + 1) * pageSize) }

@@ -206,8 +206,11 @@ extension Store {
     }
 
     /// Sets every item of the account read unless its id is in `unread`, starred if in `starred`,
-    /// except where a mark is queued.
-    public func applyAccountState(accountID: Int64, unread: Set<String>, starred: Set<String>) async throws(StoreError)
+    /// except where a mark is queued. Returns the ids of `unread` and `starred` that no item has
+    /// and none had (removed by `gc --older-than`), newest first: articles a walk did not meet.
+    @discardableResult
+    public func applyAccountState(accountID: Int64, unread: Set<String>, starred: Set<String>)
+        async throws(StoreError) -> [String]
     {
         try await write { db in
             let rows = try Row.fetchAll(
@@ -233,6 +236,16 @@ extension Store {
                     try setStar.execute(arguments: [star, id])
                 }
             }
+            var known = Set(rows.map { $0["key"] as String })
+            known.formUnion(
+                try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT item_gone.key FROM item_gone JOIN feed ON feed.id = item_gone.feed_id
+                        WHERE feed.account_id = ?
+                        """,
+                    arguments: [accountID]))
+            return unread.union(starred).subtracting(known).sorted { RemoteID.isNewer($0, than: $1) }
         }
     }
 

@@ -64,7 +64,24 @@ import Testing
         #expect(machine.next(.subscriptionsListed) == .fetchIDs(.unread))
         #expect(machine.next(.ids(.unread, ["1"])) == .fetchIDs(.starred))
         #expect(machine.next(.ids(.starred, [])) == .applyState(unread: ["1"], starred: []))
-        #expect(machine.next(.stateApplied) == .finish(counters: "c1", statePassed: true))
+        #expect(machine.next(.stateApplied(missing: [])) == .finish(counters: "c1", statePassed: true))
+    }
+
+    @Test func unreadOrStarredIdsStoredNowhereAreFetchedByIdAThousandASync() {
+        var cursor = AccountCursor()
+        (cursor.backfillDone, cursor.lastID) = (true, "5000")
+        var machine = AccountMachine(account: Self.account(cursor), queued: [], newBand: -4, now: Self.now)
+        _ = machine.next(.start)
+        _ = machine.next(.articles(Self.empty))
+        _ = machine.next(.counters("c"))
+        _ = machine.next(.subscriptionsListed)
+        _ = machine.next(.ids(.unread, []))
+        _ = machine.next(.ids(.starred, []))
+        let missing = (1...1500).map { String(2000 - $0) }
+        #expect(
+            machine.next(.stateApplied(missing: missing))
+                == .fetchMissing(Array(missing.prefix(1000)), band: -4, cursor: cursor), "the newest thousand, above")
+        #expect(machine.next(.missingStored) == .finish(counters: "c", statePassed: true))
     }
 
     @Test func anUnchangedServerCostsTwoRequestsOrThreeWithoutCounters() {

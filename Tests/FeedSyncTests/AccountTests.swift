@@ -144,6 +144,24 @@ import Testing
         try await user.closeDoor(port: door.port)
     }
 
+    @Test func anUnreadArticleNoWalkMetIsFetchedByIdInTheNextPassOverStates() async throws {
+        let user = try await TinyTinyRSSUser()
+        try await user.seed(feeds: [("Daily", nil)], articles: 5)
+        try await Self.add(user)
+        _ = try await Self.pulled(user)
+        // One article lost here (no walk will meet it again: it is below the newest id).
+        let keys = try await user.cli.listedKeys()
+        let lost = try #require(keys.last)
+        try await user.cli.openStore().write { db in
+            try db.execute(sql: "DELETE FROM item WHERE key = ?", arguments: [lost])
+        }
+        // Another device stars one: the counters move, and the pass over states names the lost one.
+        _ = try await user.api(["op": "updateArticle", "article_ids": keys[0], "field": 0, "mode": 1])
+        let pulled = try await Self.pulled(user)
+        #expect(pulled["new_items"] as? Int == 1 && Self.operations(pulled).contains("getArticle"), "\(pulled)")
+        #expect(Set(try await user.cli.listedKeys()) == Set(keys))
+    }
+
     @Test func aWrongPasswordExits77AndKeepsNothing() async throws {
         let user = try await TinyTinyRSSUser()
         let cli = try CLI(environment: ["FEEDSYNC_PASSWORD": "not the password"])

@@ -151,6 +151,31 @@ import Testing
         #expect(items[numbers[ids[11]]!]?["starred"] as? Bool == false, "unstarred elsewhere")
     }
 
+    @Test func anUnreadItemNoWalkMetIsFetchedByIdAndOneRemovedHereIsNot() async throws {
+        // Miniflux orders by publication: an item fetched now with an old date is below where the
+        // walk of what is newer stops, and only the unread ids name it.
+        let server = GoogleReaderServer(dialect: .miniflux, feeds: 1, labels: 0, items: 30)
+        let cli = try await Self.started(server)
+        defer { Task { await server.stop() } }
+        try await Self.add(cli, server)
+        _ = try await Self.pulled(cli)
+        server.add(1, feed: 1, published: 1_600_000_000)
+        let pulled = try await Self.pulled(cli)
+        #expect(pulled["new_items"] as? Int == 1, "\(Self.operations(pulled))")
+        #expect(try await cli.listedItems().contains { $0["title"] as? String == "New 1" })
+        // Read, then removed here as old, it stays removed when another device marks it unread.
+        let late = try #require(
+            try await cli.listedItems().first { $0["title"] as? String == "New 1" }?["number"] as? Int)
+        #expect(try await cli.run("mark", "read", String(late)).status == 0)
+        _ = try await Self.pulled(cli)
+        #expect(try await cli.run("gc", "--older-than", "2000d").status == 0)
+        #expect(try await cli.listedItems().count == 30)
+        server.mark(Set(server.items.filter { $0.title == "New 1" }.map(\.number)), read: false)
+        let again = try await Self.pulled(cli)
+        #expect(again["new_items"] as? Int == 0 && !Self.operations(again).contains("stream/items/contents"))
+        #expect(try await cli.listedItems().count == 30)
+    }
+
     @Test func aWrongPasswordExits77KeepingNothingAndAForgottenAuthCostsOneLogIn() async throws {
         let server = GoogleReaderServer(items: 5)
         try await server.start()
