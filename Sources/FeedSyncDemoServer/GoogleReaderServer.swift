@@ -23,6 +23,9 @@ public final class GoogleReaderServer: Sendable {
         case oldReader
         /// A bare hex item id (not the long form) is a 500.
         case bazQux
+        /// Every request, the log-in's too, names a registered application (`AppId`, `AppKey`
+        /// headers), else a 403 `AppId required!`.
+        case inoreader
     }
 
     public struct Item: Sendable {
@@ -58,7 +61,10 @@ public final class GoogleReaderServer: Sendable {
     public let dialect: Dialect
     public let user: String
     public let password: String
-    /// The path the API's calls follow (FreshRSS's `/api/greader.php`; Miniflux's is the root).
+    /// The application Inoreader's dialect wants named.
+    public static let app = (id: "1000001234", key: "feedsync-test-app-key")
+    /// The path the API's calls follow (FreshRSS's `/api/greader.php`; Miniflux's and Inoreader's
+    /// are the root).
     public let basePath: String
     let state: Mutex<State>
     let server: Mutex<HTTPServer?> = Mutex(nil)
@@ -76,7 +82,7 @@ public final class GoogleReaderServer: Sendable {
         self.dialect = dialect
         self.user = user
         self.password = password
-        basePath = dialect == .miniflux ? "" : "/api/greader.php"
+        basePath = dialect == .miniflux || dialect == .inoreader ? "" : "/api/greader.php"
         var state = State(auth: user + "/" + String(repeating: "5f3a", count: 10))
         for feed in 1...max(feeds, 1) {
             state.feeds[feed] = (
@@ -154,6 +160,11 @@ public final class GoogleReaderServer: Sendable {
         }
         guard path.hasPrefix(basePath) else { return Self.text(.notFound, "Not found") }
         path.removeFirst(basePath.count)
+        if dialect == .inoreader,
+            request.headers[HTTPHeader("AppId")] != Self.app.id || request.headers[HTTPHeader("AppKey")] != Self.app.key
+        {
+            return Self.text(.forbidden, "AppId required!")
+        }
         let query = Self.pairs(request.query.map { ($0.name, $0.value) })
         let form = request.method == .POST ? Self.pairs(Self.decoded(String(decoding: body, as: UTF8.self))) : [:]
         let call = path.hasPrefix("/reader/api/0/") ? String(path.dropFirst(14)) : String(path.dropFirst())

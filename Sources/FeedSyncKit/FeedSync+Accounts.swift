@@ -38,17 +38,31 @@ extension FeedSync {
     /// (the password, the session it gives). Wrong password or API access off: `.denied`; a URL
     /// that is not the API: `.data`. Made before the data home is opened, so a refused log-in
     /// leaves nothing behind.
-    public static func logIn(kind: String, url: String, user: String, password: String) async throws(SyncError)
-        -> AccountSecrets
-    {
+    public static func logIn(
+        kind: String, url: String, user: String, password: String, app: (id: String, key: String)? = nil
+    ) async throws(SyncError) -> AccountSecrets {
         let client = HTTPClient(configuration: PullSettings().transport(maxConnections: 1))
         defer { client.shutdown() }
-        let kept = Mutex(AccountSecrets(password: password))
+        let given = AccountSecrets(password: password, appID: app?.id, appKey: app?.key)
+        let kept = Mutex(given)
         let service = AccountSync.service(
-            kind: kind, client: client, url: url, user: user, secrets: AccountSecrets(password: password),
+            kind: kind, client: client, url: url, user: user, secrets: given,
             keep: { secrets in kept.withLock { $0 = secrets } })
         try await service.logIn()
         return kept.withLock { $0 }
+    }
+
+    /// The registered application a server wants beside the user (Inoreader's): `id` as given
+    /// (`--app-id`), its key from `FEEDSYNC_APP_KEY`; nil without an id; or why they cannot be used.
+    public static func application(_ id: String?, kind: String) -> Result<(id: String, key: String)?, SyncError> {
+        guard let id else { return .success(nil) }
+        guard kind == "greader" else { return .failure(SyncError(.usage, "--app-id is for a greader account")) }
+        guard (1...256).contains(id.count), id.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
+            return .failure(SyncError(.usage, "--app-id must be at most 256 printable characters"))
+        }
+        guard let key = ProcessInfo.processInfo.environment["FEEDSYNC_APP_KEY"], !key.isEmpty, key.utf8.count <= 1024
+        else { return .failure(SyncError(.usage, "with --app-id, give the application's key in FEEDSYNC_APP_KEY")) }
+        return .success((id, key))
     }
 
     /// The name an account gets when none is given: user@host.

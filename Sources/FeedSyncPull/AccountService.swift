@@ -65,11 +65,18 @@ public struct AccountSecrets: Sendable, Equatable {
     public var session: String?
     /// A Google Reader server's action token (`T=`), as secret as the `Auth` it is made from.
     public var token: String?
+    /// The application a server wants named beside the user (Inoreader's `AppId` and `AppKey`).
+    public var appID: String?
+    public var appKey: String?
 
-    public init(password: String, session: String? = nil, token: String? = nil) {
+    public init(
+        password: String, session: String? = nil, token: String? = nil, appID: String? = nil, appKey: String? = nil
+    ) {
         self.password = password
         self.session = session
         self.token = token
+        self.appID = appID
+        self.appKey = appKey
     }
 
     static let maxBytes = 64 << 10
@@ -94,7 +101,9 @@ public struct AccountSecrets: Sendable, Equatable {
             let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: String],
             let password = object["password"]
         else { throw SyncError(.local, "the account's password file \(path) cannot be read; add the account again") }
-        return AccountSecrets(password: password, session: object["session"], token: object["token"])
+        return AccountSecrets(
+            password: password, session: object["session"], token: object["token"], appID: object["app_id"],
+            appKey: object["app_key"])
     }
 
     public func write(to path: String) throws(SyncError) {
@@ -105,6 +114,8 @@ public struct AccountSecrets: Sendable, Equatable {
         var object = ["password": password]
         object["session"] = session
         object["token"] = token
+        object["app_id"] = appID
+        object["app_key"] = appKey
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
             throw SyncError(.local, "cannot write the account's password file")
         }

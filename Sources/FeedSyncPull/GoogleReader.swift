@@ -20,6 +20,8 @@ public final class GoogleReader: AccountService {
     let base: String
     let user: String
     let password: String
+    /// Inoreader's registered application, sent with every request.
+    let app: (id: String, key: String)?
     let keep: @Sendable (AccountSecrets) -> Void
     private let state: Mutex<State>
 
@@ -53,6 +55,7 @@ public final class GoogleReader: AccountService {
         self.base = base
         self.user = user
         password = secrets.password
+        app = secrets.appID.flatMap { id in secrets.appKey.map { (id, $0) } }
         state = Mutex(State(auth: secrets.session, token: secrets.token))
         self.keep = keep
     }
@@ -64,6 +67,12 @@ public final class GoogleReader: AccountService {
     public func logIn() async throws(SyncError) {
         let response = try await send(
             "accounts/ClientLogin", named: "ClientLogin", form: [("Email", user), ("Passwd", password)], auth: nil)
+        if String(decoding: response.body.prefix(256), as: UTF8.self).contains("AppId required") {
+            throw SyncError(
+                .denied,
+                "\(host) wants a registered application beside the user: add the account with --app-id and its "
+                    + "key in FEEDSYNC_APP_KEY")
+        }
         guard response.status != 401, response.status != 403 else {
             throw SyncError(
                 .denied, "\(host) refused the user name or password; add the account again with the right one")
@@ -76,7 +85,7 @@ public final class GoogleReader: AccountService {
             $0.auth = auth
             $0.token = nil
         }
-        keep(AccountSecrets(password: password, session: auth))
+        keep(secrets(auth: auth, token: nil))
     }
 
     public func subscriptions() async throws(SyncError) -> [(feed: RemoteFeed, folder: String?)] {
@@ -239,8 +248,12 @@ public final class GoogleReader: AccountService {
             $0.token = token
             return $0.auth
         }
-        keep(AccountSecrets(password: password, session: auth, token: token))
+        keep(secrets(auth: auth, token: token))
         return token
+    }
+
+    func secrets(auth: String?, token: String?) -> AccountSecrets {
+        AccountSecrets(password: password, session: auth, token: token, appID: app?.id, appKey: app?.key)
     }
 
     /// One request, logged by `named` (never by a credential); whatever its status.
@@ -249,6 +262,7 @@ public final class GoogleReader: AccountService {
     {
         var headers = [("Accept", "application/json")]
         if let auth { headers.append(("Authorization", "GoogleLogin auth=" + auth)) }
+        if let app { headers += [("AppId", app.id), ("AppKey", app.key)] }
         if form != nil { headers.append(("Content-Type", "application/x-www-form-urlencoded")) }
         let response: HTTPResponse
         do {

@@ -32,13 +32,14 @@ struct DemoServerCommand: AsyncParsableCommand {
     var googleReader = false
     @Option(help: "With --google-reader: the feeds, in two labels.")
     var feeds = 50
-    @Option(help: "With --google-reader: whose answers: freshrss, miniflux, oldreader, bazqux.")
+    @Option(help: "With --google-reader: whose answers: freshrss, miniflux, oldreader, bazqux, inoreader.")
     var dialect = "freshrss"
 
     func run() async throws {
         if googleReader {
             let dialects: [String: GoogleReaderServer.Dialect] = [
                 "freshrss": .freshRSS, "miniflux": .miniflux, "oldreader": .oldReader, "bazqux": .bazQux,
+                "inoreader": .inoreader,
             ]
             guard let chosen = dialects[dialect] else { throw ValidationError("no dialect is \(dialect)") }
             let server = GoogleReaderServer(dialect: chosen, feeds: feeds, labels: 2, items: items)

@@ -11,16 +11,21 @@ import Testing
 @Suite struct GoogleReaderAccountTests {
     static let password = "api 'pass' \"word\" ;"
 
-    /// A CLI whose password is the server's, and the server started.
+    /// A CLI whose password (and Inoreader's application key) is the server's, and the server started.
     static func started(_ server: GoogleReaderServer) async throws -> CLI {
         try await server.start()
-        return try CLI(retryAttempts: 2, environment: ["FEEDSYNC_PASSWORD": server.password])
+        return try CLI(
+            retryAttempts: 2,
+            environment: ["FEEDSYNC_PASSWORD": server.password, "FEEDSYNC_APP_KEY": GoogleReaderServer.app.key])
     }
 
     static func add(_ cli: CLI, _ server: GoogleReaderServer) async throws {
-        let added = try await cli.run("account", "add", "greader", server.baseURL, "--user", server.user)
+        let app = server.dialect == .inoreader ? ["--app-id", GoogleReaderServer.app.id] : []
+        let added = try await cli.run(["account", "add", "greader", server.baseURL, "--user", server.user] + app)
         try #require(added.status == 0, "\(added.stderr)")
     }
+
+    static let dialects: [GoogleReaderServer.Dialect] = [.freshRSS, .miniflux, .oldReader, .bazQux, .inoreader]
 
     /// `pull --json`'s report of the one account.
     static func pulled(_ cli: CLI, expect status: Int32 = 0) async throws -> [String: Any] {
@@ -44,7 +49,7 @@ import Testing
         return numbers
     }
 
-    @Test(arguments: [GoogleReaderServer.Dialect.freshRSS, .miniflux, .oldReader, .bazQux])
+    @Test(arguments: Self.dialects)
     func aThousandItemsComeDownOnceWithFeedsAndFoldersAndAnUnchangedSyncCostsThreeRequests(
         dialect: GoogleReaderServer.Dialect
     ) async throws {
@@ -109,7 +114,7 @@ import Testing
         #expect(keys.count == 6000 && Set(keys).count == 6000)
     }
 
-    @Test(arguments: [GoogleReaderServer.Dialect.freshRSS, .miniflux, .oldReader, .bazQux])
+    @Test(arguments: Self.dialects)
     func marksGoUpWhenTheServerIsBackAndMarksMadeElsewhereComeDown(dialect: GoogleReaderServer.Dialect) async throws {
         let server = GoogleReaderServer(dialect: dialect, feeds: 1, labels: 0, items: 40)
         let cli = try await Self.started(server)
@@ -174,6 +179,19 @@ import Testing
         let again = try await Self.pulled(cli)
         #expect(again["new_items"] as? Int == 0 && !Self.operations(again).contains("stream/items/contents"))
         #expect(try await cli.listedItems().count == 30)
+    }
+
+    @Test func inoreaderWithoutItsApplicationGetsOneSentenceNamingWhatToGive() async throws {
+        let server = GoogleReaderServer(dialect: .inoreader, items: 3)
+        let cli = try await Self.started(server)
+        defer { Task { await server.stop() } }
+        let refused = try await cli.run("account", "add", "greader", server.baseURL, "--user", server.user)
+        #expect(refused.status == 77 && refused.stderr.contains("--app-id"), "\(refused)")
+        #expect(refused.stderr.split(separator: "\n").count == 1)
+        try await Self.add(cli, server)
+        // The key is the account's secret, in its file alone.
+        #expect(!(try await cli.run("account", "list").stdout.contains(GoogleReaderServer.app.key)))
+        #expect(try await Self.pulled(cli)["new_items"] as? Int == 3)
     }
 
     @Test func aWrongPasswordExits77KeepingNothingAndAForgottenAuthCostsOneLogIn() async throws {

@@ -22,16 +22,10 @@ struct AddAccount: AsyncParsableCommand {
 
     @OptionGroup var homeOptions: HomeOptions
 
-    @Argument(
-        help: ArgumentHelp(
-            "The kind of server: ttrss (Tiny Tiny RSS) or greader (the Google Reader API: FreshRSS, Miniflux, "
-                + "Inoreader, The Old Reader, BazQux).", valueName: "kind"))
+    @Argument(help: ArgumentHelp("ttrss (Tiny Tiny RSS) or greader (the Google Reader API).", valueName: "kind"))
     var kind: String
 
-    @Argument(
-        help: ArgumentHelp(
-            "The server's address: Tiny Tiny RSS's (its api/ folder is found from it), or the Google Reader API's "
-                + "base (FreshRSS: https://host/api/greader.php; Miniflux: https://host/).", valueName: "url"))
+    @Argument(help: ArgumentHelp("The server's address (FreshRSS: https://host/api/greader.php).", valueName: "url"))
     var url: String
 
     @Option(help: ArgumentHelp("The user name on the server.", valueName: "name"))
@@ -43,6 +37,9 @@ struct AddAccount: AsyncParsableCommand {
     @Option(help: ArgumentHelp("What to call the account here (default: user@host).", valueName: "name"))
     var name: String?
 
+    @Option(help: ArgumentHelp("Inoreader's application id (its key: FEEDSYNC_APP_KEY).", valueName: "id"))
+    var appID: String?
+
     func validate() throws {
         guard FeedSync.accountKinds.contains(kind) else {
             throw ValidationError("the kind of server must be one of: \(FeedSync.accountKinds.joined(separator: ", "))")
@@ -51,13 +48,17 @@ struct AddAccount: AsyncParsableCommand {
         guard (1...256).contains(user.count), !user.unicodeScalars.contains(where: SafeText.isUnsafe) else {
             throw ValidationError("the user name must be one line of at most 256 characters")
         }
+        if case .failure(let error) = FeedSync.application(appID, kind: kind) { throw ValidationError(error.message) }
     }
 
     func run() async throws {
         let password = try Asking.password(file: passwordFile)
         let api = try FeedSync.apiURL(url, kind: kind).get()
         // Logged in before the data home is opened: a refused password leaves nothing behind.
-        let secrets = try await fail { try await FeedSync.logIn(kind: kind, url: api, user: user, password: password) }
+        let app = try FeedSync.application(appID, kind: kind).get()
+        let secrets = try await fail {
+            try await FeedSync.logIn(kind: kind, url: api, user: user, password: password, app: app)
+        }
         let library = try await homeOptions.open(.writing)
         let account = try await fail {
             try await library.addAccount(
