@@ -2,7 +2,8 @@
 -- Inoreader, The Old Reader, BazQux) beside Tiny Tiny RSS. Their ids are the server's strings
 -- (`feed/3`, `feed/http://…`, 24-digit ObjectIds), so a feed's remote id is text; and a walk goes
 -- on from the place the server gave after its last committed page (a continuation), where Tiny
--- Tiny RSS's is the count of articles behind it, kept as that count's text.
+-- Tiny RSS's is the count of articles behind it, kept as that count's text. A Google Reader
+-- server marks a whole stream read up to a time in one call: `mark read --all` queues that.
 
 CREATE TABLE account_new (
     id                 INTEGER PRIMARY KEY,
@@ -27,6 +28,9 @@ CREATE TABLE account_new (
     -- the last full pass over the unread and starred ids ran.
     counters           TEXT,
     state_at           REAL,
+    -- The newest item time the server gave (a Google Reader server's timestampUsec): a stream is
+    -- marked read up to it, so nothing that arrived after is marked.
+    newest_time        INTEGER CHECK (newest_time >= 0),
     last_sync_at       REAL,
     last_outcome       TEXT CHECK (last_outcome IN ('ok', 'transient', 'data', 'local')),
     last_error         TEXT,
@@ -38,7 +42,7 @@ SELECT id, name, kind, url, user_name, added_at,
     CASE WHEN backfill_skip > 0 THEN CAST(backfill_skip AS TEXT) END, backfill_done,
     CASE WHEN last_id > 0 THEN CAST(last_id AS TEXT) END,
     CASE WHEN head_since > 0 THEN CAST(head_since AS TEXT) END, CAST(head_skip AS TEXT), head_band,
-    counters, state_at, last_sync_at, last_outcome, last_error
+    counters, state_at, NULL, last_sync_at, last_outcome, last_error
 FROM account;
 
 DROP TABLE account;
@@ -49,3 +53,14 @@ ALTER TABLE feed ADD COLUMN remote_key TEXT;
 UPDATE feed SET remote_key = CAST(remote_id AS TEXT) WHERE remote_id IS NOT NULL;
 ALTER TABLE feed DROP COLUMN remote_id;
 CREATE UNIQUE INDEX feed_remote ON feed (account_id, remote_key) WHERE account_id IS NOT NULL;
+
+-- A stream of an account marked read up to a time (`mark read --all`, of a feed, a folder or
+-- everything) and not yet accepted by the server: one row per stream, the latest wins. While it
+-- is here, the server's read state does not overwrite the items it covers.
+CREATE TABLE sync_catchup (
+    account_id         INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+    stream             TEXT NOT NULL,
+    up_to              INTEGER NOT NULL CHECK (up_to >= 0),
+    queued_at          REAL NOT NULL,
+    PRIMARY KEY (account_id, stream)
+) WITHOUT ROWID;

@@ -220,6 +220,9 @@ public final class GoogleReaderServer: Sendable {
             edit(numbers, add: parameters["a"] ?? [], remove: parameters["r"] ?? [])
             return Self.text(.ok, "OK")
         case "subscription/quickadd": return quickadd(parameters["quickadd"]?.first ?? "")
+        case "mark-all-as-read":
+            markAllRead(parameters["s"]?.first ?? "", upTo: parameters["ts"]?.first.flatMap { Int($0) } ?? Int.max)
+            return Self.text(.ok, "OK")
         case "subscription/edit": return edit(subscription: parameters)
         default:
             if call.hasPrefix("stream/contents"), dialect == .miniflux { return Self.text(.ok, "[]") }
@@ -362,6 +365,21 @@ public final class GoogleReaderServer: Sendable {
                 for tag in remove {
                     if tag.hasSuffix("/state/com.google/read") { state.items[index].read = false }
                     if tag.hasSuffix("/state/com.google/starred") { state.items[index].starred = false }
+                }
+            }
+        }
+    }
+
+    /// The stream's items stored up to `upTo` (their number: FreshRSS's timestampUsec) marked read.
+    func markAllRead(_ stream: String, upTo: Int) {
+        state.withLock { state in
+            for index in state.items.indices where state.items[index].number <= upTo {
+                let item = state.items[index]
+                let label = state.feeds[item.feed]?.label.map { "user/-/label/" + $0 }
+                if stream == "user/-/state/com.google/reading-list" || stream == self.stream(item.feed)
+                    || stream == label
+                {
+                    state.items[index].read = true
                 }
             }
         }

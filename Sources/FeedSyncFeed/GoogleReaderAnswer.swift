@@ -184,7 +184,16 @@ public enum GoogleReaderAnswer {
         return RemoteArticle(
             id: id, feedID: stream, unread: !has(categories, state: "read"),
             starred: has(categories, state: "starred"),
-            feedTitle: entry["origin"]?["title"]?.text.map(FeedLimits.boundedTitle), item: bounded)
+            feedTitle: entry["origin"]?["title"]?.text.map(FeedLimits.boundedTitle), item: bounded,
+            time: microseconds(entry["timestampUsec"]) ?? microseconds(entry["crawlTimeMsec"]).map { $0 * 1000 })
+    }
+
+    /// A time given as decimal digits (or a number), bounded to a date before the year 2200.
+    static func microseconds(_ value: JSONValue?) -> Int64? {
+        guard let text = value?.text ?? value?.integer.map(String.init), (1...16).contains(text.utf8.count),
+            text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = Int64(text), number < 7_258_118_400_000_000
+        else { return nil }
+        return number
     }
 
     /// The `href` of a list of links' first entry (`canonical`, `alternate`).

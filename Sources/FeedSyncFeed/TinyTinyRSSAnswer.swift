@@ -13,6 +13,9 @@ public struct RemoteArticle: Sendable, Equatable {
     /// The feed's title as the article names it, for a feed not listed yet.
     public var feedTitle: String?
     public var item: FeedItem
+    /// When the server stored it, in microseconds, where the server says (a Google Reader
+    /// server's `timestampUsec`): what `mark-all-as-read` compares.
+    public var time: Int64?
 }
 
 /// A subscription on an aggregator: its id, title, address and category (nil: none).

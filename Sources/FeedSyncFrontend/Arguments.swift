@@ -117,3 +117,25 @@ extension FeedSync {
         return detail
     }
 }
+
+/// Items named by number, as `mark` takes them: numbers and ranges (`60-65`), at most `limit`.
+package enum ItemNumbers {
+    /// The most numbers one command may give, in ranges or one by one.
+    package static let limit: Int64 = 100_000
+
+    /// `words` as item numbers, each range in full.
+    package static func parse(_ words: [String]) throws -> [Int64] {
+        var given: Int64 = 0
+        return try words.flatMap { word -> [Int64] in
+            let ends = word.split(separator: "-", omittingEmptySubsequences: false)
+            guard (1...2).contains(ends.count), ends.allSatisfy({ FeedSync.isNumber(String($0)) }),
+                let first = Int64(ends[0]), let last = Int64(ends[ends.count - 1]), first <= last
+            else {
+                throw ValidationError("\(String(reflecting: word)) is no item number or range of them (60 or 60-65)")
+            }
+            given += last - first + 1
+            guard given <= limit else { throw ValidationError("more than \(limit) items named; give smaller ranges") }
+            return Array(first...last)
+        }
+    }
+}

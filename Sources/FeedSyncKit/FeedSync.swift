@@ -263,9 +263,12 @@ public final class FeedSync: Sendable {
         try await store.star(numbers, starred: starred)
     }
 
-    /// Marks every item (of `feed`, published before `before`) read or unread; returns how many changed.
-    public func markAll(read: Bool, feed: Feed?, before: Date?) async throws(StoreError) -> Int {
-        try await store.markAll(read: read, feedID: feed?.id, before: before)
+    /// Marks every item (of `feed`, of the feeds in `folder`, published before `before`) read or
+    /// unread; returns how many changed.
+    public func markAll(read: Bool, feed: Feed?, folder: String? = nil, before: Date?) async throws(StoreError)
+        -> Int
+    {
+        try await store.markAll(read: read, feedID: feed?.id, folder: folder, before: before)
     }
 
     public func status() async throws(StoreError) -> [FeedStatus] { try await store.status() }

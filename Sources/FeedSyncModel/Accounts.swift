@@ -67,6 +67,24 @@ public enum RemoteID {
     }
 }
 
+/// A stream of an account (a feed's, a label's, every item's) marked read up to a time and not
+/// yet accepted by its server (a Google Reader server's `mark-all-as-read`).
+public struct QueuedCatchUp: Sendable, Equatable, Hashable {
+    public var accountID: Int64
+    /// `feed/…`, `user/-/label/…` or `user/-/state/com.google/reading-list`.
+    public var stream: String
+    /// The newest item time the server had given (microseconds): nothing later is marked.
+    public var upTo: Int64
+    public var queuedAt: Double
+
+    public init(accountID: Int64, stream: String, upTo: Int64, queuedAt: Double) {
+        self.accountID = accountID
+        self.stream = stream
+        self.upTo = upTo
+        self.queuedAt = queuedAt
+    }
+}
+
 /// A mark made on an account's item and not yet accepted by its server.
 public struct QueuedMark: Sendable, Equatable, Hashable {
     public var itemID: Int64

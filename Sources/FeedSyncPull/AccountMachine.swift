@@ -7,8 +7,9 @@ import Foundation
 /// What one sync of an account does next, decided from what the last step found (pure: no store,
 /// no network; `AccountSync` carries each action out and reports back). The order:
 ///
-/// 1. Queued marks go to the server first, one batch per field and value; each is forgotten only
-///    once the server accepted it.
+/// 1. Queued marks go to the server first: the streams marked read up to a time (a Google
+///    Reader server's `mark-all-as-read`), then one batch per field and value; each is forgotten
+///    only once the server accepted it.
 /// 2. On the first sync, the subscriptions (feeds and folders) and the counters come down before
 ///    any article: the pages bring each article's state with it, so no pass over states follows,
 ///    and counters that moved during the walk make the next sync's pass.
@@ -28,6 +29,7 @@ import Foundation
 /// ids).
 public struct AccountMachine: Sendable {
     public enum Action: Sendable, Equatable {
+        case catchUp(QueuedCatchUp)
         case send(field: RemoteState, value: Bool, marks: [QueuedMark])
         case listSubscriptions
         case fetchArticles(newerThan: String?, from: String?)
@@ -65,6 +67,7 @@ public struct AccountMachine: Sendable {
     public private(set) var cursor: AccountCursor
     /// The band a new walk above the stored articles writes to (above every feed's bands).
     let newBand: Int
+    var catchUps: [QueuedCatchUp]
     var batches: [(field: RemoteState, value: Bool, marks: [QueuedMark])]
     let storedCounters: String?
     let statePassDue: Bool
@@ -79,13 +82,15 @@ public struct AccountMachine: Sendable {
     /// sync, so a server that keeps adding articles cannot hold it.
     var walkedNewer = false
 
-    public init(account: Account, queued: [QueuedMark], newBand: Int, now: Date) {
+    public init(account: Account, queued: [QueuedMark], catchUps: [QueuedCatchUp] = [], newBand: Int, now: Date) {
+        self.catchUps = catchUps
         cursor = account.cursor
         first = !account.cursor.backfillDone && account.cursor.backfillPlace == nil
         self.newBand = newBand
         storedCounters = account.counters
         statePassDue = account.stateAt.map { now.timeIntervalSince($0) >= Self.statePassInterval } ?? true
         // Read marks go as "unread" false/true, stars as they are; a batch per field and value.
+        var catchUps: [QueuedCatchUp]
         var batches: [(field: RemoteState, value: Bool, marks: [QueuedMark])] = []
         for mark in queued {
             let field: RemoteState = mark.field == "read" ? .unread : .starred
@@ -102,6 +107,7 @@ public struct AccountMachine: Sendable {
     public mutating func next(_ event: Event) -> Action {
         switch event {
         case .start, .sent:
+            if !catchUps.isEmpty { return .catchUp(catchUps.removeFirst()) }
             if !batches.isEmpty {
                 let batch = batches.removeFirst()
                 return .send(field: batch.field, value: batch.value, marks: batch.marks)

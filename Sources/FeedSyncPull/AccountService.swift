@@ -30,6 +30,8 @@ public protocol AccountService: Sendable {
     func ids(_ state: RemoteState) async throws(SyncError) -> Set<String>
     /// Sets `field` to `value` on the articles `ids` (the service splits long lists).
     func send(_ field: RemoteState, _ value: Bool, ids: [String]) async throws(SyncError)
+    /// Marks the stream `stream` read up to the item time `upTo` (microseconds), nothing later.
+    func markAllRead(_ stream: String, upTo: Int64) async throws(SyncError)
     /// Subscribes to the feed at `url` on the server and has the server fetch it now; the
     /// server's id for it.
     func subscribe(_ url: String) async throws(SyncError) -> String

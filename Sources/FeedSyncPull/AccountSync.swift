@@ -91,11 +91,16 @@ public struct AccountSync: Sendable {
             do {
                 var machine = AccountMachine(
                     account: account, queued: try await store.queuedMarks(accountID: account.id),
+                    catchUps: try await store.queuedCatchUps(accountID: account.id),
                     newBand: try await store.newHeadBand(accountID: account.id), now: now)
                 var action = machine.next(.start)
                 while true {
                     try Task.checkCancellation()
                     switch action {
+                    case .catchUp(let catchUp):
+                        try await service.markAllRead(catchUp.stream, upTo: catchUp.upTo)
+                        try await store.dropCatchUp(catchUp)
+                        action = machine.next(.sent)
                     case .send(let field, let value, let marks):
                         try await service.send(field, value, ids: marks.map(\.remoteID))
                         try await store.dropQueuedMarks(marks)

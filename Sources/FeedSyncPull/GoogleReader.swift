@@ -178,6 +178,12 @@ public final class GoogleReader: AccountService {
         }
     }
 
+    /// `ts` is compared with the items' `timestampUsec` (FreshRSS: their ids), inclusive.
+    public func markAllRead(_ stream: String, upTo: Int64) async throws(SyncError) {
+        try await call(
+            "mark-all-as-read", form: [("s", stream), ("ts", String(upTo))], GoogleReaderAnswer.accepted)
+    }
+
     public func subscribe(_ url: String) async throws(SyncError) -> String {
         let added = try await call("subscription/quickadd", form: [("quickadd", url)], GoogleReaderAnswer.quickadd)
         guard let stream = added.streamID else {

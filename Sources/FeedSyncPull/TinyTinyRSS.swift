@@ -155,6 +155,12 @@ public final class TinyTinyRSS: AccountService {
         }
     }
 
+    /// Never asked: `catchupFeed` marks what arrived after too, so `Store.markAll` queues a mark
+    /// an article for Tiny Tiny RSS, and no catch-up.
+    public func markAllRead(_ stream: String, upTo: Int64) async throws(SyncError) {
+        throw SyncError(.local, "Tiny Tiny RSS marks no stream read up to a time")
+    }
+
     public func subscribe(_ feedURL: String) async throws(SyncError) -> String {
         let (code, id) = try await call(
             "subscribeToFeed", ["feed_url": feedURL, "category_id": 0], TinyTinyRSSAnswer.subscription)

@@ -119,6 +119,7 @@ extension Store {
                 sql: """
                     UPDATE item SET
                         read = CASE WHEN EXISTS (SELECT 1 FROM sync_status WHERE item_id = item.id AND field = 'read')
+                                OR \(Self.catchUpCovers)
                             THEN read ELSE ? END,
                         starred = CASE WHEN EXISTS (SELECT 1 FROM sync_status WHERE item_id = item.id AND field = 'starred')
                             THEN starred ELSE ? END
@@ -148,6 +149,11 @@ extension Store {
                 }
             }
             try Self.writeAccountCursor(db, account.id, cursor)
+            if let newest = articles.compactMap(\.time).max() {
+                try db.execute(
+                    sql: "UPDATE account SET newest_time = max(coalesce(newest_time, 0), ?) WHERE id = ?",
+                    arguments: [newest, account.id])
+            }
             return added
         }
     }
@@ -217,7 +223,8 @@ extension Store {
                 db,
                 sql: """
                     SELECT item.id, item.key, item.read, item.starred,
-                        EXISTS (SELECT 1 FROM sync_status WHERE item_id = item.id AND field = 'read') AS read_queued,
+                        EXISTS (SELECT 1 FROM sync_status WHERE item_id = item.id AND field = 'read')
+                            OR \(Self.catchUpCovers) AS read_queued,
                         EXISTS (SELECT 1 FROM sync_status WHERE item_id = item.id AND field = 'starred') AS star_queued
                     FROM item JOIN feed ON feed.id = item.feed_id WHERE feed.account_id = ?
                     """,
@@ -247,6 +254,67 @@ extension Store {
                     arguments: [accountID]))
             return unread.union(starred).subtracting(known).sorted { RemoteID.isNewer($0, than: $1) }
         }
+    }
+
+    /// Whether a queued catch-up covers `item` (its feed's stream, its label's, or every item's):
+    /// its read state is then the reader's until the server accepts the catch-up.
+    static let catchUpCovers = """
+        EXISTS (SELECT 1 FROM sync_catchup JOIN feed AS covered ON covered.account_id = sync_catchup.account_id
+            WHERE covered.id = item.feed_id AND sync_catchup.stream IN (covered.remote_key,
+                'user/-/label/' || covered.folder, 'user/-/state/com.google/reading-list'))
+        """
+
+    /// The streams of the account marked read and waiting for its server, oldest first.
+    public func queuedCatchUps(accountID: Int64) async throws(StoreError) -> [QueuedCatchUp] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT stream, up_to, queued_at FROM sync_catchup WHERE account_id = ? ORDER BY queued_at",
+                arguments: [accountID]
+            ).map { row in
+                QueuedCatchUp(
+                    accountID: accountID, stream: row["stream"], upTo: row["up_to"], queuedAt: row["queued_at"])
+            }
+        }
+    }
+
+    /// Forgets a catch-up the server accepted, unless it was queued again meanwhile.
+    public func dropCatchUp(_ catchUp: QueuedCatchUp) async throws(StoreError) {
+        try await write { db in
+            try db.execute(
+                sql: "DELETE FROM sync_catchup WHERE account_id = ? AND stream = ? AND up_to = ? AND queued_at = ?",
+                arguments: [catchUp.accountID, catchUp.stream, catchUp.upTo, catchUp.queuedAt])
+        }
+    }
+
+    /// Queues a catch-up of each Google Reader account's stream the items `filter` selects lie in
+    /// (`stream`: an SQL expression over `feed`: its own stream, its label's, every item's), up to
+    /// the newest time its server gave; forgets the read marks queued for those items, which the
+    /// catch-up carries. Returns the condition that selects the items it covers, for the caller to
+    /// queue no mark of their own.
+    func queueCatchUps(
+        _ db: Database, stream: String, where filter: String, _ arguments: [(any DatabaseValueConvertible)?]
+    ) throws -> String {
+        let covered = """
+            feed_id IN (SELECT feed.id FROM feed JOIN account ON account.id = feed.account_id
+                WHERE account.kind = 'greader' AND account.newest_time IS NOT NULL)
+            """
+        try db.execute(
+            sql: """
+                INSERT INTO sync_catchup (account_id, stream, up_to, queued_at)
+                SELECT DISTINCT account.id, \(stream), account.newest_time, ?
+                FROM item JOIN feed ON feed.id = item.feed_id JOIN account ON account.id = feed.account_id
+                WHERE account.kind = 'greader' AND account.newest_time IS NOT NULL AND \(filter)
+                ON CONFLICT (account_id, stream) DO UPDATE SET up_to = excluded.up_to, queued_at = excluded.queued_at
+                """,
+            arguments: StatementArguments([clock.now().timeIntervalSince1970] + arguments))
+        try db.execute(
+            sql: """
+                DELETE FROM sync_status WHERE field = 'read'
+                    AND item_id IN (SELECT item.id FROM item WHERE \(filter) AND \(covered))
+                """,
+            arguments: StatementArguments(arguments))
+        return covered
     }
 
     /// Records how an account's sync ended; `counters` and `stateAt` when a pass over states ran.

@@ -200,15 +200,26 @@ extension Store {
         }
     }
 
-    /// Marks every item read (or unread), or only `feedID`'s, or only those published (or, with no
-    /// date, placed in the timeline) before `before`; returns how many changed.
-    public func markAll(read: Bool, feedID: Int64?, before: Date?) async throws(StoreError) -> Int {
+    /// Marks every item read (or unread), or only `feedID`'s, or only those of the feeds in
+    /// `folder` and the folders inside it, or only those published (or, with no date, placed in
+    /// the timeline) before `before`; returns how many changed.
+    public func markAll(read: Bool, feedID: Int64?, folder: String? = nil, before: Date?) async throws(StoreError)
+        -> Int
+    {
         try await write { db in
             var conditions = ["read != ?"]
             var values: [(any DatabaseValueConvertible)?] = [read]
+            var stream = "'user/-/state/com.google/reading-list'"
             if let feedID {
                 conditions.append("feed_id = ?")
                 values.append(feedID)
+                stream = "feed.remote_key"
+            }
+            if let folder {
+                conditions.append(
+                    "feed_id IN (SELECT id FROM feed WHERE folder = ? OR substr(folder, 1, length(?) + 1) = ? || '/')")
+                values += [folder, folder, folder]
+                stream = "'user/-/label/' || feed.folder"
             }
             if let before {
                 conditions.append("timeline < ?")
@@ -216,8 +227,13 @@ extension Store {
             }
             let filter = conditions.joined(separator: " AND ")
             // The account items' marks wait for their servers: queued before the update changes
-            // what `read != ?` selects.
-            try queueMarks(db, field: "read", value: read, where: filter, values)
+            // what `read != ?` selects. A Google Reader server's take one catch-up a stream, up to
+            // the newest item it gave (nothing that arrived after is marked); others' a mark an item.
+            var own = filter
+            if read, before == nil {
+                own += " AND NOT " + (try queueCatchUps(db, stream: stream, where: filter, values))
+            }
+            try queueMarks(db, field: "read", value: read, where: own, values)
             try db.execute(
                 sql: "UPDATE item SET read = ? WHERE \(filter)", arguments: StatementArguments([read] + values))
             return db.changesCount

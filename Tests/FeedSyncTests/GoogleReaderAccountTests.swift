@@ -156,6 +156,39 @@ import Testing
         #expect(items[numbers[ids[11]]!]?["starred"] as? Bool == false, "unstarred elsewhere")
     }
 
+    @Test func markingAFeedOrFolderReadIsOneCatchUpThatMarksNothingThatArrivedAfter() async throws {
+        let server = GoogleReaderServer(feeds: 4, labels: 2, items: 400)
+        let cli = try await Self.started(server)
+        defer { Task { await server.stop() } }
+        try await Self.add(cli, server)
+        _ = try await Self.pulled(cli)
+        server.add(2, feed: 1)  // on the server, not here yet
+        let one = try #require(try await feeds(cli).first { $0["title"] as? String == "Feed 1" }?["number"] as? Int)
+        #expect(try await cli.run("mark", "read", "--all", "--feed", String(one)).status == 0)
+        #expect(try await cli.run("mark", "read", "--all", "--folder", "Label 2").status == 0)
+        // One item of the folder marked unread again here: it goes up after the catch-up.
+        let kept = try #require(
+            try await cli.listedItems().first { $0["feed"] as? String == "Feed 2" }?["number"] as? Int)
+        #expect(try await cli.run("mark", "unread", String(kept)).status == 0)
+        let store = try cli.openStore()
+        let accountID = try #require(try await store.accounts().first?.id)
+        #expect(
+            try await store.queuedCatchUps(accountID: accountID).map(\.stream).sorted() == [
+                "feed/1", "user/-/label/Label 2",
+            ])
+        let pulled = try await Self.pulled(cli)
+        let asked = Self.operations(pulled)
+        #expect(
+            asked.filter { $0 == "mark-all-as-read" }.count == 2 && asked.filter { $0 == "edit-tag" }.count == 1,
+            "\(asked)")
+        #expect(try await store.queuedCatchUps(accountID: accountID).isEmpty)
+        let unreadThere = Set(server.items.filter { !$0.read }.map(\.title))
+        // Feed 1's 100 and Label 2's 200 read but the one marked unread; Feed 3's 100 and the 2 new unread.
+        #expect(unreadThere.count == 103 && unreadThere.isSuperset(of: ["New 1", "New 2"]), "\(unreadThere.count)")
+        let here = try await cli.listedItems()
+        #expect(here.filter { $0["unread"] as? Bool == true }.count == 103)
+    }
+
     @Test func anUnreadItemNoWalkMetIsFetchedByIdAndOneRemovedHereIsNot() async throws {
         // Miniflux orders by publication: an item fetched now with an old date is below where the
         // walk of what is newer stops, and only the unread ids name it.

@@ -76,41 +76,22 @@ struct Mark: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --all: only this feed's items.", valueName: "feed"), completion: .feeds)
     var feed: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "With --all: only items published before this (YYYY-MM-DD, ISO 8601, today, yesterday, or 7d, 12h ago).",
-            valueName: "date"))
+    @Option(help: ArgumentHelp("With --all: only the items of the feeds in this folder.", valueName: "name"))
+    var folder: String?
+
+    @Option(help: ArgumentHelp("With --all: only items published before this (2026-01-31, 7d).", valueName: "date"))
     var before: String?
 
-    /// The most numbers one command may give, in ranges or one by one.
-    static let numberLimit: Int64 = 100_000
-
-    /// `numbers` as item numbers, each range (`60-65`) in full.
-    var items: [Int64] {
-        get throws {
-            var given: Int64 = 0
-            return try numbers.flatMap { word -> [Int64] in
-                let ends = word.split(separator: "-", omittingEmptySubsequences: false)
-                guard (1...2).contains(ends.count), ends.allSatisfy({ FeedSync.isNumber(String($0)) }),
-                    let first = Int64(ends[0]), let last = Int64(ends[ends.count - 1]), first <= last
-                else {
-                    throw ValidationError(
-                        "\(String(reflecting: word)) is no item number or range of them (60 or 60-65)")
-                }
-                given += last - first + 1
-                guard given <= Self.numberLimit else {
-                    throw ValidationError("more than \(Self.numberLimit) items named; give smaller ranges")
-                }
-                return Array(first...last)
-            }
-        }
-    }
+    var items: [Int64] { get throws { try ItemNumbers.parse(numbers) } }
 
     func validate() throws {
         if all == !numbers.isEmpty { throw ValidationError("give item numbers, or --all") }
         _ = try items
         if all, state == .starred || state == .unstarred { throw ValidationError("stars go on items by number") }
-        if !all, feed != nil || before != nil { throw ValidationError("--feed and --before go with --all") }
+        if !all, feed != nil || folder != nil || before != nil {
+            throw ValidationError("--feed, --folder and --before go with --all")
+        }
+        if feed != nil, folder != nil { throw ValidationError("give --feed or --folder, not both") }
         if let before, DateArgument.parse(before) == nil {
             throw ValidationError(
                 "--before \(String(reflecting: before)) is not a date (YYYY-MM-DD) or a duration (7d)")
@@ -123,8 +104,11 @@ struct Mark: AsyncParsableCommand {
         if all {
             var chosen: Feed?
             if let feed { chosen = try await library.feed(argument: feed) }
+            var path: String?
+            if let folder { path = try await library.folder(argument: folder) }
             let changed = try await fail(on: {
-                try await library.markAll(read: read, feed: chosen, before: before.flatMap { DateArgument.parse($0) })
+                try await library.markAll(
+                    read: read, feed: chosen, folder: path, before: before.flatMap { DateArgument.parse($0) })
             })
             try Output.line("\(changed) item\(changed == 1 ? "" : "s") marked \(state.rawValue)")
         } else {
