@@ -101,6 +101,8 @@ public final class GoogleReaderServer: Sendable {
     /// Every request so far, as `METHOD call` (the path after `reader/api/0/`), with the query.
     public var log: [String] { state.withLock { $0.log } }
     public var items: [Item] { state.withLock { $0.items } }
+    /// The `Auth` a log-in gives now.
+    public var auth: String { state.withLock { $0.auth } }
 
     public func start(port wanted: UInt16 = 0) async throws {
         let server = HTTPServer(address: try .inet(ip4: "127.0.0.1", port: wanted), timeout: 60, logger: .disabled)
@@ -158,6 +160,7 @@ public final class GoogleReaderServer: Sendable {
         if path.hasPrefix("/pictures/"), let n = Int(path.dropFirst(10).dropLast(4)) {
             return HTTPResponse(statusCode: .ok, headers: [.contentType: "image/png"], body: DemoServer.png(seed: n))
         }
+        if path.hasPrefix("/articles/"), let n = Int(path.dropFirst(10)) { return Self.article(n) }
         guard path.hasPrefix(basePath) else { return Self.text(.notFound, "Not found") }
         path.removeFirst(basePath.count)
         if dialect == .inoreader,
@@ -341,15 +344,30 @@ public final class GoogleReaderServer: Sendable {
                 "id": long(item.number), "crawlTimeMsec": String(item.number / 1000),
                 "timestampUsec": String(item.number), "published": item.date,
                 "title": item.title, "author": "Author \(item.feed)",
-                "canonical": [["href": "http://feeds.example/\(item.feed)/\(n)"]],
-                "alternate": [["href": "http://feeds.example/\(item.feed)/\(n)"]],
+                "canonical": [["href": "\(root)/articles/\(n)"]], "alternate": [["href": "\(root)/articles/\(n)"]],
                 "categories": categories, "origin": ["streamId": stream(item.feed), "title": feed?.title ?? ""],
                 "summary": [
                     "content":
-                        "<p>Body of \(item.title).</p><img src=\"\(baseURL.dropLast(basePath.count))/pictures/\(n).png\">"
+                        "<p>Body of \(item.title).</p><img src=\"\(root)/pictures/\(n).png\">"
                 ],
             ]
         }
+    }
+
+    /// The address the server's own pages (articles, pictures) are under.
+    var root: String { "http://127.0.0.1:\(port.withLock { $0 })" }
+
+    /// Item n's page: its whole article, as a site would show it.
+    static func article(_ n: Int) -> HTTPResponse {
+        let paragraphs = (1...5).map { k in
+            "<p>Paragraph \(k) of the whole article \(n), told at length with details and quotes that the item's "
+                + "summary leaves out, sentence after sentence, so that a reader has something to read.</p>"
+        }
+        let html = """
+            <!doctype html><html lang="en"><head><title>Article \(n)</title></head><body>
+            <nav><a href="/">Home</a></nav><article><h1>Article \(n)</h1>\(paragraphs.joined())</article></body></html>
+            """
+        return HTTPResponse(statusCode: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: Data(html.utf8))
     }
 
     func edit(_ numbers: [Int], add: [String], remove: [String]) {
