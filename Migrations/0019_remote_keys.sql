@@ -64,3 +64,11 @@ CREATE TABLE sync_catchup (
     queued_at          REAL NOT NULL,
     PRIMARY KEY (account_id, stream)
 ) WITHOUT ROWID;
+
+-- Ids a server lists as unread or starred but did not give when asked for them (gone there, or
+-- unusable): not asked again while it lists them.
+CREATE TABLE remote_missing (
+    account_id         INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+    key                TEXT NOT NULL,
+    PRIMARY KEY (account_id, key)
+) WITHOUT ROWID;

@@ -101,8 +101,10 @@ public final class GoogleReaderServer: Sendable {
     /// Every request so far, as `METHOD call` (the path after `reader/api/0/`), with the query.
     public var log: [String] { state.withLock { $0.log } }
     public var items: [Item] { state.withLock { $0.items } }
-    /// The `Auth` a log-in gives now.
+    /// The `Auth` a log-in gives now, and the action token made from it (FreshRSS's: its 40 hex
+    /// digits and 17 `Z`).
     public var auth: String { state.withLock { $0.auth } }
+    public var token: String { String(auth.split(separator: "/").last ?? "") + String(repeating: "Z", count: 17) }
 
     public func start(port wanted: UInt16 = 0) async throws {
         let server = HTTPServer(address: try .inet(ip4: "127.0.0.1", port: wanted), timeout: 60, logger: .disabled)
@@ -142,7 +144,8 @@ public final class GoogleReaderServer: Sendable {
 
     /// The server forgets every `Auth` it gave: the next request needs a new log-in.
     public func forgetSessions() {
-        state.withLock { $0.auth = user + "/" + String(repeating: "9c1d", count: 10) }
+        let digits = (0..<40).map { _ in String(Int.random(in: 0..<16), radix: 16) }.joined()
+        state.withLock { $0.auth = user + "/" + digits }
     }
 
     /// quickadd of `url` subscribes to a feed titled `title` with `items` items.
@@ -185,8 +188,7 @@ public final class GoogleReaderServer: Sendable {
             let auth = state.withLock { $0.auth }
             return Self.text(.ok, "SID=\(auth)\nLSID=null\nAuth=\(auth)\n")
         }
-        let auth = state.withLock { $0.auth }
-        let token = String(auth.split(separator: "/").last ?? "") + String(repeating: "Z", count: 17)
+        let (auth, token) = (self.auth, self.token)
         let header = request.headers[HTTPHeader("Authorization")]
         if dialect == .miniflux, request.method == .POST {
             guard form["T"]?.first == token else { return Self.text(.unauthorized, "Unauthorized!", badToken: true) }
@@ -224,8 +226,9 @@ public final class GoogleReaderServer: Sendable {
             return Self.text(.ok, "OK")
         case "subscription/quickadd": return quickadd(parameters["quickadd"]?.first ?? "")
         case "mark-all-as-read":
-            markAllRead(parameters["s"]?.first ?? "", upTo: parameters["ts"]?.first.flatMap { Int($0) } ?? Int.max)
-            return Self.text(.ok, "OK")
+            let marked = markAllRead(
+                parameters["s"]?.first ?? "", upTo: parameters["ts"]?.first.flatMap { Int($0) } ?? Int.max)
+            return marked ? Self.text(.ok, "OK") : Self.text(.badRequest, "Bad Request!")
         case "subscription/edit": return edit(subscription: parameters)
         default:
             if call.hasPrefix("stream/contents"), dialect == .miniflux { return Self.text(.ok, "[]") }
@@ -302,7 +305,10 @@ public final class GoogleReaderServer: Sendable {
                 ["id": dialect == .oldReader ? Self.hex(item.number, width: 24) : String(item.number)]
             }
         ]
-        if page.count == n, let last = page.last {
+        // FreshRSS asks one more after a continuation and drops it: at least n - 1 items then
+        // carry a continuation (its recording 18), so a short page is no end.
+        let full = dialect == .freshRSS && parameters["c"] != nil ? n - 1 : n
+        if page.count >= full, let last = page.last {
             answer["continuation"] = dialect == .miniflux ? String(start + n) : String(last.number)
         }
         return Self.json(answer)
@@ -388,9 +394,15 @@ public final class GoogleReaderServer: Sendable {
         }
     }
 
-    /// The stream's items stored up to `upTo` (their number: FreshRSS's timestampUsec) marked read.
-    func markAllRead(_ stream: String, upTo: Int) {
+    /// The stream's items stored up to `upTo` (their number: FreshRSS's timestampUsec) marked read;
+    /// false for a stream the server does not have.
+    func markAllRead(_ stream: String, upTo: Int) -> Bool {
         state.withLock { state in
+            let labels = Set(state.feeds.values.compactMap { $0.label.map { "user/-/label/" + $0 } })
+            guard
+                stream == "user/-/state/com.google/reading-list" || labels.contains(stream)
+                    || state.feeds.keys.contains(where: { self.stream($0) == stream })
+            else { return false }
             for index in state.items.indices where state.items[index].number <= upTo {
                 let item = state.items[index]
                 let label = state.feeds[item.feed]?.label.map { "user/-/label/" + $0 }
@@ -400,6 +412,15 @@ public final class GoogleReaderServer: Sendable {
                     state.items[index].read = true
                 }
             }
+            return true
+        }
+    }
+
+    /// Unsubscribes from feed `feed` as another device would.
+    public func unsubscribe(feed: Int) {
+        state.withLock { state in
+            state.feeds[feed] = nil
+            state.items.removeAll { $0.feed == feed }
         }
     }
 

@@ -38,7 +38,8 @@ public enum GoogleReaderAnswer {
         let digits = raw.hasPrefix(longPrefix) ? Substring(raw.dropFirst(longPrefix.count)) : Substring(raw)
         guard !digits.isEmpty, digits.utf8.count <= 32 else { return nil }
         let hex: String
-        if !raw.hasPrefix(longPrefix), digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
+        // A 64-bit number has at most 20 digits: more is an ObjectId whose hex digits are all below a.
+        if !raw.hasPrefix(longPrefix), digits.utf8.count <= 20, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
             guard let number = UInt64(digits) else { return nil }
             hex = String(number, radix: 16)
         } else {
@@ -138,7 +139,7 @@ public enum GoogleReaderAnswer {
                 label($0["id"]?.text) ?? $0["label"]?.text.map(FeedLimits.boundedTitle)
             }
             return GoogleReaderSubscription(
-                streamID: stream, title: entry["title"]?.text.map(FeedLimits.boundedTitle) ?? stream,
+                streamID: stream, title: FeedLimits.boundedTitle(entry["title"]?.text ?? stream),
                 url: FeedLimits.webURL(entry["url"]?.text), labels: labels)
         }
     }

@@ -90,7 +90,6 @@ public struct AccountMachine: Sendable {
         storedCounters = account.counters
         statePassDue = account.stateAt.map { now.timeIntervalSince($0) >= Self.statePassInterval } ?? true
         // Read marks go as "unread" false/true, stars as they are; a batch per field and value.
-        var catchUps: [QueuedCatchUp]
         var batches: [(field: RemoteState, value: Bool, marks: [QueuedMark])] = []
         for mark in queued {
             let field: RemoteState = mark.field == "read" ? .unread : .starred

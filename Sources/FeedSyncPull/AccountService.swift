@@ -41,6 +41,30 @@ public protocol AccountService: Sendable {
     var requests: [PullReport.Request] { get }
 }
 
+extension HTTPClient {
+    /// An account service's request: the answer whatever its status, told to `log` as a request
+    /// named `named` (never by a credential); no answer is a transient error naming `host`.
+    func ask(
+        _ request: HTTPRequest, named: String, host: String, log: (PullReport.Request) -> Void
+    ) async throws(SyncError) -> HTTPResponse {
+        do {
+            let response = try await get(request)
+            log(PullReport.Request(url: named, status: response.status, bytes: response.bodyBytes, failure: nil))
+            return response
+        } catch {
+            log(PullReport.Request(url: named, status: nil, bytes: 0, failure: error.detail))
+            throw SyncError(.transient, "\(host) did not answer (\(error.detail)); the account syncs at the next pull")
+        }
+    }
+}
+
+extension Array {
+    /// The array in consecutive slices of at most `size` elements: ids a request.
+    func batches(of size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min(count, $0 + size)] }
+    }
+}
+
 /// A page of a walk through an account's articles: what it held, and where the next starts (nil:
 /// this was the last).
 public struct AccountPage: Sendable, Equatable {

@@ -98,8 +98,19 @@ public struct AccountSync: Sendable {
                     try Task.checkCancellation()
                     switch action {
                     case .catchUp(let catchUp):
-                        try await service.markAllRead(catchUp.stream, upTo: catchUp.upTo)
-                        try await store.dropCatchUp(catchUp)
+                        var refused = false
+                        do throws(SyncError) {
+                            try await service.markAllRead(catchUp.stream, upTo: catchUp.upTo)
+                        } catch {
+                            guard error.kind == .data else { throw error }
+                            refused = true
+                        }
+                        // Refused (a stream the server no longer has): its items go one by one.
+                        if refused {
+                            try await store.expandCatchUp(catchUp)
+                        } else {
+                            try await store.dropCatchUp(catchUp)
+                        }
                         action = machine.next(.sent)
                     case .send(let field, let value, let marks):
                         try await service.send(field, value, ids: marks.map(\.remoteID))
@@ -148,8 +159,11 @@ public struct AccountSync: Sendable {
                             accountID: account.id, unread: unread, starred: starred)
                         action = machine.next(.stateApplied(missing: missing))
                     case .fetchMissing(let ids, let band, let cursor):
+                        let articles = try await service.articles(ids)
+                        let given = Set(articles.map(\.id))
                         report.newItems += try await store.commitAccountPage(
-                            account, try await service.articles(ids), band: band, cursor: cursor)
+                            account, articles, band: band, cursor: cursor,
+                            unavailable: ids.filter { !given.contains($0) })
                         onCommit()
                         action = machine.next(.missingStored)
                     case .finish(let counters, let statePassed):

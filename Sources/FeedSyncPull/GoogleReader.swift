@@ -60,8 +60,6 @@ public final class GoogleReader: AccountService {
         self.keep = keep
     }
 
-    /// The `Auth` the last log-in gave (or the one it started with).
-    public var session: String? { state.withLock { $0.auth } }
     public var requests: [PullReport.Request] { state.withLock { $0.requests } }
 
     public func logIn() async throws(SyncError) {
@@ -105,20 +103,19 @@ public final class GoogleReader: AccountService {
         if let place { query.append(("c", place)) }
         let page = try await call("stream/items/ids", query: query, GoogleReaderAnswer.itemIDs)
         var ids = page.elements
-        var next = page.continuation
+        // A continuation that names this page again would walk it for ever.
+        var next = page.continuation == place ? nil : page.continuation
         if let since, let old = ids.firstIndex(where: { !RemoteID.isNewer($0, than: since) }) {
             ids.removeSubrange(old...)
             next = nil
         }
-        if ids.isEmpty { next = nil }
+        if ids.isEmpty, page.skipped == 0 { next = nil }
         return AccountPage(try await articles(ids), next: next)
     }
 
     /// The items `ids` (long form), asked in batches two at a time, in the order of `ids`.
     public func articles(_ ids: [String]) async throws(SyncError) -> [RemoteArticle] {
-        let batches = stride(from: 0, to: ids.count, by: Self.idsPerCall).map {
-            Array(ids[$0..<min(ids.count, $0 + Self.idsPerCall)])
-        }
+        let batches = ids.batches(of: Self.idsPerCall)
         var found: [String: RemoteArticle] = [:]
         for first in stride(from: 0, to: batches.count, by: 2) {
             let answers = await withTaskGroup(of: Result<[RemoteArticle], SyncError>.self) { group in
@@ -161,18 +158,20 @@ public final class GoogleReader: AccountService {
             if let place { asked.append(("c", place)) }
             let page = try await call("stream/items/ids", query: asked, GoogleReaderAnswer.itemIDs)
             ids.formUnion(page.elements)
-            guard let next = page.continuation, !page.elements.isEmpty, next != place else { break }
+            guard let next = page.continuation, page.elements.count + page.skipped > 0, next != place else {
+                return ids
+            }
             place = next
         }
-        return ids
+        // A part of the ids would mark the rest read here: none is taken.
+        throw SyncError(.data, "\(host) listed more than \(Self.maxPages) pages of \(state.rawValue) ids")
     }
 
     public func send(_ field: RemoteState, _ value: Bool, ids: [String]) async throws(SyncError) {
         // unread true: the read tag removed; starred true: the starred tag added.
         let tag = field == .unread ? Self.read : Self.starred
         let adds = field == .unread ? !value : value
-        for start in stride(from: 0, to: ids.count, by: Self.idsPerCall) {
-            let batch = ids[start..<min(ids.count, start + Self.idsPerCall)]
+        for batch in ids.batches(of: Self.idsPerCall) {
             try await call(
                 "edit-tag", form: batch.map { ("i", $0) } + [(adds ? "a" : "r", tag)], GoogleReaderAnswer.accepted)
         }
@@ -209,18 +208,23 @@ public final class GoogleReader: AccountService {
         _ read: (Data) throws(RemoteRefusal) -> T
     ) async throws(SyncError) -> T {
         var loggedIn = false
-        if state.withLock({ $0.auth }) == nil {
+        if auth == nil {
             try await logIn()
             loggedIn = true
         }
         let named = ([path] + query.filter { $0.0 != "n" }.map { "\($0.0)=\($0.1)" }).joined(separator: " ")
+        let url = "reader/api/0/" + path + "?" + Self.encoded(query + [("output", "json")])
         while true {
-            var body = form
-            if form != nil { body?.append(("T", try await token())) }
-            let response = try await send(
-                "reader/api/0/" + path + "?" + Self.encoded(query + [("output", "json")]), named: named, form: body,
-                auth: state.withLock { $0.auth })
-            if response.status == 401 {
+            // A POST carries the token; none given (the Auth refused) is a refusal too.
+            var response: HTTPResponse?
+            if let form {
+                if let token = try await token() {
+                    response = try await send(url, named: named, form: form + [("T", token)], auth: auth)
+                }
+            } else {
+                response = try await send(url, named: named, form: nil, auth: auth)
+            }
+            guard let response, response.status != 401 else {
                 guard !loggedIn else {
                     throw SyncError(.denied, "\(host) refused the account's log-in; add the account again")
                 }
@@ -241,14 +245,16 @@ public final class GoogleReader: AccountService {
         }
     }
 
-    /// The action token, asked once and kept.
-    func token() async throws(SyncError) -> String {
+    /// The `Auth` the last log-in gave (or the one it started with).
+    var auth: String? { state.withLock { $0.auth } }
+
+    /// The action token, asked once and kept; nil when the `Auth` was refused (a log-in is due).
+    func token() async throws(SyncError) -> String? {
         if let token = state.withLock({ $0.token }) { return token }
-        let response = try await send(
-            "reader/api/0/token?output=json", named: "token", form: nil, auth: state.withLock { $0.auth })
+        let response = try await send("reader/api/0/token?output=json", named: "token", form: nil, auth: auth)
+        if response.status == 401 { return nil }
         guard response.status == 200, let token = try? GoogleReaderAnswer.actionToken(response.body) else {
-            throw SyncError(
-                response.status == 401 ? .denied : .data, "\(host) gave no action token (status \(response.status))")
+            throw SyncError(.data, "\(host) gave no action token (status \(response.status))")
         }
         let auth = state.withLock {
             $0.token = token
@@ -270,24 +276,11 @@ public final class GoogleReader: AccountService {
         if let auth { headers.append(("Authorization", "GoogleLogin auth=" + auth)) }
         if let app { headers += [("AppId", app.id), ("AppKey", app.key)] }
         if form != nil { headers.append(("Content-Type", "application/x-www-form-urlencoded")) }
-        let response: HTTPResponse
-        do {
-            response = try await client.get(
-                HTTPRequest(
-                    url: base + "/" + path, headers: headers, maxBodyBytes: Self.maxAnswerBytes,
-                    body: form.map { Data(Self.encoded($0).utf8) }))
-        } catch {
-            state.withLock {
-                $0.requests.append(PullReport.Request(url: named, status: nil, bytes: 0, failure: error.detail))
-            }
-            throw SyncError(
-                .transient, "\(host) did not answer (\(error.detail)); the account syncs at the next pull")
-        }
-        state.withLock {
-            $0.requests.append(
-                PullReport.Request(url: named, status: response.status, bytes: response.bodyBytes, failure: nil))
-        }
-        return response
+        return try await client.ask(
+            HTTPRequest(
+                url: base + "/" + path, headers: headers, maxBodyBytes: Self.maxAnswerBytes,
+                body: form.map { Data(Self.encoded($0).utf8) }),
+            named: named, host: host, log: { request in state.withLock { $0.requests.append(request) } })
     }
 
     /// `pairs` as a query or form body: every byte but letters, digits and `-._~` percent-encoded.

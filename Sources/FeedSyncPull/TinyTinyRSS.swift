@@ -24,9 +24,6 @@ public final class TinyTinyRSS: AccountService {
         var requests: [PullReport.Request] = []
     }
 
-    /// The session the last log-in gave (or the one it started with).
-    public var session: String? { state.withLock { $0.session } }
-
     /// The requests made so far, each named by its operation.
     public var requests: [PullReport.Request] { state.withLock { $0.requests } }
 
@@ -87,8 +84,7 @@ public final class TinyTinyRSS: AccountService {
 
     public func articles(_ ids: [String]) async throws(SyncError) -> [RemoteArticle] {
         var articles: [RemoteArticle] = []
-        for start in stride(from: 0, to: ids.count, by: Self.idsPerCall) {
-            let batch = ids[start..<min(ids.count, start + Self.idsPerCall)].filter { Int64($0) != nil }
+        for batch in ids.filter({ Int64($0) != nil }).batches(of: Self.idsPerCall) {
             articles += try await call(
                 "getArticle", ["article_id": batch.joined(separator: ","), "sanitize": false],
                 { data throws(RemoteRefusal) in try TinyTinyRSSAnswer.articles(data).articles })
@@ -143,8 +139,7 @@ public final class TinyTinyRSS: AccountService {
     }
 
     public func send(_ field: RemoteState, _ value: Bool, ids: [String]) async throws(SyncError) {
-        for start in stride(from: 0, to: ids.count, by: Self.idsPerCall) {
-            let batch = ids[start..<min(ids.count, start + Self.idsPerCall)]
+        for batch in ids.batches(of: Self.idsPerCall) {
             try await call(
                 "updateArticle",
                 [
@@ -213,27 +208,14 @@ public final class TinyTinyRSS: AccountService {
         guard let data = try? JSONSerialization.data(withJSONObject: body) else {
             throw SyncError(.usage, "cannot make a request for \(url)")
         }
-        let response: HTTPResponse
         // Named by its operation and where it pages, never by its credentials.
         let place = ["view_mode", "feed_id", "since_id", "skip"].compactMap { key in body[key].map { "\(key)=\($0)" } }
         let named = ([body["op"] as? String ?? ""] + place).joined(separator: " ")
-        do {
-            response = try await client.get(
-                HTTPRequest(
-                    url: url, headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
-                    maxBodyBytes: Self.maxAnswerBytes, body: data))
-        } catch {
-            state.withLock {
-                $0.requests.append(PullReport.Request(url: named, status: nil, bytes: 0, failure: error.detail))
-            }
-            throw SyncError(
-                .transient,
-                "\(Self.host(url)) did not answer (\(error.detail)); the account syncs at the next pull")
-        }
-        state.withLock {
-            $0.requests.append(
-                PullReport.Request(url: named, status: response.status, bytes: response.bodyBytes, failure: nil))
-        }
+        let response = try await client.ask(
+            HTTPRequest(
+                url: url, headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
+                maxBodyBytes: Self.maxAnswerBytes, body: data),
+            named: named, host: Self.host(url), log: { request in state.withLock { $0.requests.append(request) } })
         guard response.status == 200 else {
             throw SyncError(
                 (500...599).contains(response.status) ? .transient : .data,

@@ -97,10 +97,12 @@ extension Store {
     /// Stores a page of an account's articles, in the server's order, into `band` of their feeds,
     /// with their read and starred state except where a mark is queued, and the cursor after them,
     /// in one transaction. A feed the server has not listed yet is made from the article's name for it.
+    /// `unavailable`: ids asked for that the server did not give, not to be asked again.
     /// Returns how many were new.
     @discardableResult
     public func commitAccountPage(
-        _ account: Account, _ articles: [RemoteArticle], band: Int, cursor: AccountCursor
+        _ account: Account, _ articles: [RemoteArticle], band: Int, cursor: AccountCursor,
+        unavailable: [String] = []
     ) async throws(StoreError) -> Int {
         try await write { db in
             var feeds = Dictionary(
@@ -149,11 +151,15 @@ extension Store {
                 }
             }
             try Self.writeAccountCursor(db, account.id, cursor)
+            // No later than now: a catch-up up to a time to come would mark what arrives meanwhile.
             if let newest = articles.compactMap(\.time).max() {
                 try db.execute(
-                    sql: "UPDATE account SET newest_time = max(coalesce(newest_time, 0), ?) WHERE id = ?",
-                    arguments: [newest, account.id])
+                    sql: "UPDATE account SET newest_time = max(coalesce(newest_time, 0), min(?, ?)) WHERE id = ?",
+                    arguments: [newest, Int64(clock.now().timeIntervalSince1970 * 1_000_000), account.id])
             }
+            let missing = try db.cachedStatement(
+                sql: "INSERT INTO remote_missing (account_id, key) VALUES (?, ?) ON CONFLICT DO NOTHING")
+            for key in unavailable { try missing.execute(arguments: [account.id, key]) }
             return added
         }
     }
@@ -243,6 +249,7 @@ extension Store {
                     try setStar.execute(arguments: [star, id])
                 }
             }
+            let listed = unread.union(starred)
             var known = Set(rows.map { $0["key"] as String })
             known.formUnion(
                 try String.fetchAll(
@@ -252,7 +259,14 @@ extension Store {
                         WHERE feed.account_id = ?
                         """,
                     arguments: [accountID]))
-            return unread.union(starred).subtracting(known).sorted { RemoteID.isNewer($0, than: $1) }
+            // An id the server no longer lists may be given again if it comes back.
+            let forget = try db.cachedStatement(sql: "DELETE FROM remote_missing WHERE account_id = ? AND key = ?")
+            for key in try String.fetchAll(
+                db, sql: "SELECT key FROM remote_missing WHERE account_id = ?", arguments: [accountID])
+            {
+                if listed.contains(key) { known.insert(key) } else { try forget.execute(arguments: [accountID, key]) }
+            }
+            return listed.subtracting(known).sorted { RemoteID.isNewer($0, than: $1) }
         }
     }
 
@@ -275,6 +289,25 @@ extension Store {
                 QueuedCatchUp(
                     accountID: accountID, stream: row["stream"], upTo: row["up_to"], queuedAt: row["queued_at"])
             }
+        }
+    }
+
+    /// A catch-up the server refused (a stream it no longer has): the read items it covers are
+    /// queued a mark an item instead, for the next sync.
+    public func expandCatchUp(_ catchUp: QueuedCatchUp) async throws(StoreError) {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO sync_status (item_id, field, value, queued_at)
+                    SELECT item.id, 'read', 1, ? FROM item JOIN feed ON feed.id = item.feed_id
+                    WHERE feed.account_id = ? AND item.read = 1 AND ? IN (feed.remote_key,
+                        'user/-/label/' || feed.folder, 'user/-/state/com.google/reading-list')
+                    ON CONFLICT (item_id, field) DO NOTHING
+                    """,
+                arguments: [clock.now().timeIntervalSince1970, catchUp.accountID, catchUp.stream])
+            try db.execute(
+                sql: "DELETE FROM sync_catchup WHERE account_id = ? AND stream = ?",
+                arguments: [catchUp.accountID, catchUp.stream])
         }
     }
 

@@ -28,7 +28,10 @@ struct DemoServerCommand: AsyncParsableCommand {
     var urlFile: String?
     @Option(help: "Append the path of every request to this file, a line each (for tests).")
     var log: String?
-    @Flag(help: "Serve a Google Reader API account holding --items items over --feeds feeds instead.")
+    @Flag(
+        help: ArgumentHelp(
+            "Serve a Google Reader API account holding --items items over --feeds feeds instead (with --port, "
+                + "--url-file and --dialect; no faults, no log)."))
     var googleReader = false
     @Option(help: "With --google-reader: the feeds, in two labels.")
     var feeds = 50

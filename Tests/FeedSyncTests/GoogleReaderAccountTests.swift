@@ -76,13 +76,14 @@ import Testing
         #expect(Set(newest) == ["New 1", "New 2"])
     }
 
-    @Test func aWalkEndsOnlyWhereNoContinuationFollowsAnExactLastPageIncluded() async throws {
-        // 2 000 items: two full pages of 1 000, then FreshRSS's empty page without a continuation.
-        let server = GoogleReaderServer(items: 2000)
+    @Test func aWalkEndsOnlyWhereNoContinuationFollowsAShortPageIncluded() async throws {
+        // 1 999 items: a page of 1 000, a short one of 999 that FreshRSS gives a continuation
+        // (n - 1 after a continuation), then its empty page without one.
+        let server = GoogleReaderServer(items: 1999)
         let cli = try await Self.started(server)
         defer { Task { await server.stop() } }
         try await Self.add(cli, server)
-        #expect(try await Self.pulled(cli)["new_items"] as? Int == 2000)
+        #expect(try await Self.pulled(cli)["new_items"] as? Int == 1999)
         let walked = server.log.filter { $0.hasPrefix("GET stream/items/ids") && $0.contains("reading-list") }
         #expect(
             walked.filter { !$0.contains("xt=") }.count == 4, "three pages and the walk of what is newer: \(walked)")
@@ -187,6 +188,16 @@ import Testing
         #expect(unreadThere.count == 103 && unreadThere.isSuperset(of: ["New 1", "New 2"]), "\(unreadThere.count)")
         let here = try await cli.listedItems()
         #expect(here.filter { $0["unread"] as? Bool == true }.count == 103)
+        // A feed unsubscribed elsewhere before its catch-up goes up: refused, it becomes a mark an item.
+        let three = try #require(try await feeds(cli).first { $0["title"] as? String == "Feed 3" }?["number"] as? Int)
+        #expect(try await cli.run("mark", "read", "--all", "--feed", String(three)).status == 0)
+        server.unsubscribe(feed: 3)
+        let refused = try await Self.pulled(cli)
+        #expect(refused["outcome"] as? String == "ok", "\(refused)")
+        #expect(try await store.queuedCatchUps(accountID: accountID).isEmpty)
+        #expect(try await store.queuedMarks(accountID: accountID).count == 100, "Feed 3's items, one by one")
+        _ = try await Self.pulled(cli)
+        #expect(try await store.queuedMarks(accountID: accountID).isEmpty, "sent (the server takes unknown ids)")
     }
 
     @Test func anUnreadItemNoWalkMetIsFetchedByIdAndOneRemovedHereIsNot() async throws {
@@ -248,6 +259,13 @@ import Testing
         #expect(again["outcome"] as? String == "ok")
         #expect(Self.operations(again).filter { $0 == "ClientLogin" }.count == 1, "\(Self.operations(again))")
         #expect(!Self.operations(try await Self.pulled(cli)).contains("ClientLogin"), "the new Auth kept")
+        // Forgotten again, with a mark to send first: the token's request is refused too, and one
+        // log-in gives both.
+        server.forgetSessions()
+        #expect(try await cli.run("mark", "read", "1").status == 0)
+        let marked = try await Self.pulled(cli)
+        #expect(marked["outcome"] as? String == "ok", "\(marked)")
+        #expect(Self.operations(marked).filter { $0 == "ClientLogin" }.count == 1, "\(Self.operations(marked))")
         // The password and the Auth are in no process's arguments, no output, no file but the
         // account's own, mode 0600.
         let running = try cli.start(["pull", "--verbose"])
@@ -260,7 +278,7 @@ import Testing
             }
         }
         var said = try await running.wait().stderr
-        let secrets = [server.password, server.auth]
+        let secrets = [server.password, server.auth, server.token]
         #expect(!arguments.isEmpty && !arguments.contains { line in secrets.contains { line.contains($0) } })
         for arguments in [["pull", "--json", "--verbose"], ["status"], ["account", "list"], ["feeds"]] {
             let run = try await cli.run(arguments)

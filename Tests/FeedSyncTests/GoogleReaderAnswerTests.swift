@@ -19,6 +19,8 @@ import Testing
         // Miniflux's short decimal ids, padded; The Old Reader's 24-digit ObjectId, kept whole.
         #expect(GoogleReaderAnswer.itemID("42") == Self.long + "000000000000002a")
         #expect(GoogleReaderAnswer.itemID("5f8e3a1b2c4d5e6f7a8b9c0d") == Self.long + "5f8e3a1b2c4d5e6f7a8b9c0d")
+        // An ObjectId whose 24 hex digits are all below a is no decimal number.
+        #expect(GoogleReaderAnswer.itemID("507011223344556677889900") == Self.long + "507011223344556677889900")
         for bad in [
             "", "-1", "18446744073709551616", Self.long, Self.long + "xyz", "12 34", "tag:other/1",
             String(repeating: "a", count: 33), "１２",
