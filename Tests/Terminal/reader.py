@@ -171,11 +171,12 @@ class Terminal:
 
 
 def titles(terminal):
-    """The titles of the list's rows on screen, top down (each row's second line)."""
+    """The titles of the list's rows on screen, top down (each row's second line: its first names
+    the feed and the date; a picture still loading shows ··· in its box beside the title)."""
     found = []
     for line in terminal.lines()[1:-1]:
         match = re.search(r"(Item \d+)\s*$", line)
-        if match and not re.search(r"·", line):
+        if match and not re.search(r"\d{4}-\d{2}-\d{2}", line):
             found.append(match.group(1))
     return found
 
