@@ -74,8 +74,9 @@ public struct AccountMachine: Sendable {
     var listed = false
     /// The first sync of the account: nothing stored yet.
     let first: Bool
-    /// The counters, once asked in this sync (nil inside: the server has none).
-    var counters: String??
+    /// Whether the counters were asked in this sync, and what they were (nil: the server has none).
+    var counted = false
+    var counters: String?
     var unread: Set<String>?
     var starred: Set<String>?
     /// A walk through what is newer than the stored articles finished in this sync: one walk a
@@ -117,14 +118,14 @@ public struct AccountMachine: Sendable {
             }
             return fetch()
         case .subscriptionsListed:
-            if counters == nil { return first ? .fetchCounters : fetch() }
+            if !counted { return first ? .fetchCounters : fetch() }
             return .fetchIDs(.unread)
         case .articles(let page):
             return commit(page)
         case .committed:
             return fetch()
         case .counters(let counters):
-            self.counters = .some(counters)
+            (counted, self.counters) = (true, counters)
             if first { return fetch() }
             guard counters == nil || counters != storedCounters || statePassDue else {
                 return .finish(counters: counters, statePassed: false)
@@ -145,9 +146,9 @@ public struct AccountMachine: Sendable {
             guard missing.isEmpty else {
                 return .fetchMissing(Array(missing.prefix(Self.missingPerSync)), band: newBand, cursor: cursor)
             }
-            return .finish(counters: counters ?? nil, statePassed: true)
+            return .finish(counters: counters, statePassed: true)
         case .missingStored:
-            return .finish(counters: counters ?? nil, statePassed: true)
+            return .finish(counters: counters, statePassed: true)
         }
     }
 
@@ -161,7 +162,7 @@ public struct AccountMachine: Sendable {
 
     /// What follows the walks: the counters, or on the first sync (which has them) the end.
     func walked() -> Action {
-        first ? .finish(counters: counters ?? nil, statePassed: true) : .fetchCounters
+        first ? .finish(counters: counters, statePassed: true) : .fetchCounters
     }
 
     mutating func commit(_ page: AccountPage) -> Action {
