@@ -270,12 +270,17 @@ extension Store {
         }
     }
 
-    /// Whether a queued catch-up covers `item` (its feed's stream, its label's, or every item's):
-    /// its read state is then the reader's until the server accepts the catch-up.
+    /// The Google Reader streams the items of `feed` (a table's name in the query) are in: its
+    /// own, its label's, every item's; as an SQL list.
+    static func streams(of feed: String) -> String {
+        "(\(feed).remote_key, 'user/-/label/' || \(feed).folder, 'user/-/state/com.google/reading-list')"
+    }
+
+    /// Whether a queued catch-up covers `item`: its read state is then the reader's until the
+    /// server accepts the catch-up.
     static let catchUpCovers = """
         EXISTS (SELECT 1 FROM sync_catchup JOIN feed AS covered ON covered.account_id = sync_catchup.account_id
-            WHERE covered.id = item.feed_id AND sync_catchup.stream IN (covered.remote_key,
-                'user/-/label/' || covered.folder, 'user/-/state/com.google/reading-list'))
+            WHERE covered.id = item.feed_id AND sync_catchup.stream IN \(streams(of: "covered")))
         """
 
     /// The streams of the account marked read and waiting for its server, oldest first.
@@ -300,8 +305,7 @@ extension Store {
                 sql: """
                     INSERT INTO sync_status (item_id, field, value, queued_at)
                     SELECT item.id, 'read', 1, ? FROM item JOIN feed ON feed.id = item.feed_id
-                    WHERE feed.account_id = ? AND item.read = 1 AND ? IN (feed.remote_key,
-                        'user/-/label/' || feed.folder, 'user/-/state/com.google/reading-list')
+                    WHERE feed.account_id = ? AND item.read = 1 AND ? IN \(Self.streams(of: "feed"))
                     ON CONFLICT (item_id, field) DO NOTHING
                     """,
                 arguments: [clock.now().timeIntervalSince1970, catchUp.accountID, catchUp.stream])

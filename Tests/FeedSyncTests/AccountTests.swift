@@ -15,16 +15,7 @@ import Testing
     }
 
     /// `pull --json`'s report of the one account.
-    static func pulled(_ user: TinyTinyRSSUser, expect status: Int32 = 0) async throws -> [String: Any] {
-        let pull = try await user.cli.run("pull", "--json")
-        try #require(pull.status == status, "\(pull.stderr)")
-        let accounts = try #require(try json(pull)["accounts"] as? [[String: Any]])
-        return try #require(accounts.first)
-    }
-
-    static func operations(_ report: [String: Any]) -> [String] {
-        (report["requests"] as? [[String: Any]] ?? []).compactMap { $0["operation"] as? String }
-    }
+    static func pulled(_ user: TinyTinyRSSUser) async throws -> [String: Any] { try await pulledAccount(user.cli) }
 
     /// The item numbers of the account's articles by their server ids.
     static func numbers(_ user: TinyTinyRSSUser) async throws -> [Int64: Int64] {
@@ -42,7 +33,7 @@ import Testing
         try await Self.add(user)
         let first = try await Self.pulled(user)
         #expect(first["new_items"] as? Int == 1000)
-        let pages = Self.operations(first).filter { $0.contains("view_mode=all_articles feed_id=-4 since_id=0") }
+        let pages = operations(first).filter { $0.contains("view_mode=all_articles feed_id=-4 since_id=0") }
         // 1000 articles, 200 a page, and the empty page after; two more asked ahead at most, each once.
         #expect((6...8).contains(pages.count) && Set(pages).count == pages.count, "\(pages)")
         let keys = try await user.cli.listedKeys()
@@ -53,7 +44,7 @@ import Testing
         #expect(listed.allSatisfy { $0["items"] as? Int == 250 })
         // Nothing changed on the server: the articles above the last id, the counters.
         let again = try await Self.pulled(user)
-        #expect(Self.operations(again).count <= 3, "\(Self.operations(again))")
+        #expect(operations(again).count <= 3, "\(operations(again))")
         #expect(again["new_items"] as? Int == 0)
         // New articles come down above the others, once.
         try await user.sql(
@@ -90,7 +81,7 @@ import Testing
         #expect(skip >= 400 && skip % 200 == 0)
         let resumed = try await Self.pulled(user)
         // Pages are asked two ahead, and logged as they are answered: the first asked is the lowest.
-        let walked = Self.operations(resumed).filter { $0.contains("since_id=0 ") }
+        let walked = operations(resumed).filter { $0.contains("since_id=0 ") }
         let skips = walked.compactMap { $0.split(separator: "=").last.flatMap { Int($0) } }
         #expect(skips.min() == skip, "goes on at \(skip), no committed page again: \(walked)")
         let keys = try await user.cli.listedKeys()
@@ -158,7 +149,7 @@ import Testing
         // Another device stars one: the counters move, and the pass over states names the lost one.
         _ = try await user.api(["op": "updateArticle", "article_ids": keys[0], "field": 0, "mode": 1])
         let pulled = try await Self.pulled(user)
-        #expect(pulled["new_items"] as? Int == 1 && Self.operations(pulled).contains("getArticle"), "\(pulled)")
+        #expect(pulled["new_items"] as? Int == 1 && operations(pulled).contains("getArticle"), "\(pulled)")
         #expect(Set(try await user.cli.listedKeys()) == Set(keys))
     }
 
@@ -282,10 +273,10 @@ import Testing
         _ = try await Self.pulled(user)
         try await user.sql("DELETE FROM ttrss_sessions;")
         let again = try await Self.pulled(user)
-        #expect(Self.operations(again).filter { $0 == "login" }.count == 1, "\(Self.operations(again))")
+        #expect(operations(again).filter { $0 == "login" }.count == 1, "\(operations(again))")
         #expect(again["outcome"] as? String == "ok")
         // The new session is kept for the next run: no log-in then.
-        #expect(!Self.operations(try await Self.pulled(user)).contains("login"))
+        #expect(!operations(try await Self.pulled(user)).contains("login"))
     }
 
     @Test func aServerThatIsNotTheAPIGetsOneSentenceAndNothingIsKept() async throws {

@@ -27,18 +27,6 @@ import Testing
 
     static let dialects: [GoogleReaderServer.Dialect] = [.freshRSS, .miniflux, .oldReader, .bazQux, .inoreader]
 
-    /// `pull --json`'s report of the one account.
-    static func pulled(_ cli: CLI, expect status: Int32 = 0) async throws -> [String: Any] {
-        let pull = try await cli.run("pull", "--json")
-        try #require(pull.status == status, "\(pull.stderr)")
-        let accounts = try #require(try json(pull)["accounts"] as? [[String: Any]])
-        return try #require(accounts.first)
-    }
-
-    static func operations(_ report: [String: Any]) -> [String] {
-        (report["requests"] as? [[String: Any]] ?? []).compactMap { $0["operation"] as? String }
-    }
-
     /// The item numbers here by the server's numbers.
     static func numbers(_ cli: CLI) async throws -> [Int: Int] {
         var numbers: [Int: Int] = [:]
@@ -57,21 +45,21 @@ import Testing
         let cli = try await Self.started(server)
         defer { Task { await server.stop() } }
         try await Self.add(cli, server)
-        let first = try await Self.pulled(cli)
-        #expect(first["new_items"] as? Int == 1000, "\(Self.operations(first))")
+        let first = try await pulledAccount(cli)
+        #expect(first["new_items"] as? Int == 1000, "\(operations(first))")
         let keys = try await cli.listedKeys()
         #expect(keys.count == 1000 && Set(keys).count == 1000, "each item once")
         let listed = try await feeds(cli)
         let folders = Dictionary(uniqueKeysWithValues: listed.map { ($0["title"] as! String, $0["folder"] as? String) })
         #expect(folders == ["Feed 1": "Label 1", "Feed 2": "Label 2", "Feed 3": "Label 1", "Feed 4": "Label 2"])
         #expect(listed.allSatisfy { $0["items"] as? Int == 250 })
-        let again = try await Self.pulled(cli)
+        let again = try await pulledAccount(cli)
         #expect(again["new_items"] as? Int == 0)
         // The newer ids, the unread ids, the starred ids; The Old Reader's 1 000 ids a page take
         // the unread ones two.
-        #expect(Self.operations(again).count <= (dialect == .oldReader ? 4 : 3), "\(Self.operations(again))")
+        #expect(operations(again).count <= (dialect == .oldReader ? 4 : 3), "\(operations(again))")
         server.add(2, feed: 3)
-        #expect(try await Self.pulled(cli)["new_items"] as? Int == 2)
+        #expect(try await pulledAccount(cli)["new_items"] as? Int == 2)
         let newest = try await cli.listedItems().prefix(2).map { $0["title"] as? String }
         #expect(Set(newest) == ["New 1", "New 2"])
     }
@@ -83,7 +71,7 @@ import Testing
         let cli = try await Self.started(server)
         defer { Task { await server.stop() } }
         try await Self.add(cli, server)
-        #expect(try await Self.pulled(cli)["new_items"] as? Int == 1999)
+        #expect(try await pulledAccount(cli)["new_items"] as? Int == 1999)
         let walked = server.log.filter { $0.hasPrefix("GET stream/items/ids") && $0.contains("reading-list") }
         #expect(
             walked.filter { !$0.contains("xt=") }.count == 4, "three pages and the walk of what is newer: \(walked)")
@@ -108,7 +96,7 @@ import Testing
         try #require(!account.cursor.backfillDone, "killed before the walk ended")
         let committed = try #require(account.cursor.backfillPlace)
         let before = server.log.count
-        _ = try await Self.pulled(cli)
+        _ = try await pulledAccount(cli)
         let walked = server.log.dropFirst(before).filter { $0.hasPrefix("GET stream/items/ids") && !$0.contains("xt=") }
         #expect(walked.first?.contains("c=\(committed)") == true, "goes on at \(committed): \(walked)")
         let keys = try await cli.listedKeys()
@@ -120,7 +108,7 @@ import Testing
         let server = GoogleReaderServer(dialect: dialect, feeds: 1, labels: 0, items: 40)
         let cli = try await Self.started(server)
         try await Self.add(cli, server)
-        _ = try await Self.pulled(cli)
+        _ = try await pulledAccount(cli)
         let numbers = try await Self.numbers(cli)
         let ids = numbers.keys.sorted()
         let (readHere, starHere) = (Array(ids[0..<10]), Array(ids[10..<12]))
@@ -138,7 +126,7 @@ import Testing
         #expect(try await store.queuedMarks(accountID: accountID).count == 13, "the queue is kept")
         try await server.start(port: port)
         defer { Task { await server.stop() } }
-        _ = try await Self.pulled(cli)
+        _ = try await pulledAccount(cli)
         #expect(try await store.queuedMarks(accountID: accountID).isEmpty)
         let state = Dictionary(uniqueKeysWithValues: server.items.map { ($0.number, $0) })
         #expect(readHere.allSatisfy { state[$0]!.read } && state.values.filter(\.read).count == 10)
@@ -148,7 +136,7 @@ import Testing
         server.mark(Set(elsewhere + [ids[30]]), read: true)
         server.mark([ids[11]], starred: false)
         #expect(try await cli.run("mark", "unread", String(numbers[ids[30]]!)).status == 0)
-        _ = try await Self.pulled(cli)
+        _ = try await pulledAccount(cli)
         let items = Dictionary(
             uniqueKeysWithValues: try await cli.listedItems().map { ($0["number"] as! Int, $0) })
         #expect(elsewhere.allSatisfy { items[numbers[$0]!]?["unread"] as? Bool == false }, "read elsewhere, read here")
@@ -162,7 +150,7 @@ import Testing
         let cli = try await Self.started(server)
         defer { Task { await server.stop() } }
         try await Self.add(cli, server)
-        _ = try await Self.pulled(cli)
+        _ = try await pulledAccount(cli)
         server.add(2, feed: 1)  // on the server, not here yet
         let one = try #require(try await feeds(cli).first { $0["title"] as? String == "Feed 1" }?["number"] as? Int)
         #expect(try await cli.run("mark", "read", "--all", "--feed", String(one)).status == 0)
@@ -177,8 +165,8 @@ import Testing
             try await store.queuedCatchUps(accountID: accountID).map(\.stream).sorted() == [
                 "feed/1", "user/-/label/Label 2",
             ])
-        let pulled = try await Self.pulled(cli)
-        let asked = Self.operations(pulled)
+        let pulled = try await pulledAccount(cli)
+        let asked = operations(pulled)
         #expect(
             asked.filter { $0 == "mark-all-as-read" }.count == 2 && asked.filter { $0 == "edit-tag" }.count == 1,
             "\(asked)")
@@ -192,11 +180,11 @@ import Testing
         let three = try #require(try await feeds(cli).first { $0["title"] as? String == "Feed 3" }?["number"] as? Int)
         #expect(try await cli.run("mark", "read", "--all", "--feed", String(three)).status == 0)
         server.unsubscribe(feed: 3)
-        let refused = try await Self.pulled(cli)
+        let refused = try await pulledAccount(cli)
         #expect(refused["outcome"] as? String == "ok", "\(refused)")
         #expect(try await store.queuedCatchUps(accountID: accountID).isEmpty)
         #expect(try await store.queuedMarks(accountID: accountID).count == 100, "Feed 3's items, one by one")
-        _ = try await Self.pulled(cli)
+        _ = try await pulledAccount(cli)
         #expect(try await store.queuedMarks(accountID: accountID).isEmpty, "sent (the server takes unknown ids)")
     }
 
@@ -207,21 +195,21 @@ import Testing
         let cli = try await Self.started(server)
         defer { Task { await server.stop() } }
         try await Self.add(cli, server)
-        _ = try await Self.pulled(cli)
+        _ = try await pulledAccount(cli)
         server.add(1, feed: 1, published: 1_600_000_000)
-        let pulled = try await Self.pulled(cli)
-        #expect(pulled["new_items"] as? Int == 1, "\(Self.operations(pulled))")
+        let pulled = try await pulledAccount(cli)
+        #expect(pulled["new_items"] as? Int == 1, "\(operations(pulled))")
         #expect(try await cli.listedItems().contains { $0["title"] as? String == "New 1" })
         // Read, then removed here as old, it stays removed when another device marks it unread.
         let late = try #require(
             try await cli.listedItems().first { $0["title"] as? String == "New 1" }?["number"] as? Int)
         #expect(try await cli.run("mark", "read", String(late)).status == 0)
-        _ = try await Self.pulled(cli)
+        _ = try await pulledAccount(cli)
         #expect(try await cli.run("gc", "--older-than", "2000d").status == 0)
         #expect(try await cli.listedItems().count == 30)
         server.mark(Set(server.items.filter { $0.title == "New 1" }.map(\.number)), read: false)
-        let again = try await Self.pulled(cli)
-        #expect(again["new_items"] as? Int == 0 && !Self.operations(again).contains("stream/items/contents"))
+        let again = try await pulledAccount(cli)
+        #expect(again["new_items"] as? Int == 0 && !operations(again).contains("stream/items/contents"))
         #expect(try await cli.listedItems().count == 30)
     }
 
@@ -235,7 +223,7 @@ import Testing
         try await Self.add(cli, server)
         // The key is the account's secret, in its file alone.
         #expect(!(try await cli.run("account", "list").stdout.contains(GoogleReaderServer.app.key)))
-        #expect(try await Self.pulled(cli)["new_items"] as? Int == 3)
+        #expect(try await pulledAccount(cli)["new_items"] as? Int == 3)
     }
 
     @Test func aWrongPasswordExits77KeepingNothingAndAForgottenAuthCostsOneLogIn() async throws {
@@ -253,19 +241,19 @@ import Testing
 
         let cli = try CLI(environment: ["FEEDSYNC_PASSWORD": server.password])
         try await Self.add(cli, server)
-        _ = try await Self.pulled(cli)
+        _ = try await pulledAccount(cli)
         server.forgetSessions()
-        let again = try await Self.pulled(cli)
+        let again = try await pulledAccount(cli)
         #expect(again["outcome"] as? String == "ok")
-        #expect(Self.operations(again).filter { $0 == "ClientLogin" }.count == 1, "\(Self.operations(again))")
-        #expect(!Self.operations(try await Self.pulled(cli)).contains("ClientLogin"), "the new Auth kept")
+        #expect(operations(again).filter { $0 == "ClientLogin" }.count == 1, "\(operations(again))")
+        #expect(!operations(try await pulledAccount(cli)).contains("ClientLogin"), "the new Auth kept")
         // Forgotten again, with a mark to send first: the token's request is refused too, and one
         // log-in gives both.
         server.forgetSessions()
         #expect(try await cli.run("mark", "read", "1").status == 0)
-        let marked = try await Self.pulled(cli)
+        let marked = try await pulledAccount(cli)
         #expect(marked["outcome"] as? String == "ok", "\(marked)")
-        #expect(Self.operations(marked).filter { $0 == "ClientLogin" }.count == 1, "\(Self.operations(marked))")
+        #expect(operations(marked).filter { $0 == "ClientLogin" }.count == 1, "\(operations(marked))")
         // The password and the Auth are in no process's arguments, no output, no file but the
         // account's own, mode 0600.
         let running = try cli.start(["pull", "--verbose"])

@@ -34,6 +34,19 @@ func feeds(_ cli: CLI) async throws -> [[String: Any]] {
     try json(try await cli.run("feeds", "--json"))["feeds"] as! [[String: Any]]
 }
 
+/// `pull --json`'s report of the one account it synced, the pull exiting `status`.
+func pulledAccount(_ cli: CLI, expect status: Int32 = 0) async throws -> [String: Any] {
+    let pull = try await cli.run("pull", "--json")
+    try #require(pull.status == status, "\(pull.stderr)")
+    let accounts = try #require(try json(pull)["accounts"] as? [[String: Any]])
+    return try #require(accounts.first)
+}
+
+/// The operations an account's report names, in the order they were answered.
+func operations(_ report: [String: Any]) -> [String] {
+    (report["requests"] as? [[String: Any]] ?? []).compactMap { $0["operation"] as? String }
+}
+
 /// What a run of the built binary printed and how it exited.
 struct RunResult {
     var status: Int32
