@@ -38,6 +38,9 @@ public struct FeedItem: Sendable, Equatable {
     /// Who wrote it, plain text, when the source says (an aggregator's article); not part of the
     /// item's equality.
     public var author: String?
+    /// Its categories (tags, terms, labels), plain text, at most `FeedLimits.categories`, none
+    /// repeated; not part of the item's equality.
+    public var categories: [String] = []
     /// The files it carries (a podcast's episode), at most `FeedLimits.enclosures`; its picture
     /// is `pictureURL`, never one of these. Not part of the item's equality.
     public var enclosures: [FeedEnclosure] = []
@@ -311,6 +314,15 @@ extension FeedLimits {
         return value
     }
 
+    /// Categories as an item keeps them: plain, bounded as titles, none empty or repeated (in
+    /// any case), at most `categories`.
+    static func categories(_ names: [String]) -> [String] {
+        var seen = Set<String>()
+        return Array(
+            names.map { boundedTitle(HTMLText.collapsingWhitespace($0)) }
+                .filter { !$0.isEmpty && seen.insert($0.lowercased()).inserted }.prefix(categories))
+    }
+
     /// `item` within the limits: its title cut and an over-long picture URL dropped, or nil
     /// (skipped) when its key or link is too long. Its texts encoded twice are repaired.
     static func bounded(_ item: FeedItem) -> FeedItem? {
@@ -322,6 +334,10 @@ extension FeedLimits {
         }
         bounded.summary = item.summary.map(Mojibake.repaired)
         bounded.title = boundedTitle(item.title)
+        bounded.author = item.author.map { boundedTitle(HTMLText.collapsingWhitespace($0)) }.flatMap {
+            $0.isEmpty ? nil : $0
+        }
+        bounded.categories = categories(item.categories)
         if item.searchBody == nil || bounded.content != item.content || bounded.summary != item.summary {
             bounded.searchBody = SearchText.body(content: bounded.content, summary: bounded.summary)
         }

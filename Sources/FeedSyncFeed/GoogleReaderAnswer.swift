@@ -182,10 +182,13 @@ public enum GoogleReaderAnswer {
                 html: entry["content"]?["content"]?.text ?? entry["summary"]?["content"]?.text,
                 published: entry["published"], attachments: entry["enclosure"], fields: (url: "href", type: "type"))
         else { return nil }
+        // Its own categories are those not the user's (states and labels are `user/…`).
+        var item = bounded
+        item.categories = FeedLimits.categories(categories.filter { !$0.hasPrefix("user/") })
         return RemoteArticle(
             id: id, feedID: stream, unread: !has(categories, state: "read"),
             starred: has(categories, state: "starred"),
-            feedTitle: entry["origin"]?["title"]?.text.map(FeedLimits.boundedTitle), item: bounded,
+            feedTitle: entry["origin"]?["title"]?.text.map(FeedLimits.boundedTitle), item: item,
             time: microseconds(entry["timestampUsec"]) ?? microseconds(entry["crawlTimeMsec"]).map { $0 * 1000 })
     }
 

@@ -9,7 +9,12 @@ enum JSONFeed {
         guard case .array(let entries) = object["items"] else {
             throw FeedError("the JSON Feed has no \"items\" array")
         }
-        let (items, skipped) = JSONValue.items(of: entries) { item(from: $0, base: base) }
+        let feedAuthor = author(object)
+        let (items, skipped) = JSONValue.items(of: entries) { entry in
+            var item = item(from: entry, base: base)
+            if item?.author == nil { item?.author = feedAuthor }
+            return item
+        }
         let next = DocumentURL.resolve(object["next_url"]?.text, against: base)
         var page = FeedPage(items: items, hasMore: next != nil, skipped: skipped, next: next)
         page.title =
@@ -53,10 +58,19 @@ enum JSONFeed {
             item.contentPictures = ArticlePictures.find(in: Array(html.utf8), base: base)
         }
         if key == byTitle?.key { item.formerKey = byTitle?.former }
+        item.author = author(fields)
+        if case .array(let tags)? = fields["tags"] { item.categories = tags.compactMap(\.text) }
         item.enclosures = JSONValue.enclosures(
             in: fields["attachments"], base: base, url: "url", type: "mime_type", length: "size_in_bytes",
             duration: "duration_in_seconds")
         return item
+    }
+
+    /// The names of 1.1's `authors`, or 1.0's `author`'s, joined.
+    private static func author(_ fields: JSONObject) -> String? {
+        let authors: [JSONValue] =
+            if case .array(let list)? = fields["authors"] { list } else { fields["author"].map { [$0] } ?? [] }
+        return authors.compactMap { $0["name"]?.text?.trimmed.nilIfEmpty }.joined(separator: ", ").nilIfEmpty
     }
 
     /// Every attachment's URL, in order.

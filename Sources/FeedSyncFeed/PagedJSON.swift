@@ -69,6 +69,8 @@ public enum PagedJSON {
             published: (fields["published"] ?? fields["date"]).flatMap(FeedDate.normalise),
             summary: text("summary"), content: text("content")?.trimmed.nilIfEmpty)
         if key == byTitle?.key { item.formerKey = byTitle?.former }
+        item.author = text("author")
+        if case .array(let tags)? = fields["tags"] { item.categories = tags.compactMap(\.text) }
         return item
     }
 }

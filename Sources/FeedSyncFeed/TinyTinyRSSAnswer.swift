@@ -137,15 +137,24 @@ public enum TinyTinyRSSAnswer {
         // The picture: an image attachment, else the content's first, else the one the server
         // picked (flavor_image: a video's, say; the server's URL rewriting drops ports from it).
         guard
-            let bounded = FeedItem.aggregated(
+            var item = FeedItem.aggregated(
                 key: String(id), entry: entry, link: entry["link"]?.text, html: entry["content"]?.text,
                 published: entry["updated"], attachments: entry["attachments"],
                 fields: (url: "content_url", type: "content_type"), lastPicture: entry["flavor_image"]?.text)
         else { return nil }
+        // Its tags (the feed's categories, as tt-rss keeps them) and its labels' captions.
+        var categories: [String] = []
+        if case .array(let tags)? = entry["tags"] { categories += tags.compactMap(\.text) }
+        if case .array(let labels)? = entry["labels"] {
+            categories += labels.compactMap { label in
+                if case .array(let fields) = label, fields.count > 1 { fields[1].text } else { nil }
+            }
+        }
+        item.categories = FeedLimits.categories(categories)
         return RemoteArticle(
             id: String(id), feedID: String(feedID), unread: entry["unread"]?.bool ?? true,
             starred: entry["marked"]?.bool ?? false,
-            feedTitle: entry["feed_title"]?.text.map(FeedLimits.boundedTitle), item: bounded)
+            feedTitle: entry["feed_title"]?.text.map(FeedLimits.boundedTitle), item: item)
     }
 
     /// `getFeeds`' subscriptions (real feeds only: the API lists its virtual ones with ids below 1).

@@ -63,6 +63,16 @@ enum WordPress {
             summary: rendered("excerpt").map { HTMLText.summary(Array($0.utf8), limit: HTMLText.summaryLength) },
             content: rendered("content")?.trimmed.nilIfEmpty)
         if key == byTitle?.key { item.formerKey = byTitle?.former }
+        // `_embed` gives the author and the terms (categories, tags: a list a taxonomy) inline.
+        if case .array(let authors)? = post["_embedded"]?["author"] {
+            item.author = authors.first?["name"]?.text.map { HTMLText.decodedText($0) }?.nilIfEmpty
+        }
+        if case .array(let taxonomies)? = post["_embedded"]?["wp:term"] {
+            item.categories = taxonomies.flatMap { taxonomy -> [String] in
+                guard case .array(let terms) = taxonomy else { return [] }
+                return terms.compactMap { $0["name"]?.text.map { HTMLText.decodedText($0) } }
+            }
+        }
         return item
     }
 }

@@ -95,6 +95,7 @@ extension XMLFeed {
             if startsEntry {
                 entriesSeen += 1
                 sourceDepth = nil
+                authorDepth = nil
                 entry = Entry()
                 entry?.about = attributes["about"].flatMap { DocumentURL.resolve($0, against: base) }
                 entryDepth = depth
@@ -109,6 +110,10 @@ extension XMLFeed {
                 }
             } else if let field = scheduleField(name, namespace, depth: depth, ofFeed: ofFeed && plain) {
                 capture = Capture(field: field, depth: depth, base: base, ofFeed: true)
+            } else if ofFeed, atom, name == "author", feedAuthor == nil {
+                authorDepth = depth
+            } else if atom, name == "name", depth == (authorDepth ?? -1) + 1 {
+                capture = Capture(field: .author, depth: depth, base: base, ofFeed: true)
             } else if ofFeed, plain, name == "skipHours" || name == "skipDays" {
                 skipList = (name == "skipHours" ? .skipHour : .skipDay, depth)
             } else if ofFeed, name == "title" && feedTitle == nil || !atom && name == "link" && siteURL == nil {
@@ -126,6 +131,11 @@ extension XMLFeed {
         if sourceDepth != nil { return }
         if atom, name == "source", depth == entryDepth + 1 {
             sourceDepth = depth
+            return
+        }
+        // An Atom author's name is the author's (its email and uri are not).
+        if atom, name == "name", depth == (authorDepth ?? -1) + 1 {
+            if entry?[.author] == nil { capture = Capture(field: .author, depth: depth, base: base) }
             return
         }
         if depth > entryDepth + 1, namespace != Namespace.media { return }
@@ -230,6 +240,14 @@ extension XMLFeed {
         case (Namespace.media, "thumbnail"): current.mediaThumbnail = current.mediaThumbnail ?? url("url")
         case (Namespace.itunes, "image"): current.itunesImage = current.itunesImage ?? url("href")
         case (Namespace.itunes, "duration"): begin(.itunesDuration)
+        case ("", "author"): begin(.author)
+        case (Namespace.atom, "author"): authorDepth = depth
+        case (Namespace.dc, "creator"): begin(.dcCreator)
+        case ("", "category"): capture = Capture(field: .category, depth: depth, base: base)
+        case (Namespace.atom, "category"):
+            if let label = (attributes["label"] ?? attributes["term"])?.trimmed.nilIfEmpty {
+                current.categories.append(label)
+            }
         default: break
         }
     }
@@ -288,6 +306,8 @@ extension XMLFeed {
                 base: done.base)
             if done.ofFeed {
                 foundOfFeed(done.field, captured)
+            } else if done.field == .category {
+                if let category = captured.plain().nilIfEmpty { entry?.categories.append(category) }
             } else {
                 entry?[done.field] = captured
             }
@@ -297,6 +317,8 @@ extension XMLFeed {
             skipList = nil
         } else if capture == nil, depth == sourceDepth {
             sourceDepth = nil
+        } else if capture == nil, depth == authorDepth {
+            authorDepth = nil
         } else if capture == nil, depth == entryDepth, let finished = entry {
             entry = nil
             finish(finished)
@@ -392,6 +414,7 @@ extension XMLFeed {
         let text = String(decoding: captured.text, as: UTF8.self)
         switch field {
         case .title: feedTitle = FeedLimits.boundedTitle(captured.plain()).nilIfEmpty
+        case .author: feedAuthor = feedAuthor ?? captured.plain().nilIfEmpty
         case .ttl: schedule.ttlMinutes = FeedSchedule.minutes(text)
         case .skipHour: if let hour = FeedSchedule.hour(text) { schedule.skipHours |= 1 << hour }
         case .skipDay: if let day = FeedSchedule.day(text) { schedule.skipDays |= 1 << day }

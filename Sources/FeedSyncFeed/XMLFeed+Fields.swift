@@ -15,7 +15,18 @@ extension XMLFeed {
             // The feed's schedule (read only at the feed's level).
             ttl, skipHour, skipDay, updatePeriod, updateFrequency,
             // An episode's length, for its enclosure (no part of an item's digest key).
-            itunesDuration
+            itunesDuration,
+            // Who wrote it (RSS `author`, Dublin Core's `creator`, Atom's `author/name`) and its
+            // categories, none part of a digest key either: an earlier feedsync did not read them.
+            author, dcCreator, category
+
+        /// Whether it is part of the digest key of an item with no id, link, title or picture.
+        var keysItem: Bool {
+            switch self {
+            case .itunesDuration, .author, .dcCreator, .category: false
+            default: true
+            }
+        }
 
         /// A field of words for people, which text encoded twice is repaired in (not an id or URL,
         /// where a repair would change what the item is).
@@ -149,6 +160,8 @@ extension XMLFeed {
         var enclosures: [FeedEnclosure] = []
         /// An RSS item's `<image url="…">` (its text form is the field `image`).
         var image: String?
+        /// Its categories in order: RSS's text, Atom's `label` or else `term`.
+        var categories: [String] = []
     }
 
     enum Namespace {

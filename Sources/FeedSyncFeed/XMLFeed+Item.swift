@@ -7,6 +7,17 @@ import Foundation
 // their order, a link or guid escaped twice made whole), its key, its picture and enclosures.
 
 extension XMLFeed {
+    /// RSS 2.0's `author` is an address, often with the name after it: `jane@example.com (Jane Doe)`
+    /// gives the name.
+    static func authorName(_ text: String) -> String {
+        guard text.hasSuffix(")"), let open = text.firstIndex(of: "("),
+            text[..<open].trimmingCharacters(in: .whitespaces).contains("@")
+        else { return text }
+        let name = text[text.index(after: open)..<text.index(before: text.endIndex)].trimmingCharacters(
+            in: .whitespaces)
+        return name.isEmpty ? text : name
+    }
+
     func item(from original: Entry) -> FeedItem? {
         let entry = Self.decodingBase64(original)
         let limit = HTMLText.summaryLength
@@ -94,7 +105,7 @@ extension XMLFeed {
             let key = id ?? guid ?? entry.about ?? link ?? byTitle?.key
                 ?? ItemKey.digest(
                     [entry.mediaFile, entry.media]
-                        + Field.allCases.filter { $0 != .itunesDuration }.map { field in
+                        + Field.allCases.filter(\.keysItem).map { field in
                             entry[field].map { String(decoding: $0.text, as: UTF8.self) }
                         })
         else { return nil }
@@ -109,6 +120,8 @@ extension XMLFeed {
         } else if key == byTitle?.key {
             item.formerKey = byTitle?.former
         }
+        item.author = (plain(.author).map(Self.authorName) ?? plain(.dcCreator)) ?? feedAuthor
+        item.categories = entry.categories
         item.searchBody = SearchText.body(plainContent: plainContent, summary: body?.summary)
         item.enclosures = FeedEnclosure.merged(
             entry.enclosures, duration: string(.itunesDuration).flatMap(FeedEnclosure.seconds))

@@ -240,6 +240,10 @@ final class XMLFeed {
     var entryDepth = 0
     /// The depth of the entry's Atom `source` while inside it.
     var sourceDepth: Int?
+    /// The depth of the Atom `author` open (the feed's or an entry's): its `name` child is its name.
+    var authorDepth: Int?
+    /// The Atom feed's own author, for its entries that name none.
+    var feedAuthor: String?
     /// The root's namespace when it is `<rss>` in one (some feeds put RSS 2.0 in a default namespace),
     /// or `<feed>` in one of Atom's drafts'.
     var rssNamespace: String?

@@ -95,8 +95,7 @@ package enum ItemWords {
                 + "\"path\": \(JSON.string(picture.path))}"
         }
         return "{" + ItemJSON.fields(detail.item, path: detail.item.picturePath, position: nil)
-            + ", \"author\": \(JSON.string(detail.author)), "
-            + "\"text\": \(JSON.string(text)), "
+            + ", \"text\": \(JSON.string(text)), "
             + "\"content_html\": \(JSON.string(detail.content)), "
             + "\"content_source\": \(JSON.string(detail.contentSource)), \"summary\": \(JSON.string(detail.summary)), "
             + "\"article_error\": \(JSON.string(detail.articleError)), "
@@ -108,7 +107,10 @@ package enum ItemWords {
         let width = max(20, min(Terminal.width, 100))
         var lines = Terminal.wrap(Terminal.safe(item.title.isEmpty ? "(no title)" : item.title), width: width)
         var about = Terminal.safe(item.feedName)
-        if let author = detail.author { about += " · " + Terminal.safe(author) }
+        if let author = detail.item.author { about += " · " + Terminal.safe(author) }
+        if !detail.item.categories.isEmpty {
+            about += " · " + Terminal.safe(detail.item.categories.joined(separator: ", "))
+        }
         if item.starred { about += " · starred" }
         if let date = item.published.flatMap({ LocalTime.string($0, time: true) }) { about += " · " + date }
         lines.append(about)

@@ -133,7 +133,7 @@ public enum Redact {
 }
 
 /// An item's fields in `list --json` (and `show --json`): the first seven as they always were, then
-/// the item's number, whether it is unread and its feed's name.
+/// the item's number, whether it is unread, its feed's name, its files, author and categories.
 public enum ItemJSON {
     public static func fields(_ item: StoredItem, path: String?, position: Int?) -> String {
         """
@@ -142,7 +142,8 @@ public enum ItemJSON {
         "image": {"status": \(JSON.string(item.imageStatus.rawValue)), "path": \(JSON.string(path))}, \
         "published": \(JSON.string(item.published)), "position": \(JSON.number(position)), \
         "number": \(item.number), "unread": \(!item.read), "starred": \(item.starred), "feed": \(JSON.string(item.feedName)), \
-        "enclosures": [\(item.enclosures.map(enclosure).joined(separator: ", "))]
+        "enclosures": [\(item.enclosures.map(enclosure).joined(separator: ", "))], \
+        "author": \(JSON.string(item.author)), "categories": [\(item.categories.map { JSON.string($0) }.joined(separator: ", "))]
         """
     }
 

@@ -16,6 +16,8 @@ public enum FeedLimits {
     public static let pages = 0...1_000_000_000
     /// A title longer than this many characters is cut.
     public static let titleCharacters = 1000
+    /// An item's categories past this many are dropped.
+    public static let categories = 32
     /// An item whose id is longer than this many bytes is skipped (and counted).
     public static let keyBytes = 2048
     /// An item whose link is longer than this many bytes is skipped (and counted); a picture URL

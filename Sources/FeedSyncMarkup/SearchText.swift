@@ -64,6 +64,28 @@ public enum SearchText {
         return String(out)
     }
 
+    /// `spaced`'s inverse: the text a rule's pattern reads (`content`), as it was written.
+    public static func unspaced(_ text: String) -> String {
+        guard text.containsUTF8(atLeast: 0xE3), text.unicodeScalars.contains(where: isUnspaced) else {
+            return text
+        }
+        var out = String.UnicodeScalarView()
+        var skipSpace = false
+        for scalar in text.unicodeScalars {
+            if isUnspaced(scalar) {
+                if out.last == " " { out.removeLast() }
+                out.append(scalar)
+                skipSpace = true
+            } else if skipSpace, scalar == " " {
+                skipSpace = false
+            } else {
+                skipSpace = false
+                out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
     /// Han ideographs, hiragana, katakana (and their half-width forms), and CJK punctuation.
     package static func isUnspaced(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {

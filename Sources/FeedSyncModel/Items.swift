@@ -31,6 +31,9 @@ public struct StoredItem: Sendable, Equatable {
     public var feedName: String
     /// The files it carries (a podcast's episode), in its feed's order.
     public var enclosures: [FeedEnclosure] = []
+    /// Who wrote it and its categories, as its feed or server said.
+    public var author: String?
+    public var categories: [String] = []
     /// Its cached picture's file, checked as every read is (`FeedSync.readerPage`); nil otherwise.
     public var picturePath: String?
     /// Where it sits in the list it was read from, to read on from (`Store.rows`).
@@ -84,11 +87,17 @@ public struct ListQuery: Sendable, Equatable {
     public var search: String?
     /// Only items whose timeline time is at or after this.
     public var since: Date?
+    /// Only items this condition matches (a saved view's), its ages resolved to times.
+    public var condition: Condition?
+    /// Only the items rules hid, which every other list leaves out.
+    public var hidden = false
 
     public init(
         feedURL: String? = nil, folder: String? = nil, unread: Bool = false, search: String? = nil,
-        since: Date? = nil, starred: Bool = false
+        since: Date? = nil, starred: Bool = false, condition: Condition? = nil, hidden: Bool = false
     ) {
+        self.condition = condition
+        self.hidden = hidden
         self.starred = starred
         self.feedURL = feedURL
         self.folder = folder
@@ -98,7 +107,9 @@ public struct ListQuery: Sendable, Equatable {
     }
 
     /// Whether a filter leaves out items: such a list is not one the picture window follows.
-    public var isFiltered: Bool { folder != nil || unread || starred || search != nil || since != nil }
+    public var isFiltered: Bool {
+        folder != nil || unread || starred || search != nil || since != nil || condition != nil || hidden
+    }
 }
 
 /// Where an item sits for good: its feed, band and seq. Its row number in a list grows as pages
@@ -164,7 +175,6 @@ public struct ReadingPosition: Sendable, Equatable {
 /// One item whole, as `show` shows it.
 public struct ItemDetail: Sendable {
     public var item: StoredItem
-    public var author: String?
     public var summary: String?
     /// What is shown of the item (HTML): the article extracted from its page when one is stored,
     /// else the content the feed gave, if any.
@@ -177,11 +187,10 @@ public struct ItemDetail: Sendable {
     public var pictures: [ArticlePicture]
 
     public init(
-        item: StoredItem, author: String? = nil, summary: String? = nil, content: String? = nil,
+        item: StoredItem, summary: String? = nil, content: String? = nil,
         contentSource: String = "feed", articleError: String? = nil, pictures: [ArticlePicture]
     ) {
         self.item = item
-        self.author = author
         self.summary = summary
         self.content = content
         self.contentSource = contentSource

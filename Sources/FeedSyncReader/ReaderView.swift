@@ -142,7 +142,10 @@ package enum ReaderView {
             "\u{1B}[1m" + $0 + "\u{1B}[22m"
         }
         var about = Terminal.safe(item.feedName)
-        if let author = detail.author { about += " · " + Terminal.safe(author) }
+        if let author = detail.item.author { about += " · " + Terminal.safe(author) }
+        if !detail.item.categories.isEmpty {
+            about += " · " + Terminal.safe(detail.item.categories.joined(separator: ", "))
+        }
         if let date = item.published.flatMap({ LocalTime.string($0, time: true) }) { about += " · " + date }
         lines += Terminal.wrap(about, width: room)
         if let link = item.link { lines.append(Terminal.truncate(Terminal.safe(link), toCells: room)) }

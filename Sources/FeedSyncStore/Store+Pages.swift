@@ -60,16 +60,21 @@ extension Store {
         let insert = try db.cachedStatement(
             sql: """
                 INSERT INTO item (feed_id, key, band, seq, title, link, pic_url, picture_id, published, summary,
-                                  content, stored_at, timeline, author)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  content, stored_at, timeline, author, categories, hidden, read, starred)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (feed_id, key) DO NOTHING
                 """)
         let refresh = try db.cachedStatement(
             sql: """
                 UPDATE item SET title = ?, link = ?, published = ?, summary = ?, content = ?, pic_url = ?,
-                    picture_id = ?, author = ?
+                    picture_id = ?, author = ?, categories = ?
                 WHERE feed_id = ? AND key = ? RETURNING id
                 """)
+        let byline = try db.cachedStatement(
+            sql: "INSERT INTO item_byline (rowid, author, categories) VALUES (?, ?, ?)")
+        // A rule hides an item before it takes a place (its seq is -id), marks it before it is stored.
+        let rules = try ArrivalRules(db, feedID: feedID, now: Int64(now))
+        let hide = try db.cachedStatement(sql: "UPDATE item SET seq = -id WHERE id = ?")
         let index = try db.cachedStatement(sql: "INSERT INTO item_search (rowid, title, body) VALUES (?, ?, ?)")
         let dropEnclosures = try db.cachedStatement(sql: "DELETE FROM item_enclosure WHERE item_id = ?")
         let addEnclosure = try db.cachedStatement(
@@ -82,6 +87,7 @@ extension Store {
         }
         var timeline = try Timeline(db, feedID: feedID, band: band, above: seq)
         var inserted = 0
+        var placed = 0
         var searched: [(id: Int64, item: FeedItem)] = []
         // An item stored under the key an earlier rule gave it moves to its key (no
         // duplicate; its place, read state and number kept).
@@ -95,12 +101,16 @@ extension Store {
             if index >= new.count, try Bool.fetchOne(gone, arguments: [feedID, item.key]) == true { continue }
             let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
             let time = timeline.time(published: item.publishedSeconds, now: Int64(now))
+            let actions = index < new.count && !rules.isEmpty ? rules.actions(for: item, time: time) : []
+            let hidden = actions.contains(.hide)
+            let categories = item.categories.isEmpty ? nil : item.categories.joined(separator: "\n")
             // The one statement stepped through SQLite's C API (Store+SQLite.swift explains why).
             try insert.run(db) { values in
                 values.add(feedID)
                 values.add(item.key)
                 values.add(band)
-                values.add(seq + 1)
+                // A hidden item's seq until it is -id: below any other's, as -id is.
+                values.add(hidden ? Int64.min + Int64(index) : Int64(seq + 1))
                 values.add(item.title)
                 values.add(item.link)
                 values.add(item.pictureURL)
@@ -111,12 +121,29 @@ extension Store {
                 values.add(now)
                 values.add(time)
                 values.add(item.author)
+                values.add(categories)
+                values.add(hidden ? 1 : 0)
+                values.add(actions.contains(.read) ? 1 : 0)
+                values.add(actions.contains(.star) ? 1 : 0)
             }
             if db.changesCount == 1 {
-                seq += 1
                 inserted += 1
-                timeline.append(time, seq: seq)
                 let id = db.lastInsertedRowID
+                if hidden {
+                    try hide.execute(arguments: [id])
+                } else {
+                    seq += 1
+                    placed += 1
+                    timeline.append(time, seq: seq)
+                }
+                // An account's server hears of a rule's marks as of a reader's.
+                for (action, field) in [(RuleAction.read, "read"), (.star, "starred")]
+                where rules.isAccount && actions.contains(action) {
+                    try queueMarks(db, field: field, value: true, where: "item.id = ?", [id])
+                }
+                if item.author != nil || categories != nil {
+                    try byline.execute(arguments: [id, item.author, categories])
+                }
                 searched.append((id, item))
                 try Self.linkArticlePictures(db, item: id, item.contentPictures ?? [])
                 try enclose(id, item)
@@ -124,7 +151,8 @@ extension Store {
                 // A changed text re-indexes itself (Migrations/0009's trigger).
                 refresh.setUncheckedArguments([
                     item.title, item.link, item.published, item.summary, item.content, item.pictureURL, pictureID,
-                    item.author, feedID, item.key,
+                    item.author, item.categories.isEmpty ? nil : item.categories.joined(separator: "\n"), feedID,
+                    item.key,
                 ])
                 guard let id = try Int64.fetchOne(refresh) else { continue }
                 try db.cachedStatement(sql: "DELETE FROM item_content_picture WHERE item_id = ?").execute(
@@ -151,13 +179,13 @@ extension Store {
         try timeline.write(db)
         // GRDB's observers did not see the inserts stepped above: tell them.
         try db.notifyChanges(in: Table("item"))
-        if inserted > 0 {
+        if placed > 0 {
             try db.cachedStatement(
                 sql: """
                     INSERT INTO band_size (feed_id, band, size) VALUES (?, ?, ?)
                     ON CONFLICT (feed_id, band) DO UPDATE SET size = size + excluded.size
                     """
-            ).execute(arguments: [feedID, band, inserted])
+            ).execute(arguments: [feedID, band, placed])
         }
         return inserted
     }

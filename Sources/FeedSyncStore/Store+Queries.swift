@@ -8,18 +8,21 @@ extension Store {
     static let listColumns = """
         item.id, key, item.title, item.link, pic_url, coalesce(picture.status, 'none') AS status, picture.id AS picture_id,
         picture.file, picture.bytes, picture.hash, published,
-        read, starred, coalesce(feed.custom_title, feed.title, feed.url) AS feed_name
+        read, starred, coalesce(feed.custom_title, feed.title, feed.url) AS feed_name, item.author, item.categories
         """
     static let listJoin = "LEFT JOIN picture ON picture.id = item.picture_id JOIN feed ON feed.id = item.feed_id"
 
     static func storedItem(_ row: Row, position: Int) -> StoredItem {
-        StoredItem(
+        var item = StoredItem(
             number: row["id"], key: row.text("key") ?? "", title: row.text("title") ?? "",
             link: row.text("link"), pictureURL: row.text("pic_url"),
             imageStatus: row.text("status").flatMap(PictureStatus.init(rawValue:)) ?? .none,
             image: row.text("status") == "cached" ? CachedFile.from(row, id: row["picture_id"]) : nil,
             published: row.text("published"), position: position,
             read: row.integer("read") == 1, starred: row.integer("starred") == 1, feedName: row.text("feed_name") ?? "")
+        item.author = row.text("author")
+        item.categories = row.text("categories")?.split(separator: "\n").map(String.init) ?? []
+        return item
     }
 
     /// The SQL conditions on `item` that `query`'s filters make, with their arguments; `feeds`
@@ -42,6 +45,8 @@ extension Store {
         if !feeds.isEmpty {
             conditions.append("item.feed_id IN (SELECT id FROM feed WHERE \(feeds.joined(separator: " AND ")))")
         }
+        // A hidden item is in no list but the one that asks for them.
+        conditions.append(query.hidden ? "item.hidden = 1" : "item.hidden = 0")
         if query.unread { conditions.append("item.read = 0") }
         if query.starred { conditions.append("item.starred = 1") }
         if let since = query.since {
@@ -51,8 +56,14 @@ extension Store {
         if let search = query.search {
             conditions.append(
                 "(item.id IN (SELECT rowid FROM item_search WHERE item_search MATCH ?)"
-                    + " OR item.id IN (SELECT rowid FROM article_search WHERE article_search MATCH ?))")
-            arguments += [search, search]
+                    + " OR item.id IN (SELECT rowid FROM article_search WHERE article_search MATCH ?)"
+                    + " OR item.id IN (SELECT rowid FROM item_byline WHERE item_byline MATCH ?))")
+            arguments += [search, search, search]
+        }
+        if let condition = query.condition {
+            let (sql, values) = Self.sql(condition)
+            conditions.append("(\(sql))")
+            arguments += StatementArguments(values)
         }
         return (feeds, feedArguments, conditions, arguments)
     }
@@ -75,7 +86,7 @@ extension Store {
     /// counts, a search's alone from the indexes: neither reads an item.
     static func filteredTotal(_ db: Database, _ query: ListQuery) throws -> Int {
         let (feeds, feedArguments, conditions, arguments) = Self.conditions(query)
-        if query.search == nil, query.since == nil, !query.starred {
+        if query.search == nil, query.since == nil, !query.starred, query.condition == nil, !query.hidden {
             let scope = feeds.isEmpty ? "" : "WHERE " + feeds.joined(separator: " AND ")
             return try Int.fetchOne(
                 db,
@@ -84,13 +95,15 @@ extension Store {
                         \(query.unread ? "- read_count" : "")), 0)
                     FROM feed \(scope)
                     """, arguments: feedArguments) ?? 0
-        } else if let search = query.search, conditions.count == 1 {
+        } else if let search = query.search, conditions.count == 2 {
             return try Int.fetchOne(
                 db,
                 sql: """
-                    SELECT count(*) FROM (SELECT rowid FROM item_search WHERE item_search MATCH ?
-                        UNION SELECT rowid FROM article_search WHERE article_search MATCH ?)
-                    """, arguments: [search, search]) ?? 0
+                    SELECT count(*) FROM (SELECT rowid FROM item_search WHERE item_search MATCH ?1
+                        UNION SELECT rowid FROM article_search WHERE article_search MATCH ?1
+                        UNION SELECT rowid FROM item_byline WHERE item_byline MATCH ?1) AS found
+                    WHERE \(query.hidden ? "" : "NOT ") EXISTS (SELECT 1 FROM item WHERE id = found.rowid AND hidden = 1)
+                    """, arguments: [search]) ?? 0
         }
         return try Int.fetchOne(
             db, sql: "SELECT count(*) FROM item WHERE \(conditions.joined(separator: " AND "))", arguments: arguments)

@@ -94,29 +94,15 @@ extension Store {
                     WHERE read = 1 AND starred = 0 AND timeline < ?
                         AND NOT EXISTS (SELECT 1 FROM sync_status WHERE item_id = item.id)
                     """, arguments: [before.timeIntervalSince1970])
-            defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.doomed; DROP TABLE IF EXISTS temp.renumbered") }
+            defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.doomed") }
             let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.doomed") ?? 0
             guard count > 0 else { return (0, []) }
             try db.execute(
                 sql: """
                     INSERT OR IGNORE INTO item_gone (feed_id, key, band) SELECT feed_id, key, band FROM temp.doomed;
                     DELETE FROM item WHERE id IN (SELECT id FROM temp.doomed);
-                    CREATE TEMP TABLE renumbered AS
-                        SELECT item.id, row_number() OVER (PARTITION BY item.feed_id, item.band ORDER BY item.seq) - 1 AS seq
-                        FROM item WHERE (item.feed_id, item.band) IN (SELECT feed_id, band FROM temp.doomed);
-                    UPDATE item SET seq = -1 - seq WHERE id IN (SELECT id FROM temp.renumbered);
-                    UPDATE item SET seq = renumbered.seq FROM temp.renumbered WHERE renumbered.id = item.id;
-                    UPDATE band_size SET size = (
-                        SELECT count(*) FROM item WHERE item.feed_id = band_size.feed_id AND item.band = band_size.band)
-                    WHERE (feed_id, band) IN (SELECT feed_id, band FROM temp.doomed);
-                    DELETE FROM timeline_run WHERE feed_id IN (SELECT feed_id FROM temp.doomed);
-                    INSERT INTO timeline_run (timeline, feed_id, band, first_seq, size)
-                        SELECT timeline, feed_id, band, min(seq), count(*) FROM (
-                            SELECT timeline, feed_id, band, seq,
-                                seq - row_number() OVER (PARTITION BY feed_id, band, timeline ORDER BY seq) AS island
-                            FROM item WHERE feed_id IN (SELECT feed_id FROM temp.doomed)
-                        ) GROUP BY timeline, feed_id, band, island;
                     """)
+            try Self.closeUp(db, "temp.doomed")
             return (count, try Self.deleteUnusedPictures(db))
         }
     }
@@ -127,7 +113,7 @@ extension Store {
             try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT \(Self.listColumns), item.author, summary, content, article.status AS article_status,
+                    SELECT \(Self.listColumns), summary, content, article.status AS article_status,
                         article.html AS article_html, article.error AS article_error
                     FROM item \(Self.listJoin)
                     LEFT JOIN item_article AS article ON article.item_id = item.id AND article.link = item.link
@@ -138,7 +124,6 @@ extension Store {
                 let article = row.text("article_status") == "stored" ? row.text("article_html") : nil
                 return ItemDetail(
                     item: try Self.withEnclosures(db, [Self.storedItem(row, position: 0)])[0],
-                    author: row.text("author"),
                     summary: row.text("summary"), content: article ?? row.text("content"),
                     contentSource: article == nil ? "feed" : "page",
                     articleError: row.text("article_status") == "failed" ? row.text("article_error") : nil,

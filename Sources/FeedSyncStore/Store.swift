@@ -56,6 +56,7 @@ public final class Store: Sendable {
             // The search index's triggers make an item's indexed text again (Migrations/0009).
             db.add(function: Self.searchTitle)
             db.add(function: Self.searchBody)
+            for function in Patterns.functions { db.add(function: function) }
         }
         do {
             database = try Self.open(

@@ -17,7 +17,8 @@ struct FeedSyncCommand: AsyncParsableCommand {
         version: FeedSyncVersion.string,
         subcommands: [
             Add.self, Pull.self, List.self, Import.self, Export.self, Show.self, Open.self, Mark.self, Feeds.self,
-            Remove.self, Rename.self, Folder.self, FullText.self, AccountCommand.self, Extract.self,
+            Remove.self, Rename.self, Folder.self, FullText.self, AccountCommand.self, RuleCommand.self,
+            ViewCommand.self, Extract.self,
             Status.self, GC.self, Serve.self, Read.self,
         ])
 

@@ -90,7 +90,7 @@ import Testing
             "0012_picture_hash",
             "0013_accounts",
             "0014_articles", "0015_cache_total", "0016_article_index", "0017_enclosures", "0018_gone",
-            "0019_remote_keys",
+            "0019_remote_keys", "0020_rules",
         ]
         #expect(try await store.appliedMigrations() == migrations)
         // Opening again applies nothing twice.

@@ -40,6 +40,12 @@ struct List: AsyncParsableCommand {
     @Flag(help: "Show only starred items.")
     var starred = false
 
+    @Flag(help: "Show only the items rules hid (feedsync rule), which every other list leaves out.")
+    var hidden = false
+
+    @Option(help: ArgumentHelp("Show only the items of this saved view (feedsync view).", valueName: "name"))
+    var view: String?
+
     @Option(
         name: [.short, .long],
         help: ArgumentHelp(
@@ -80,9 +86,10 @@ struct List: AsyncParsableCommand {
         if let feed { chosen = try await library.feed(argument: feed) }
         var folder: String?
         if let name = self.folder { folder = try await library.folder(argument: name) }
-        let query = ListQuery(
+        var query = ListQuery(
             feedURL: chosen?.url, folder: folder, unread: unread, search: search.flatMap(ListQuery.words),
-            since: since.flatMap { DateArgument.parse($0) }, starred: starred)
+            since: since.flatMap { DateArgument.parse($0) }, starred: starred, hidden: hidden)
+        if let view { query = try await fail { try await library.query(query, inView: view) } }
         // The reader's position steers picture prefetch: a person reading on a terminal moves it, a
         // script paging through everything does not.
         let (page, perPage, reading) = (page, perPage, recordPosition || (Terminal.isInteractive && !json))

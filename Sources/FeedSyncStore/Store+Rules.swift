@@ -1,0 +1,366 @@
+internal import CRegex
+import FeedSyncFeed
+import FeedSyncMarkup
+import FeedSyncModel
+import Foundation
+import GRDB
+import Synchronization
+
+// Rules and saved views: their conditions run as SQL over what is stored (a view's list and count,
+// a rule added, `rule test`) and in Swift over a page's items as they arrive (writeItems), with the
+// same text functions and the same RE2 patterns either way.
+
+/// RE2 patterns, each compiled once a process. RE2 matches in time linear in the text whatever the
+/// pattern: a pattern from the user never runs away on text from strangers.
+enum Patterns {
+    final class Compiled: @unchecked Sendable {
+        let regex: OpaquePointer?
+        let problem: String?
+        init(_ pattern: String) {
+            var error = [CChar](repeating: 0, count: 200)
+            let bytes = Array(pattern.utf8)
+            regex = fs_regex_compile(bytes, bytes.count, 1, &error, error.count)
+            problem =
+                regex == nil
+                ? String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+        }
+        deinit { if let regex { fs_regex_free(regex) } }
+    }
+
+    private static let compiled = Mutex<[String: Compiled]>([:])
+
+    static func compile(_ pattern: String) -> Compiled {
+        compiled.withLock { known in
+            if let found = known[pattern] { return found }
+            // Patterns are a person's few; a process that met many starts over.
+            if known.count >= 1000 { known.removeAll() }
+            let made = Compiled(pattern)
+            known[pattern] = made
+            return made
+        }
+    }
+
+    /// Why RE2 refuses `pattern`, or nil.
+    static func problem(_ pattern: String) -> String? { compile(pattern).problem }
+
+    /// Whether `pattern` matches anywhere in `text`, ignoring case unless it says `(?-i)`.
+    static func matches(_ pattern: String, _ text: String) -> Bool {
+        let found = compile(pattern)
+        guard let regex = found.regex else { return false }
+        var text = text
+        return text.withUTF8 { fs_regex_matches(regex, $0.baseAddress, $0.count) == 1 }
+    }
+
+    /// The SQL functions the conditions' SQL calls, on every connection of the store.
+    static let functions: [DatabaseFunction] = [
+        DatabaseFunction("rule_matches", argumentCount: 2, pure: true) { values in
+            guard let pattern = String.fromDatabaseValue(values[0]), let text = String.fromDatabaseValue(values[1])
+            else { return false }
+            return matches(pattern, text)
+        },
+        DatabaseFunction("rule_any_matches", argumentCount: 2, pure: true) { values in
+            guard let pattern = String.fromDatabaseValue(values[0]), let lines = String.fromDatabaseValue(values[1])
+            else { return false }
+            return lines.split(separator: "\n").contains { matches(pattern, String($0)) }
+        },
+        DatabaseFunction("rule_same", argumentCount: 2, pure: true) { values in
+            guard let value = String.fromDatabaseValue(values[0]), let text = String.fromDatabaseValue(values[1])
+            else { return false }
+            return Condition.same(text, value)
+        },
+        DatabaseFunction("rule_any_same", argumentCount: 2, pure: true) { values in
+            guard let value = String.fromDatabaseValue(values[0]), let lines = String.fromDatabaseValue(values[1])
+            else { return false }
+            return lines.split(separator: "\n").contains { Condition.same(String($0), value) }
+        },
+        DatabaseFunction("rule_content", argumentCount: 2, pure: true) { values in
+            Store.ruleContent(
+                searchBody: SearchText.body(
+                    content: String.fromDatabaseValue(values[0]), summary: String.fromDatabaseValue(values[1])))
+        },
+    ]
+}
+
+extension Store {
+    /// An item's `content` as a condition reads it: the text the search index holds (its content
+    /// as plain text, the first 32 768 characters, else its summary), CJK unspaced again.
+    static func ruleContent(searchBody: String) -> String { SearchText.unspaced(searchBody) }
+
+    /// `condition` (its ages `resolved` to times) as an SQL expression over `item`, joined to
+    /// nothing, with its arguments.
+    static func sql(_ condition: Condition) -> (String, [(any DatabaseValueConvertible)?]) {
+        func text(_ field: TextField, _ value: String, any: String, one: String) -> (
+            String, [(any DatabaseValueConvertible)?]
+        ) {
+            switch field {
+            case .title: ("\(one)(?, item.title)", [value])
+            case .content: ("\(one)(?, rule_content(item.content, item.summary))", [value])
+            case .author: ("\(one)(?, item.author)", [value])
+            case .link: ("\(one)(?, item.link)", [value])
+            case .categories: ("\(any)(?, item.categories)", [value])
+            case .feed:
+                // Once a feed, not once an item: SQLite makes the list of feeds first.
+                (
+                    "item.feed_id IN (SELECT id FROM feed WHERE \(one)(?, coalesce(custom_title, title, url)) OR \(one)(?, url))",
+                    [value, value]
+                )
+            }
+        }
+        switch condition {
+        case .matches(let field, let pattern): return text(field, pattern, any: "rule_any_matches", one: "rule_matches")
+        case .equals(let field, let value): return text(field, value, any: "rule_any_same", one: "rule_same")
+        case .newer(let time): return ("item.timeline > ?", [time])
+        case .older(let time): return ("item.timeline < ?", [time])
+        case .youngerThan, .olderThan: preconditionFailure("an age is resolved to a time before it becomes SQL")
+        case .unread: return ("item.read = 0", [])
+        case .starred: return ("item.starred = 1", [])
+        case .not(let inner):
+            let (sql, arguments) = Self.sql(inner)
+            return ("NOT (\(sql))", arguments)
+        case .and(let a, let b), .or(let a, let b):
+            let (left, first) = Self.sql(a)
+            let (right, second) = Self.sql(b)
+            let word = if case .and = condition { "AND" } else { "OR" }
+            return ("(\(left)) \(word) (\(right))", first + second)
+        }
+    }
+
+    /// `text` parsed, its patterns checked by RE2.
+    public static func condition(_ text: String) throws(ConditionError) -> Condition {
+        try Condition.parse(text, checkPattern: Patterns.problem)
+    }
+
+    /// The SQL choosing a rule's feeds, on `item`.
+    static func scope(feedID: Int64?, folder: String?) -> (String, [(any DatabaseValueConvertible)?]) {
+        if let feedID { return ("item.feed_id = ?", [feedID]) }
+        if let folder {
+            return (
+                "item.feed_id IN (SELECT id FROM feed WHERE folder = ? OR substr(folder, 1, length(?) + 1) = ? || '/')",
+                [folder, folder, folder]
+            )
+        }
+        return ("1", [])
+    }
+
+    /// The rules, in the order they were added.
+    public func rules() async throws(StoreError) -> [Rule] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT rule.id, action, condition, feed.url, rule.folder FROM rule
+                    LEFT JOIN feed ON feed.id = rule.feed_id ORDER BY rule.id
+                    """
+            ).map { row in
+                Rule(
+                    number: row[0], action: RuleAction(rawValue: row[1]) ?? .hide, condition: row[2],
+                    feedURL: row[3], folder: row[4])
+            }
+        }
+    }
+
+    /// Adds a rule and applies it to the items stored, in one transaction; how many it matched.
+    public func addRule(_ action: RuleAction, _ condition: Condition, text: String, feedID: Int64?, folder: String?)
+        async throws(StoreError) -> (number: Int64, matched: Int)
+    {
+        try await write { db in
+            try db.execute(
+                sql: "INSERT INTO rule (action, condition, feed_id, folder, added_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [action.rawValue, text, feedID, folder, clock.now().timeIntervalSince1970])
+            let number = db.lastInsertedRowID
+            let (scope, scoped) = Self.scope(feedID: feedID, folder: folder)
+            let (matching, arguments) = Self.sql(condition.resolved(now: Int64(clock.now().timeIntervalSince1970)))
+            let filter = "(\(scope)) AND (\(matching))"
+            let values = scoped + arguments
+            switch action {
+            case .hide:
+                try db.execute(
+                    sql:
+                        "CREATE TEMP TABLE changed AS SELECT id, feed_id, band FROM item WHERE hidden = 0 AND \(filter)",
+                    arguments: StatementArguments(values))
+                defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.changed") }
+                let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.changed") ?? 0
+                try db.execute(sql: "UPDATE item SET hidden = 1, seq = -id WHERE id IN (SELECT id FROM temp.changed)")
+                try Self.closeUp(db, "temp.changed")
+                return (number, count)
+            case .read, .star:
+                let column = action == .read ? "read" : "starred"
+                let own = "item.\(column) = 0 AND \(filter)"
+                try queueMarks(db, field: column, value: true, where: own, values)
+                try db.execute(sql: "UPDATE item SET \(column) = 1 WHERE \(own)", arguments: StatementArguments(values))
+                return (number, db.changesCount)
+            }
+        }
+    }
+
+    /// Removes rule `number`; a hide rule's items no other hide rule hides are shown again, each
+    /// in its place. Whether there was such a rule, and how many items came back.
+    public func removeRule(number: Int64) async throws(StoreError) -> (found: Bool, shown: Int) {
+        try await write { db in
+            guard
+                let removed = try Row.fetchOne(
+                    db, sql: "DELETE FROM rule WHERE id = ? RETURNING action, feed_id, folder", arguments: [number])
+            else { return (false, 0) }
+            guard removed[0] as String == RuleAction.hide.rawValue else { return (true, 0) }
+            let now = Int64(clock.now().timeIntervalSince1970)
+            var (filter, values) = Self.scope(feedID: removed[1], folder: removed[2])
+            filter = "item.hidden = 1 AND (\(filter))"
+            for other in try Row.fetchAll(
+                db, sql: "SELECT condition, feed_id, folder FROM rule WHERE action = 'hide'")
+            {
+                // A rule that no longer parses (a newer feedsync's) hides nothing.
+                guard let condition = try? Self.condition(other[0]) else { continue }
+                let (scope, scoped) = Self.scope(feedID: other[1], folder: other[2])
+                let (matching, arguments) = Self.sql(condition.resolved(now: now))
+                filter += " AND NOT ((\(scope)) AND (\(matching)))"
+                values += scoped + arguments
+            }
+            try db.execute(
+                sql: "CREATE TEMP TABLE changed AS SELECT id, feed_id, band FROM item WHERE \(filter)",
+                arguments: StatementArguments(values))
+            defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.changed") }
+            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.changed") ?? 0
+            // Placed again by their numbers, which follow the order a band's items came in.
+            try db.execute(sql: "UPDATE item SET hidden = 0 WHERE id IN (SELECT id FROM temp.changed)")
+            try Self.closeUp(db, "temp.changed", order: "item.id")
+            return (true, count)
+        }
+    }
+
+    /// After items left the lists or came back (their ids, feeds and bands in `changed`): each
+    /// such band's shown items numbered again from 0 in `order`, the band sizes, timeline runs
+    /// and read counts of their feeds made again.
+    static func closeUp(_ db: Database, _ changed: String, order: String = "item.seq") throws {
+        try db.execute(
+            sql: """
+                CREATE TEMP TABLE renumbered AS
+                    SELECT item.id, row_number() OVER (PARTITION BY item.feed_id, item.band ORDER BY \(order)) - 1 AS seq
+                    FROM item WHERE item.hidden = 0 AND (item.feed_id, item.band) IN (SELECT feed_id, band FROM \(changed));
+                -- Out of the way first, below every hidden item's -id, so no two rows meet on a seq.
+                UPDATE item SET seq = -1099511627776 - id WHERE id IN (SELECT id FROM temp.renumbered);
+                UPDATE item SET seq = renumbered.seq FROM temp.renumbered WHERE renumbered.id = item.id;
+                DROP TABLE temp.renumbered;
+                UPDATE band_size SET size = (
+                    SELECT count(*) FROM item
+                    WHERE item.feed_id = band_size.feed_id AND item.band = band_size.band AND item.hidden = 0)
+                WHERE (feed_id, band) IN (SELECT feed_id, band FROM \(changed));
+                INSERT INTO band_size (feed_id, band, size)
+                    SELECT feed_id, band, count(*) FROM item
+                    WHERE hidden = 0 AND (feed_id, band) IN (SELECT feed_id, band FROM \(changed))
+                    GROUP BY feed_id, band
+                    ON CONFLICT (feed_id, band) DO NOTHING;
+                DELETE FROM timeline_run WHERE feed_id IN (SELECT feed_id FROM \(changed));
+                INSERT INTO timeline_run (timeline, feed_id, band, first_seq, size)
+                    SELECT timeline, feed_id, band, min(seq), count(*) FROM (
+                        SELECT timeline, feed_id, band, seq,
+                            seq - row_number() OVER (PARTITION BY feed_id, band, timeline ORDER BY seq) AS island
+                        FROM item WHERE hidden = 0 AND feed_id IN (SELECT feed_id FROM \(changed))
+                    ) GROUP BY timeline, feed_id, band, island;
+                UPDATE feed SET read_count = (SELECT count(*) FROM item WHERE feed_id = feed.id AND read = 1 AND hidden = 0)
+                WHERE id IN (SELECT feed_id FROM \(changed));
+                """)
+    }
+
+    /// The items `condition` matches (all feeds), newest first: what a rule would do, changing nothing.
+    public func itemsMatching(_ condition: Condition, limit: Int) async throws(StoreError) -> (
+        count: Int, items: [StoredItem]
+    ) {
+        let query = ListQuery(condition: condition.resolved(now: Int64(clock.now().timeIntervalSince1970)))
+        return try await read { db in
+            let (total, items) = try Self.filteredList(db, query, offset: 0, limit: limit)
+            return (total, items)
+        }
+    }
+
+    /// The saved views, by name, with their unread counts when `counting`.
+    public func views(counting: Bool) async throws(StoreError) -> [SavedView] {
+        let now = Int64(clock.now().timeIntervalSince1970)
+        return try await read { db in
+            try Row.fetchAll(db, sql: "SELECT name, condition FROM saved_view ORDER BY name").map { row in
+                var view = SavedView(name: row[0], condition: row[1])
+                if counting, let condition = try? Self.condition(view.condition) {
+                    view.unread = try Self.filteredTotal(
+                        db, ListQuery(unread: true, condition: condition.resolved(now: now)))
+                }
+                return view
+            }
+        }
+    }
+
+    /// Saves a view; false when one of that name exists.
+    public func addView(name: String, condition: String) async throws(StoreError) -> Bool {
+        try await write { db in
+            try db.execute(
+                sql:
+                    "INSERT INTO saved_view (name, condition, added_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+                arguments: [name, condition, clock.now().timeIntervalSince1970])
+            return db.changesCount == 1
+        }
+    }
+
+    /// Removes the view named `name`; false when there is none.
+    public func removeView(name: String) async throws(StoreError) -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM saved_view WHERE name = ?", arguments: [name])
+            return db.changesCount == 1
+        }
+    }
+}
+
+/// The rules that apply to one feed's arriving items, read once a page: each item is asked in
+/// Swift before it is written, so a hidden item takes no place in its list and a marked one is
+/// stored marked, in the page's own transaction.
+struct ArrivalRules {
+    private var rules: [(action: RuleAction, condition: Condition)] = []
+    private var feedName = ""
+    private var feedURL = ""
+    private let now: Int64
+    let isAccount: Bool
+
+    init(_ db: Database, feedID: Int64, now: Int64) throws {
+        self.now = now
+        let rows = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT rule.action, rule.condition, coalesce(feed.custom_title, feed.title, feed.url), feed.url,
+                        feed.account_id IS NOT NULL
+                    FROM feed JOIN rule ON rule.feed_id = feed.id
+                        OR (rule.feed_id IS NULL AND (rule.folder IS NULL OR feed.folder = rule.folder
+                            OR substr(feed.folder, 1, length(rule.folder) + 1) = rule.folder || '/'))
+                    WHERE feed.id = ? ORDER BY rule.id
+                    """), arguments: [feedID])
+        isAccount = rows.first?[4] ?? false
+        guard let first = rows.first else { return }
+        feedName = first[2]
+        feedURL = first[3]
+        for row in rows {
+            // A rule that no longer parses (a newer feedsync's) does nothing.
+            guard let action = RuleAction(rawValue: row[0]), let condition = try? Store.condition(row[1]) else {
+                continue
+            }
+            rules.append((action, condition))
+        }
+    }
+
+    var isEmpty: Bool { rules.isEmpty }
+
+    /// What the rules do to `item`, placed at `time` in the timeline.
+    func actions(for item: FeedItem, time: Int64) -> Set<RuleAction> {
+        var content: String?
+        let subject = ConditionSubject(
+            title: item.title,
+            content: {
+                if let content { return content }
+                let made = Store.ruleContent(
+                    searchBody: item.searchBody ?? SearchText.body(content: item.content, summary: item.summary))
+                content = made
+                return made
+            }, author: item.author, link: item.link, feedName: feedName, feedURL: feedURL,
+            categories: item.categories, time: time, unread: true, starred: false)
+        var actions = Set<RuleAction>()
+        for rule in rules where !actions.contains(rule.action) {
+            if rule.condition.holds(for: subject, now: now, matches: Patterns.matches) { actions.insert(rule.action) }
+        }
+        return actions
+    }
+}

@@ -1,0 +1,203 @@
+import FeedSyncDemoServer
+import FeedSyncModel
+import Foundation
+import GRDB
+import Testing
+
+@testable import FeedSyncStore
+
+/// Rules and saved views through the built binary, on a real store, against the demo server
+/// (item n is titled `Item n`, newest first).
+@Suite(.timeLimit(.minutes(5))) struct RuleTests {
+    static func titles(_ items: [[String: Any]]) -> [String] { items.map { $0["title"] as! String } }
+
+    static func number(_ title: String) -> Int { Int(title.split(separator: " ").last!)! }
+
+    @Test func eachActionAppliesToWhatIsStoredAndToWhatArrivesAndAHiddenItemIsInNoListOrCount() async throws {
+        let cli = try CLI()
+        try await withServer(items: 40, perPage: 10) { server, url in
+            #expect(try await cli.run("add", url).status == 0)
+            let before = Self.titles(try await cli.listedItems())
+            #expect(before.count == 40)
+
+            let hide = try await cli.run("rule", "add", "hide", #"title ~ "7$""#)
+            #expect(hide.status == 0 && hide.stdout.contains("it hid 4 stored items"), "\(hide)")
+            let read = try await cli.run("rule", "add", "read", #"title ~ "3$" and not starred"#)
+            #expect(read.stdout.contains("it marked read 4 stored items"), "\(read)")
+            let star = try await cli.run("rule", "add", "star", "title = 'item 5' or title = 'ITEM 45'", "--feed", url)
+            #expect(star.stdout.contains("it starred 1 stored item"), "\(star)")
+
+            server.prepend(10)  // items 41 to 50 arrive
+            #expect(try await cli.run("pull", "--force").status == 0)
+            let listed = try await cli.listedItems()
+            let titles = Self.titles(listed)
+            #expect(titles.count == 50 - 5, "4 + 1 hidden")
+            #expect(!titles.contains { $0.hasSuffix("7") })
+            for item in listed {
+                let title = item["title"] as! String
+                #expect((item["unread"] as! Bool) == !title.hasSuffix("3"), "\(title)")
+                #expect((item["starred"] as! Bool) == ["Item 5", "Item 45"].contains(title), "\(title)")
+            }
+            #expect(
+                Self.titles(try await cli.listedItems("--hidden")) == [
+                    "Item 47", "Item 37", "Item 27", "Item 17", "Item 7",
+                ])
+            #expect(Self.titles(try await cli.listedItems("--unread")).count == 45 - 5)
+            #expect(try await feeds(cli)[0]["unread"] as? Int == 40, "the feed's count leaves the hidden out")
+            let page = try json(try await cli.run("list", "--json", "--per-page", "10", "--page", "5"))
+            #expect(page["total"] as? Int == 45 && (page["items"] as! [Any]).count == 5, "the paging closes up")
+            let search = try json(try await cli.run("list", "--json", "--search", "item"))
+            #expect(search["total"] as? Int == 45, "a search leaves the hidden out")
+
+            // Removing the hide rule shows them again, each in its place.
+            let removed = try await cli.run("rule", "remove", "1")
+            #expect(removed.stdout.contains("5 hidden items are shown again"), "\(removed)")
+            #expect(Self.titles(try await cli.listedItems()) == (1...50).reversed().map { "Item \($0)" })
+            #expect(try await feeds(cli)[0]["unread"] as? Int == 45)
+            #expect(try await cli.listedItems("--hidden").isEmpty)
+            let rules = try await cli.run("rule", "list")
+            #expect(!rules.stdout.contains("hide") && rules.stdout.contains("read") && rules.stdout.contains("star"))
+        }
+    }
+
+    @Test func aMalformedConditionExits64NamingWhereAndChangesNothing() async throws {
+        let cli = try CLI()
+        for (when, position) in [
+            ("title ~ x and", 14), ("titel ~ x", 1), ("(title ~ x", 11), ("age > 3x", 7), ("title ~ \"(\"", 9),
+            ("title ~ 'x' )", 13), ("date < 2026-02-30", 8), ("", 1), ("title = \"open", 9),
+        ] {
+            let result = try await cli.run("rule", "add", "hide", when)
+            #expect(result.status == 64, "\(when): \(result)")
+            #expect(result.stderr.contains("at character \(position):"), "\(when): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "one sentence")
+        }
+        #expect(try await cli.run("view", "add", "x", "starred or").status == 64)
+        #expect(try await cli.run("rule", "list").stdout.hasPrefix("no rules"))
+        #expect(try await cli.run("view", "list").stdout.hasPrefix("no views"))
+        #expect(try await cli.run("rule", "add", "burn", "starred").status == 64)
+        #expect(try await cli.run("rule", "remove", "9").status == 64)
+    }
+
+    @Test func killedMidPullEveryCommittedItemHasItsRulesApplied() async throws {
+        let cli = try CLI()
+        try await withServer(items: 600, perPage: 10) { server, url in
+            // Rules on every feed, before there is any.
+            #expect(try await cli.run("rule", "add", "hide", #"title ~ "7$""#).stdout.contains("hid 0 stored items"))
+            #expect(try await cli.run("rule", "add", "read", #"title ~ "3$""#).status == 0)
+            var faults = Faults()
+            faults.latency = 0.1
+            server.setFaults(faults)
+            var subscribed = false
+            for _ in 0..<3 {
+                let running = try cli.start(subscribed ? ["pull", "--force"] : ["pull", "--feed", url])
+                try await Task.sleep(nanoseconds: UInt64.random(in: 300_000_000...900_000_000))
+                running.kill9()
+                _ = try await running.wait()
+                subscribed = try await !feeds(cli).isEmpty
+                guard subscribed else { continue }
+                let shown = try await cli.listedItems()
+                let hidden = Self.titles(try await cli.listedItems("--hidden"))
+                #expect(hidden.allSatisfy { $0.hasSuffix("7") })
+                for item in shown {
+                    let title = item["title"] as! String
+                    #expect(!title.hasSuffix("7"), "\(title) was stored without its rule")
+                    #expect((item["unread"] as! Bool) == !title.hasSuffix("3"), "\(title)")
+                }
+                #expect(try await feeds(cli)[0]["unread"] as? Int == shown.filter { $0["unread"] as! Bool }.count)
+            }
+            server.setFaults(Faults())
+            #expect(try await cli.run(subscribed ? ["pull", "--force"] : ["pull", "--feed", url]).status == 0)
+            let hidden = Self.titles(try await cli.listedItems("--hidden"))
+            #expect(hidden.count == 60 && Set(hidden).count == 60)
+            #expect(try await cli.listedItems().count == 540)
+        }
+    }
+
+    @Test func aViewsItemsAndCountAreThoseOfItsQuery() async throws {
+        let cli = try CLI()
+        try await withServer(items: 120, perPage: 20) { _, url in
+            #expect(try await cli.run("add", url).status == 0)
+            #expect(try await cli.run("mark", "read", "1", "2", "3").status == 0)
+            let when = #"(title ~ "^item [0-9]*[05]$" or content ~ "Item 11\.") and age < 3650d"#
+            #expect(try await cli.run("view", "add", "Fives", when).status == 0)
+            #expect(try await cli.run("view", "add", "fives", "starred").status == 64, "one name once")
+            let viewed = Self.titles(try await cli.listedItems("--view", "FIVES"))
+            let expected = (1...120).reversed().filter { $0 % 5 == 0 || $0 == 11 }.map { "Item \($0)" }
+            #expect(viewed == expected)
+            let tested = try await cli.run("rule", "test", when)
+            #expect(tested.stdout.hasPrefix("\(expected.count) stored items match"), "\(tested.stdout)")
+            let unread = Self.titles(try await cli.listedItems("--view", "Fives", "--unread"))
+            let views = try await cli.run("view", "list")
+            #expect(views.stdout.contains("Fives  \(unread.count) unread"), "\(views.stdout)")
+            #expect(unread.count == expected.count - 1, "numbers 1 to 3 are items 120 to 118, one of them a five")
+            #expect(try await cli.run("view", "remove", "Fives").status == 0)
+            #expect(try await cli.run("list", "--view", "Fives").status == 64)
+        }
+    }
+}
+
+/// The condition language and its matcher, on their own.
+@Suite struct ConditionTests {
+    @Test func aHostilePatternOverAMegabyteOfTextIsBoundedInTime() throws {
+        let text = String(repeating: "a", count: 1 << 20) + "!"
+        for pattern in ["(a+)+$", "(a|aa)+$", "(a*)*b", "^(a|a?)+$", "(.*a){20}"] {
+            let start = ContinuousClock.now
+            _ = Patterns.matches(pattern, text)
+            let took = ContinuousClock.now - start
+            // RE2 takes milliseconds; a backtracking engine would take longer than the universe.
+            #expect(took < .seconds(2), "\(pattern) took \(took)")
+        }
+        #expect(Patterns.matches("(?-i)A", "a") == false && Patterns.matches("A", "a"))
+        #expect(Patterns.problem("(a") != nil && Patterns.problem("(\\1)") != nil, "no backreferences")
+    }
+
+    @Test func swiftAndSQLAgreeOnEveryCondition() throws {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            for function in Patterns.functions + [Store.searchBody] { db.add(function: function) }
+        }
+        let queue = try DatabaseQueue(configuration: configuration)
+        let now: Int64 = 1_767_225_600
+        let subject = ConditionSubject(
+            title: "Sponsored: Swift 6", content: { "Fast 中文 code" }, author: "Ann Lee", link: "https://x.test/a",
+            feedName: "Tech Bits", feedURL: "https://tech.test/feed", categories: ["Swift", "Linux"],
+            time: now - 3 * 86400, unread: true, starred: false)
+        let conditions = [
+            "title ~ sponsored", "title ~ '(?-i)sponsored'", "author = 'ann lee'", "author = ann", "categories = linux",
+            "categories ~ '^lin'", "feed ~ tech.test", "feed = 'tech bits'", "content ~ '中文'", "link ~ '^https:'",
+            "age < 7d", "age > 2d and age < 4d", "date > 2025-12-01", "date < 2025-12-30", "unread and not starred",
+            "read or starred", "not (title ~ swift or author ~ x)", "(title ~ a or author ~ z) and categories ~ ux$",
+        ]
+        let tableSQL = """
+            CREATE TABLE feed (id INTEGER PRIMARY KEY, url TEXT, title TEXT, custom_title TEXT);
+            CREATE TABLE item (id INTEGER PRIMARY KEY, feed_id INTEGER, title TEXT, content TEXT, summary TEXT,
+                author TEXT, link TEXT, categories TEXT, timeline INTEGER, read INTEGER, starred INTEGER);
+            INSERT INTO feed VALUES (1, 'https://tech.test/feed', 'Tech Bits', NULL);
+            INSERT INTO item VALUES (1, 1, 'Sponsored: Swift 6', '<p>Fast 中文 <b>code</b></p>', NULL, 'Ann Lee',
+                'https://x.test/a', 'Swift' || char(10) || 'Linux', \(now - 3 * 86400), 0, 0);
+            """
+        try queue.write { try $0.execute(sql: tableSQL) }
+        for text in conditions {
+            let condition = try Store.condition(text)
+            let inSwift = condition.holds(for: subject, now: now, matches: Patterns.matches)
+            let (sql, arguments) = Store.sql(condition.resolved(now: now))
+            let inSQL = try queue.read {
+                try Bool.fetchOne($0, sql: "SELECT \(sql) FROM item", arguments: StatementArguments(arguments)) ?? false
+            }
+            #expect(inSwift == inSQL, "\(text): Swift \(inSwift), SQL \(inSQL)")
+        }
+        #expect(try Store.condition("title ~ sponsored").holds(for: subject, now: now, matches: Patterns.matches))
+        #expect(try !Store.condition("author = ann").holds(for: subject, now: now, matches: Patterns.matches))
+    }
+
+    @Test func theGrammarsPrecedenceIsNotOverAndOverOr() throws {
+        #expect(
+            try Condition.parse("unread or starred and not title ~ x")
+                == .or(.unread, .and(.starred, .not(.matches(.title, "x")))))
+        #expect(
+            try Condition.parse("(unread OR starred) AND age > 1w") == .and(.or(.unread, .starred), .olderThan(604_800))
+        )
+        #expect(try Condition.parse("tags = 'a b'") == .equals(.categories, "a b"))
+        #expect(throws: ConditionError.self) { try Condition.parse(String(repeating: "(", count: 200) + "unread") }
+    }
+}
