@@ -11,7 +11,7 @@
   const $ = (id) => document.getElementById(id);
   const list = $("list"), rows = $("rows");
   const state = {
-    unread: false, feed: "", search: "", total: 0, known: false, shift: 0, current: -1,
+    unread: false, starred: false, feed: "", view: "", search: "", total: 0, known: false, shift: 0, current: -1,
     items: new Map(), loading: new Set(), drawn: new Map(), generation: 0, open: null,
   };
 
@@ -21,7 +21,9 @@
   function query(extra) {
     const params = new URLSearchParams(extra);
     if (state.unread) params.set("unread", "1");
+    if (state.starred) params.set("starred", "1");
     if (state.feed) params.set("feed", state.feed);
+    if (state.view) params.set("view", state.view);
     if (state.search) params.set("search", state.search);
     return params.toString();
   }
@@ -101,6 +103,7 @@
       if (element && element.dataset.number === String(item ? item.number : "")) {
         element.classList.toggle("read", Boolean(item && !item.unread));
         element.classList.toggle("current", i === state.current);
+        if (item) element.querySelector(".meta").textContent = metaOf(item);
         element.style.top = rowTop(i) + "px";
         continue;
       }
@@ -126,7 +129,9 @@
     return date.toDateString() === new Date().toDateString() ? time : day;
   }
   function metaOf(item, whole) {
-    return [item.feed, item.published && when(item.published, whole)].filter(Boolean).join(" · ");
+    const by = whole && item.author ? item.author : "";
+    return [item.starred ? "★" : "", item.feed, by, item.published && when(item.published, whole)]
+      .filter(Boolean).join(" · ");
   }
 
   // Everything from the server is text, never markup.
@@ -266,7 +271,20 @@
       showToggle();
     } catch (error) { /* stays as it was */ }
   }
-  function showToggle() { if (state.open) $("toggle").textContent = state.open.unread ? "Mark read" : "Mark unread"; }
+  async function star(item, starred) {
+    try {
+      await call("/api/items/" + item.number + "/star?starred=" + (starred ? 1 : 0), "POST");
+      item.starred = starred;
+      draw();
+      showToggle();
+      if (state.open === item) $("meta").textContent = metaOf(item, true);
+    } catch (error) { /* stays as it was */ }
+  }
+  function showToggle() {
+    if (!state.open) return;
+    $("toggle").textContent = state.open.unread ? "Mark read" : "Mark unread";
+    $("star").textContent = state.open.starred ? "Unstar" : "Star";
+  }
 
   function move(by) {
     if (!state.known || state.total === 0) return;
@@ -295,6 +313,11 @@
         if (item) mark(item, item.unread);
         break;
       }
+      case "s": {
+        const item = reading ? state.open : itemAt(state.current);
+        if (item) star(item, !item.starred);
+        break;
+      }
       case "/": event.preventDefault(); $("search").focus(); break;
       case "Escape": if (reading) close(); break;
       default: return;
@@ -304,11 +327,18 @@
   for (const button of document.querySelectorAll(".view")) {
     button.addEventListener("click", () => {
       state.unread = button.dataset.unread === "1";
+      state.starred = button.dataset.starred === "1";
       for (const other of document.querySelectorAll(".view")) other.classList.toggle("on", other === button);
       reset();
     });
   }
-  $("feed").addEventListener("change", () => { state.feed = $("feed").value; reset(); });
+  // A feed's number, or a saved view's name after "view:".
+  $("feed").addEventListener("change", () => {
+    const value = $("feed").value;
+    state.view = value.startsWith("view:") ? value.slice(5) : "";
+    state.feed = state.view ? "" : value;
+    reset();
+  });
   let typing = 0;
   $("search").addEventListener("input", () => {
     clearTimeout(typing);
@@ -316,6 +346,7 @@
   });
   $("close").addEventListener("click", close);
   $("toggle").addEventListener("click", () => { if (state.open) mark(state.open, state.open.unread); });
+  $("star").addEventListener("click", () => { if (state.open) star(state.open, !state.open.starred); });
   $("new").addEventListener("click", reset);
 
   // New items from a pull: a bar at the top, and what the reader sees does not move. The last
@@ -323,7 +354,7 @@
   // the server, less its row here, is the shift for everything fetched from now on.
   async function poll() {
     if (!state.known) load(1);
-    const timeline = state.known && !state.unread && !state.feed && !state.search;
+    const timeline = state.known && !state.unread && !state.starred && !state.feed && !state.view && !state.search;
     const first = Math.max(-1, ...state.items.keys());
     const anchor = timeline && first >= 0 ? itemAt(first) : undefined;
     try {
@@ -337,7 +368,7 @@
   }
   setInterval(poll, POLL);
 
-  // The feeds by folder (those in none first), each with its unread count.
+  // The feeds by folder (those in none first), each with its unread count; then the saved views.
   call("/api/feeds").then((body) => {
     const groups = new Map();
     for (const feed of body.feeds) {
@@ -360,6 +391,16 @@
       group.label = folder + (unread > 0 ? " (" + unread + ")" : "");
       $("feed").append(group);
     }
+    if (body.views.length === 0) return;
+    const views = document.createElement("optgroup");
+    views.label = "Views";
+    for (const view of body.views) {
+      const option = document.createElement("option");
+      option.value = "view:" + view.name;
+      option.textContent = view.name + (view.unread > 0 ? " (" + view.unread + ")" : "");
+      views.append(option);
+    }
+    $("feed").append(views);
   }).catch(() => {});
   load(1);
 })();

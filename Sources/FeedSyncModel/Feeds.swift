@@ -146,8 +146,15 @@ public struct Feed: Sendable, Equatable {
     /// Each item's page is fetched for its article (`add --full-text`, `full-text F on`).
     public var fullText: Bool = false
 
-    /// What the feed is called: the user's title, else its own, else its URL.
-    public var name: String { customTitle ?? title ?? url }
+    /// What the feed is called: the user's title, else its own, else its URL's host (and port),
+    /// as `Store.feedName` has it in SQL.
+    public var name: String { customTitle ?? title ?? Self.host(url) }
+
+    /// The host (and port) of an http(s) URL: what follows `//` up to the next `/`.
+    public static func host(_ url: String) -> String {
+        guard let start = url.range(of: "//")?.upperBound else { return url }
+        return String(url[start...].prefix { $0 != "/" })
+    }
 
     public init(
         id: Int64, url: String, format: FeedFormat? = nil, formatChosen: Bool = false,

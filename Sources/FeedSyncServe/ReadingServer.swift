@@ -94,6 +94,11 @@ public final class ReadingServer: Sendable {
                 try context.parameters.require("number", as: Int64.self),
                 read: request.uri.queryParameters["read"] != "0")
         }
+        router.post("/api/items/{number}/star") { request, context in
+            try await self.star(
+                try context.parameters.require("number", as: Int64.self),
+                starred: request.uri.queryParameters["starred"] != "0")
+        }
         router.post("/api/position") { request, _ in try await self.position(request) }
         router.post("/api/items/{number}/picture") { _, context in
             let number = try context.parameters.require("number", as: Int64.self)
@@ -198,12 +203,21 @@ public final class ReadingServer: Sendable {
             list.feedURL = found.url
         }
         list.unread = query["unread"] == "1"
+        list.starred = query["starred"] == "1"
         if let search = query["search"].map(String.init), !search.isEmpty {
             // As `list --search` reads it: words as prefixes, nothing in it FTS5 syntax.
             guard search.utf8.count <= 1000, let words = ListQuery.words(search) else {
                 throw HTTPError(.badRequest, message: "search for words of at most 1000 bytes")
             }
             list.search = words
+        }
+        if let view = query["view"].map(String.init), !view.isEmpty {
+            guard view.count <= 200 else { throw HTTPError(.badRequest, message: "a view's name is at most 200 characters") }
+            do {
+                list = try await library.query(list, inView: view)
+            } catch let error as SyncError {
+                throw HTTPError(.notFound, message: error.message)
+            }
         }
         return list
     }
@@ -216,6 +230,12 @@ public final class ReadingServer: Sendable {
         let item = detail.item
         return Self.json(
             "{" + Self.fields(item, position: nil) + ", \"content\": \"/content/\(number)\"}")
+    }
+
+    func star(_ number: Int64, starred: Bool) async throws -> Response {
+        let unknown = try await stored { try await library.star([number], starred: starred) }
+        guard unknown.isEmpty else { throw HTTPError(.notFound, message: "no such item") }
+        return Self.json("{\"number\": \(number), \"starred\": \(starred)}")
     }
 
     func mark(_ number: Int64, read: Bool) async throws -> Response {
@@ -259,7 +279,11 @@ public final class ReadingServer: Sendable {
             "{\"number\": \(summary.feed.id), \"title\": \(JSON.string(summary.feed.name)), "
                 + "\"folder\": \(JSON.string(summary.feed.folder)), \"unread\": \(summary.unread)}"
         }
-        return Self.json("{\"feeds\": [\(feeds.joined(separator: ", "))]}")
+        let views = try await stored { try await library.views(counting: true) }.map { view in
+            "{\"name\": \(JSON.string(view.name)), \"unread\": \(view.unread ?? 0)}"
+        }
+        return Self.json(
+            "{\"feeds\": [\(feeds.joined(separator: ", "))], \"views\": [\(views.joined(separator: ", "))]}")
     }
 
     /// The item's content as a page of its own, for a sandboxed frame: sanitised, pictures from

@@ -8,7 +8,12 @@ extension Store {
     static let listColumns = """
         item.id, key, item.title, item.link, pic_url, coalesce(picture.status, 'none') AS status, picture.id AS picture_id,
         picture.file, picture.bytes, picture.hash, published,
-        read, starred, coalesce(feed.custom_title, feed.title, feed.url) AS feed_name, item.author, item.categories
+        read, starred, \(feedName) AS feed_name, item.author, item.categories
+        """
+    /// `Feed.name` in SQL: the user's title, else the feed's own, else its URL's host (and port).
+    static let feedName = """
+        coalesce(feed.custom_title, feed.title,
+            substr(feed.url, instr(feed.url, '//') + 2, instr(substr(feed.url, instr(feed.url, '//') + 2) || '/', '/') - 1))
         """
     static let listJoin = "LEFT JOIN picture ON picture.id = item.picture_id JOIN feed ON feed.id = item.feed_id"
 

@@ -101,7 +101,7 @@ extension Store {
             case .feed:
                 // Once a feed, not once an item: SQLite makes the list of feeds first.
                 (
-                    "item.feed_id IN (SELECT id FROM feed WHERE \(one)(?, coalesce(custom_title, title, url)) OR \(one)(?, url))",
+                    "item.feed_id IN (SELECT id FROM feed WHERE \(one)(?, \(feedName)) OR \(one)(?, url))",
                     [value, value]
                 )
             }
@@ -322,7 +322,7 @@ struct ArrivalRules {
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql: """
-                    SELECT rule.action, rule.condition, coalesce(feed.custom_title, feed.title, feed.url), feed.url,
+                    SELECT rule.action, rule.condition, \(Store.feedName), feed.url,
                         feed.account_id IS NOT NULL
                     FROM feed JOIN rule ON rule.feed_id = feed.id
                         OR (rule.feed_id IS NULL AND (rule.folder IS NULL OR feed.folder = rule.folder

@@ -164,6 +164,9 @@ def main():
                        env=env, check=True)
         # The hostile feed in a folder of its own: the feed menu groups by folder.
         subprocess.run([feedsync, "folder", "2", "Odd"], env=env, check=True, stdout=subprocess.DEVNULL)
+        # A saved view: the feed menu lists it with its unread count.
+        subprocess.run([feedsync, "view", "add", "Hundreds", 'title ~ "00$"'], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
         serve = start([feedsync, "serve", "--pull-every", "10s"], env)
         address = serve.stdout.readline().strip()
         check(re.match(r"^http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{32}$", address) is not None,
@@ -209,8 +212,11 @@ def main():
             groups = page.evaluate("""[...document.querySelectorAll('#feed optgroup')]
                 .map(g => [g.label, [...g.children].map(o => o.textContent)])""")
             loose = page.evaluate("[...document.querySelectorAll('#feed > option')].map(o => o.textContent)")
-            check(len(groups) == 1 and groups[0][0].startswith("Odd (") and len(groups[0][1]) == 1,
+            check(len(groups) == 2 and groups[0][0].startswith("Odd (") and len(groups[0][1]) == 1,
                   f"the feed menu groups the feeds by folder, with unread counts: {groups}")
+            check(groups[1] == ["Views", ["Hundreds (6)"]], f"then the saved views, unread counted: {groups}")
+            host = feed.split("/")[2]
+            check(loose[1].startswith(host + " ("), f"a feed with no title of its own is named by its host: {loose}")
             check(loose[0] == "All feeds" and loose[1].endswith(" (600)"), f"the others first, unread counted: {loose}")
             dates = page.evaluate("[...document.querySelectorAll('.row .meta')].slice(0, 5).map(m => m.textContent)")
             dated = [d for d in dates if " · " in d]
@@ -444,6 +450,36 @@ def main():
             page.keyboard.press("m")
             page.wait_for_selector(".row.current.read")
             check(unread() == after - 1, "m marks the current row read")
+
+            # A star from the page reaches the store, the starred view lists it, and it comes off.
+            def starred_items():
+                out = subprocess.run([feedsync, "list", "--starred", "--json"], env=env, capture_output=True,
+                                     text=True, check=True).stdout
+                return [item["title"] for item in json.loads(out)["items"]]
+            page.click("#all")
+            page.wait_for_selector(".row:not(.loading)")
+            page.keyboard.press("j")
+            page.wait_for_selector(".row.current")
+            chosen = page.inner_text(".row.current .title")
+            page.keyboard.press("s")
+            page.wait_for_function("() => document.querySelector('.row.current .meta').textContent.startsWith('★')")
+            check(starred_items() == [chosen], f"s stars the current row in the store: {starred_items()}")
+            page.click("#starred")
+            page.wait_for_function("() => document.getElementById('count').textContent === '1 item'")
+            page.wait_for_selector(".row:not(.loading)")
+            check(page.inner_text(".row[data-row='0'] .title") == chosen, "the starred view lists it")
+            page.click(".row[data-row='0']")
+            page.wait_for_selector("#reader:not([hidden])")
+            check(page.inner_text("#star") == "Unstar", "an open starred item offers to unstar it")
+            page.click("#star")
+            page.wait_for_function("() => document.getElementById('star').textContent === 'Star'")
+            check(starred_items() == [], "unstarring from the page reaches the store")
+            page.keyboard.press("Escape")
+            page.click("#all")
+            page.select_option("#feed", label="Hundreds (6)")
+            page.wait_for_function("() => document.getElementById('count').textContent === '6 items'")
+            check(page.inner_text(".row[data-row='0'] .title") == "Item 600", "choosing a view lists its items")
+            page.select_option("#feed", index=0)
 
             # New items from serve's own pull in the background: a bar, and the rows in view stay.
             page.click("#all")

@@ -228,7 +228,7 @@ import Testing
             // The 503 is a request made too; the summary wraps at the terminal's 50 columns.
             let summary = segments.suffix(3)
             #expect(
-                summary.joined(separator: " ").contains(": 30 new items, 4   requests, 30 pictures")
+                summary.joined(separator: " ").contains(": 30 new items, 4 requests, 30   pictures")
                     && summary.allSatisfy { $0.count <= 50 }, "\(segments)")
             // On a wide terminal the whole summary.
             server.setFaults(Faults())

@@ -179,7 +179,7 @@ import Testing
                 let host = URL(string: served.base)!.port.map { "evil.example:\($0)" }!
                 #expect(try await served.curl(route, host: host).status == 403, "\(route), Host \(host)")
             }
-            for route in ["/api/items/1/read", "/api/position?row=0&per_page=50"] {
+            for route in ["/api/items/1/read", "/api/items/1/star", "/api/position?row=0&per_page=50"] {
                 #expect(
                     try await served.curl(route, post: true, call: false).status == 403, "\(route) without X-Feedsync")
                 #expect(
@@ -381,6 +381,35 @@ import Testing
         }
     }
 
+    @Test func theAPIListsTheStarredAViewAndNoHiddenItem() async throws {
+        let cli = try CLI()
+        try await withServer(items: 30, perPage: 30) { _, url async throws -> Void in
+            #expect(try await cli.run("pull", "--feed", url, "--images", "none").status == 0)
+            #expect(try await cli.run("rule", "add", "hide", #"title ~ "7$""#).status == 0)
+            #expect(try await cli.run("rule", "add", "star", #"title ~ "^item 1.$""#).status == 0)
+            #expect(try await cli.run("view", "add", "Twenties", #"title ~ "^item 2.$""#).status == 0)
+            let served = try await serve(cli)
+            defer { served.process.kill9() }
+            func titles(_ query: String) async throws -> [String] {
+                let body = try await served.curl("/api/items?page=1&per_page=50" + query).body
+                let page = try json(RunResult(status: 0, stdout: body, stderr: ""))
+                return (page["items"] as! [[String: Any]]).map { $0["title"] as! String }
+            }
+            let all = try await titles("")
+            #expect(all.count == 27 && !all.contains("Item 7"))
+            #expect(try await titles("&starred=1") == (10...19).reversed().filter { $0 != 17 }.map { "Item \($0)" })
+            #expect(try await titles("&view=twenties") == (20...29).reversed().filter { $0 != 27 }.map { "Item \($0)" })
+            #expect(try await served.curl("/api/items?view=nothing").status == 404)
+            let feeds = try json(RunResult(status: 0, stdout: try await served.curl("/api/feeds").body, stderr: ""))
+            #expect((feeds["feeds"] as! [[String: Any]])[0]["unread"] as? Int == 27)
+            // A feed with no title of its own is named by its host, as NetNewsWire names it.
+            let host = URL(string: url)!.host! + ":" + String(URL(string: url)!.port!)
+            #expect((feeds["feeds"] as! [[String: Any]])[0]["title"] as? String == host)
+            let views = feeds["views"] as! [[String: Any]]
+            #expect(views.count == 1 && views[0]["name"] as? String == "Twenties" && views[0]["unread"] as? Int == 9)
+        }
+    }
+
     @Test func theAPIListsOpensMarksAndRecordsWhereTheReaderStopped() async throws {
         let cli = try CLI()
         try await withServer(items: 400, perPage: 50) { server, url async throws -> Void in
@@ -406,6 +435,11 @@ import Testing
             #expect(try await served.curl("/api/items/\(number)/read?read=0", post: true).status == 200)
             #expect(try await cli.listedItems()[20]["unread"] as? Bool == true)
             #expect(try await served.curl("/api/items/999999/read", post: true).status == 404)
+            #expect(try await served.curl("/api/items/\(number)/star", post: true).status == 200)
+            #expect(try await cli.listedItems("--starred").map { $0["number"] as? Int } == [number])
+            #expect(try await served.curl("/api/items/\(number)/star?starred=0", post: true).status == 200)
+            #expect(try await cli.listedItems("--starred").isEmpty)
+            #expect(try await served.curl("/api/items/999999/star", post: true).status == 404)
 
             // Where the scroll settled: row 300 of 50 a page is page 7.
             #expect(try await served.curl("/api/position?row=300&per_page=50", post: true).status == 200)
