@@ -314,8 +314,12 @@ package final class Reader {
     func chooseFeeds() async {
         do {
             let summaries = try await library.feedSummaries()
-            mode = .feeds(Chooser(entries: ReaderView.entries(summaries)))
-        } catch { message = error.message }
+            var views: [(view: SavedView, query: ListQuery)] = []
+            for view in try await library.views(counting: true) {
+                views.append((view, try await library.query(ListQuery(), inView: view.name)))
+            }
+            mode = .feeds(Chooser(entries: ReaderView.entries(summaries, views: views)))
+        } catch { message = (error as? SyncError)?.message ?? (error as? StoreError)?.message ?? "\(error)" }
     }
 
     /// Starts a pull through the lock cron's pull takes; one running already is said.

@@ -208,8 +208,10 @@ package enum ReaderView {
     // MARK: The chooser and the keys
 
     /// All items, then each folder (its feeds' unread counts added) with its feeds under it, then
-    /// the feeds in no folder.
-    package static func entries(_ summaries: [FeedSummary]) -> [Reader.Chooser.Entry] {
+    /// the feeds in no folder, then the saved views (each with its query).
+    package static func entries(_ summaries: [FeedSummary], views: [(view: SavedView, query: ListQuery)] = [])
+        -> [Reader.Chooser.Entry]
+    {
         var entries = [
             Reader.Chooser.Entry(
                 title: "all feeds", unread: summaries.reduce(0) { $0 + $1.unread }, query: ListQuery(), depth: 0)
@@ -235,6 +237,10 @@ package enum ReaderView {
             entries += feeds(folder)
         }
         return entries + feeds(nil)
+            + views.map {
+                Reader.Chooser.Entry(
+                    title: "view: " + Terminal.safe($0.view.name), unread: $0.view.unread ?? 0, query: $0.query, depth: 0)
+            }
     }
 
     static func chooserView(_ chooser: Reader.Chooser, _ reader: Reader, _ grid: inout Grid) {

@@ -309,11 +309,24 @@ def basics(options):
         check(numbers(terminal) == [wanted], f"the search finds the one item: {titles(terminal)}")
         terminal.send("\x1b")
         terminal.wait_text("search cleared")
-        # f: the feeds with their unread counts; Enter shows one.
+        # f: the feeds with their unread counts, then the saved views with theirs; Enter shows one.
+        feedsync(options.binary, "view", "add", "Fives", 'title ~ "5$"')
         terminal.send("f")
         terminal.wait_text("feeds and folders")
-        unread = sum(1 for item in listed(options.binary) if item["unread"])
+        items = listed(options.binary)
+        unread = sum(1 for item in items if item["unread"])
         check(f"{unread} unread" in terminal.text(), f"the chooser shows the unread count {unread}")
+        five_unread = sum(1 for item in items if item["title"].endswith("5") and item["unread"])
+        line = next((line for line in terminal.lines() if "view: Fives" in line), "")
+        check(f"{five_unread} unread" in line, f"the chooser shows the view with its unread count: {line!r}")
+        terminal.send("jj\r")
+        terminal.wait(lambda t: "feeds and folders" not in t.text() and numbers(t), "Enter shows the view")
+        check(numbers(terminal)[:3] == sorted(
+            [int(item["title"].split()[1]) for item in items if item["title"].endswith("5")], reverse=True)[:3],
+            f"the view lists its items: {titles(terminal)}")
+        feedsync(options.binary, "view", "remove", "Fives")
+        terminal.send("f")
+        terminal.wait_text("feeds and folders")
         terminal.send("j\r")
         terminal.wait(lambda t: "feeds and folders" not in t.text() and numbers(t), "Enter shows the feed")
         # ? shows the keys and the pictures' way.
