@@ -24,6 +24,8 @@ import Foundation
 ///    old date is below where a walk of what is newer stops) are fetched by id, at most
 ///    `missingPerSync` a sync; one removed here (`gc --older-than`) is not.
 ///
+/// 5. Marks queued during the sync (a rule's, on the articles that arrived) go up last, as in 1.
+///
 /// An unchanged server so costs two requests (the articles newer than the last id, the
 /// counters), or three where it has no counters (the newer articles, the unread and the starred
 /// ids).
@@ -90,7 +92,11 @@ public struct AccountMachine: Sendable {
         self.newBand = newBand
         storedCounters = account.counters
         statePassDue = account.stateAt.map { now.timeIntervalSince($0) >= Self.statePassInterval } ?? true
-        // Read marks go as "unread" false/true, stars as they are; a batch per field and value.
+        batches = Self.batches(queued)
+    }
+
+    /// Read marks as "unread" false/true, stars as they are: a batch per field and value.
+    public static func batches(_ queued: [QueuedMark]) -> [(field: RemoteState, value: Bool, marks: [QueuedMark])] {
         var batches: [(field: RemoteState, value: Bool, marks: [QueuedMark])] = []
         for mark in queued {
             let field: RemoteState = mark.field == "read" ? .unread : .starred
@@ -101,7 +107,7 @@ public struct AccountMachine: Sendable {
                 batches.append((field, value, [mark]))
             }
         }
-        self.batches = batches
+        return batches
     }
 
     public mutating func next(_ event: Event) -> Action {

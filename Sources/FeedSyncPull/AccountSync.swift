@@ -167,6 +167,10 @@ public struct AccountSync: Sendable {
                         onCommit()
                         action = machine.next(.missingStored)
                     case .finish(let counters, let statePassed):
+                        for batch in AccountMachine.batches(try await store.queuedMarks(accountID: account.id)) {
+                            try await service.send(batch.field, batch.value, ids: batch.marks.map(\.remoteID))
+                            try await store.dropQueuedMarks(batch.marks)
+                        }
                         try await store.recordAccountSync(
                             accountID: account.id, at: now, outcome: .ok, error: nil, counters: counters,
                             stateAt: statePassed ? now : nil)

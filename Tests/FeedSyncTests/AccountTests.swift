@@ -135,6 +135,28 @@ import Testing
         try await user.closeDoor(port: door.port)
     }
 
+    @Test func whatARuleMarksOnArrivalOrAtOnceIsMarkedOnTheServerToo() async throws {
+        let user = try await TinyTinyRSSUser()
+        try await user.seed(feeds: [("Daily", "News")], articles: 30)
+        try await Self.add(user)
+        // Before the first sync: applied as the articles arrive, in the page's transaction.
+        #expect(try await user.cli.run("rule", "add", "read", #"title ~ "^article [0-9]*3$""#).status == 0)
+        #expect(try await user.cli.run("rule", "add", "star", "title = 'Article 7'").status == 0)
+        _ = try await Self.pulled(user)
+        let threes = try await Set([3, 13, 23].asyncMap { try await user.articleID($0) })
+        #expect(try await user.articles(where: "NOT unread") == threes, "a read rule's marks reach the server")
+        #expect(try await user.articles(where: "marked") == [try await user.articleID(7)])
+        // Added later: applied to what is stored at once, and queued for the server as well.
+        let added = try await user.cli.run("rule", "add", "read", "title ~ '^article 1.$'")
+        #expect(added.stdout.contains("marked read 9 stored items"), "\(added)")  // 13 was read already
+        _ = try await Self.pulled(user)
+        let tens = try await Set((10...19).asyncMap { try await user.articleID($0) })
+        #expect(try await user.articles(where: "NOT unread") == threes.union(tens))
+        let store = try user.cli.openStore()
+        let accountID = try #require(try await store.accounts().first?.id)
+        #expect(try await store.queuedMarks(accountID: accountID).isEmpty)
+    }
+
     @Test func anUnreadArticleNoWalkMetIsFetchedByIdInTheNextPassOverStates() async throws {
         let user = try await TinyTinyRSSUser()
         try await user.seed(feeds: [("Daily", nil)], articles: 5)
