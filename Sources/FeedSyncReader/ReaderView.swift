@@ -239,7 +239,8 @@ package enum ReaderView {
         return entries + feeds(nil)
             + views.map {
                 Reader.Chooser.Entry(
-                    title: "view: " + Terminal.safe($0.view.name), unread: $0.view.unread ?? 0, query: $0.query, depth: 0)
+                    title: "view: " + Terminal.safe($0.view.name), unread: $0.view.unread ?? 0, query: $0.query,
+                    depth: 0)
             }
     }
 

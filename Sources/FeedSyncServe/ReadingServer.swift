@@ -212,7 +212,9 @@ public final class ReadingServer: Sendable {
             list.search = words
         }
         if let view = query["view"].map(String.init), !view.isEmpty {
-            guard view.count <= 200 else { throw HTTPError(.badRequest, message: "a view's name is at most 200 characters") }
+            guard view.count <= 200 else {
+                throw HTTPError(.badRequest, message: "a view's name is at most 200 characters")
+            }
             do {
                 list = try await library.query(list, inView: view)
             } catch let error as SyncError {
