@@ -520,7 +520,18 @@ extension String {
     package func containsUTF8(atLeast least: UInt8) -> Bool {
         var text = self
         return text.withUTF8 { bytes in
-            for byte in bytes where byte >= least { return true }
+            // Eight bytes at a time while they are ASCII, as most text is: a byte of `least` or
+            // more (above 0x7F) has its top bit set. A loop with an exit at every byte is not.
+            var start = 0
+            if least >= 0x80, let base = bytes.baseAddress {
+                let raw = UnsafeRawPointer(base)
+                while start + 8 <= bytes.count,
+                    raw.loadUnaligned(fromByteOffset: start, as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+                {
+                    start += 8
+                }
+            }
+            for byte in bytes[start...] where byte >= least { return true }
             return false
         }
     }

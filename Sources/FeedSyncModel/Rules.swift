@@ -114,7 +114,8 @@ extension Condition {
 /// What a condition is asked of: one item's fields, made by the caller.
 public struct ConditionSubject {
     public var title: String
-    public var content: () -> String
+    /// Its text; made only when a condition reads it (the caller knows: `Condition.readsContent`).
+    public var content: String
     public var author: String?
     public var link: String?
     public var feedName: String
@@ -125,7 +126,7 @@ public struct ConditionSubject {
     public var unread: Bool
     public var starred: Bool
     public init(
-        title: String, content: @escaping () -> String, author: String?, link: String?, feedName: String,
+        title: String, content: String, author: String?, link: String?, feedName: String,
         feedURL: String, categories: [String], time: Int64, unread: Bool, starred: Bool
     ) {
         self.title = title
@@ -142,22 +143,25 @@ public struct ConditionSubject {
 }
 
 extension Condition {
-    /// Whether the item matches, at `now` (Unix seconds); `matches(pattern, text)` is the
-    /// pattern matcher (the store's RE2).
-    public func holds(for item: ConditionSubject, now: Int64, matches: (String, String) -> Bool) -> Bool {
-        func texts(_ field: TextField) -> [String] {
+    /// Whether the item matches, at `now` (Unix seconds); `matches(field, pattern, text)` is the
+    /// pattern matcher (the store's RE2), told which field the text is of.
+    public func holds(
+        for item: ConditionSubject, now: Int64, matches: (TextField, String, String) -> Bool
+    ) -> Bool {
+        // Each of the field's texts in turn, no array made: this runs for every rule and item.
+        func any(_ field: TextField, _ test: (String) -> Bool) -> Bool {
             switch field {
-            case .title: [item.title]
-            case .content: [item.content()]
-            case .author: item.author.map { [$0] } ?? []
-            case .link: item.link.map { [$0] } ?? []
-            case .feed: [item.feedName, item.feedURL]
-            case .categories: item.categories
+            case .title: test(item.title)
+            case .content: test(item.content)
+            case .author: item.author.map(test) ?? false
+            case .link: item.link.map(test) ?? false
+            case .feed: test(item.feedName) || test(item.feedURL)
+            case .categories: item.categories.contains(where: test)
             }
         }
         switch self {
-        case .matches(let field, let pattern): return texts(field).contains { matches(pattern, $0) }
-        case .equals(let field, let value): return texts(field).contains { Self.same($0, value) }
+        case .matches(let field, let pattern): return any(field) { matches(field, pattern, $0) }
+        case .equals(let field, let value): return any(field) { Self.same($0, value) }
         case .newer(let time): return item.time > time
         case .older(let time): return item.time < time
         case .youngerThan(let age): return item.time > now - age
@@ -169,6 +173,16 @@ extension Condition {
             return a.holds(for: item, now: now, matches: matches) && b.holds(for: item, now: now, matches: matches)
         case .or(let a, let b):
             return a.holds(for: item, now: now, matches: matches) || b.holds(for: item, now: now, matches: matches)
+        }
+    }
+
+    /// Whether it reads the item's content, the text that costs most to make.
+    public var readsContent: Bool {
+        switch self {
+        case .matches(.content, _), .equals(.content, _): true
+        case .not(let inner): inner.readsContent
+        case .and(let a, let b), .or(let a, let b): a.readsContent || b.readsContent
+        default: false
         }
     }
 

@@ -25,9 +25,56 @@ enum Patterns {
                 ? String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
         }
         deinit { if let regex { fs_regex_free(regex) } }
+
+        func matches(_ text: String) -> Bool {
+            guard let regex else { return false }
+            var text = text
+            return text.withUTF8 { fs_regex_matches(regex, $0.baseAddress, $0.count) == 1 }
+        }
+    }
+
+    /// Several patterns, matched in one pass over a text (RE2::Set).
+    final class CompiledSet: @unchecked Sendable {
+        let set: OpaquePointer?
+        let count: Int
+        init(_ patterns: [String]) {
+            count = patterns.count
+            var bytes = patterns.map { Array($0.utf8) }
+            let lengths = bytes.map(\.count)
+            set = bytes.withUnsafeMutableBufferPointer { all in
+                var pointers = all.map { $0.withUnsafeBufferPointer { $0.baseAddress.map { UnsafeRawPointer($0) } } }
+                return pointers.withUnsafeMutableBufferPointer { list in
+                    list.withMemoryRebound(to: UnsafePointer<CChar>?.self) {
+                        fs_regex_set_compile($0.baseAddress, lengths, Int32(patterns.count))
+                    }
+                }
+            }
+        }
+        deinit { if let set { fs_regex_set_free(set) } }
+
+        /// Which of the patterns match anywhere in `text`; nil when RE2 could not tell.
+        func matched(_ text: String) -> [UInt8]? {
+            guard let set else { return nil }
+            var hits = [UInt8](repeating: 0, count: count)
+            var text = text
+            let answer = text.withUTF8 { fs_regex_set_match(set, $0.baseAddress, $0.count, &hits, Int32(count)) }
+            return answer == 0 ? hits : nil
+        }
     }
 
     private static let compiled = Mutex<[String: Compiled]>([:])
+    private static let compiledSets = Mutex<[[String]: CompiledSet]>([:])
+
+    /// `patterns` as one set, compiled once a process.
+    static func compileSet(_ patterns: [String]) -> CompiledSet {
+        compiledSets.withLock { known in
+            if let found = known[patterns] { return found }
+            if known.count >= 100 { known.removeAll() }
+            let made = CompiledSet(patterns)
+            known[patterns] = made
+            return made
+        }
+    }
 
     static func compile(_ pattern: String) -> Compiled {
         compiled.withLock { known in
@@ -44,12 +91,7 @@ enum Patterns {
     static func problem(_ pattern: String) -> String? { compile(pattern).problem }
 
     /// Whether `pattern` matches anywhere in `text`, ignoring case unless it says `(?-i)`.
-    static func matches(_ pattern: String, _ text: String) -> Bool {
-        let found = compile(pattern)
-        guard let regex = found.regex else { return false }
-        var text = text
-        return text.withUTF8 { fs_regex_matches(regex, $0.baseAddress, $0.count) == 1 }
-    }
+    static func matches(_ pattern: String, _ text: String) -> Bool { compile(pattern).matches(text) }
 
     /// The SQL functions the conditions' SQL calls, on every connection of the store.
     static let functions: [DatabaseFunction] = [
@@ -128,6 +170,20 @@ extension Store {
     /// `text` parsed, its patterns checked by RE2.
     public static func condition(_ text: String) throws(ConditionError) -> Condition {
         try Condition.parse(text, checkPattern: Patterns.problem)
+    }
+
+    /// The rules' conditions, each parsed once a process: a pull reads them for every page.
+    private static let parsed = Mutex<[String: Condition]>([:])
+
+    static func storedCondition(_ text: String) -> Condition? {
+        if let known = parsed.withLock({ $0[text] }) { return known }
+        // One that no longer parses (a newer feedsync's) is nil: its rule does nothing.
+        guard let condition = try? condition(text) else { return nil }
+        parsed.withLock { known in
+            if known.count >= 1000 { known.removeAll() }
+            known[text] = condition
+        }
+        return condition
     }
 
     /// The SQL choosing a rule's feeds, on `item`.
@@ -310,12 +366,33 @@ extension Store {
 /// The rules that apply to one feed's arriving items, read once a page: each item is asked in
 /// Swift before it is written, so a hidden item takes no place in its list and a marked one is
 /// stored marked, in the page's own transaction.
-struct ArrivalRules {
+final class ArrivalRules {
     private var rules: [(action: RuleAction, condition: Condition)] = []
     private var feedName = ""
     private var feedURL = ""
     private let now: Int64
     let isAccount: Bool
+    /// Each pattern compiled, and what the feed's name and address give each pattern a `feed`
+    /// test holds: the same for every item of the feed, so matched once a page.
+    private var compiled: [String: Patterns.Compiled] = [:]
+    private var feedHits: [(pattern: String, name: Bool, url: Bool)] = []
+    private var readsContent = false
+    /// The patterns of each other field, matched in one pass a text, that text's answers kept
+    /// while the next test is of the same text (an item's rules ask it one after another).
+    private final class FieldPatterns {
+        let set: Patterns.CompiledSet
+        let patterns: [String]
+        var text: String?
+        var hits: [UInt8]?
+        init(_ patterns: [String]) {
+            set = Patterns.compileSet(patterns)
+            self.patterns = patterns
+        }
+    }
+    /// By `TextField.allCases`' order. Looked up by position, and a pattern by `==` among a few
+    /// (the tree's strings are the very ones listed: Swift's identity fast path): no hashing in
+    /// what runs for every rule and item.
+    private var fields: [FieldPatterns?] = []
 
     init(_ db: Database, feedID: Int64, now: Int64) throws {
         self.now = now
@@ -334,32 +411,63 @@ struct ArrivalRules {
         feedName = first[2]
         feedURL = first[3]
         for row in rows {
-            // A rule that no longer parses (a newer feedsync's) does nothing.
-            guard let action = RuleAction(rawValue: row[0]), let condition = try? Store.condition(row[1]) else {
+            guard let action = RuleAction(rawValue: row[0]), let condition = Store.storedCondition(row[1]) else {
                 continue
             }
             rules.append((action, condition))
+            readsContent = readsContent || condition.readsContent
+            for (field, pattern) in Self.patterns(condition) {
+                let made = Patterns.compile(pattern)
+                compiled[pattern] = made
+                if field == .feed { feedHits.append((pattern, made.matches(feedName), made.matches(feedURL))) }
+            }
         }
+        var byField: [TextField: [String]] = [:]
+        for (field, pattern) in rules.flatMap({ Self.patterns($0.condition) }) where field != .feed {
+            if byField[field]?.contains(pattern) != true { byField[field, default: []].append(pattern) }
+        }
+        fields = TextField.allCases.map { field in byField[field].map(FieldPatterns.init) }
+    }
+
+    /// The `~` tests of `condition`: each field and pattern.
+    private static func patterns(_ condition: Condition) -> [(TextField, String)] {
+        switch condition {
+        case .matches(let field, let pattern): [(field, pattern)]
+        case .not(let inner): patterns(inner)
+        case .and(let a, let b), .or(let a, let b): patterns(a) + patterns(b)
+        default: []
+        }
+    }
+
+    private func matches(_ field: TextField, _ pattern: String, _ text: String) -> Bool {
+        // `==` of the very strings handed to the subject takes Swift's identity fast path.
+        if field == .feed, let hits = feedHits.first(where: { $0.pattern == pattern }) {
+            return text == feedName ? hits.name : hits.url
+        }
+        if let group = fields[TextField.allCases.firstIndex(of: field)!],
+            let index = group.patterns.firstIndex(of: pattern)
+        {
+            if group.text != text { (group.text, group.hits) = (text, group.set.matched(text)) }
+            if let hits = group.hits { return hits[index] == 1 }
+        }
+        return compiled[pattern]?.matches(text) ?? Patterns.matches(pattern, text)
     }
 
     var isEmpty: Bool { rules.isEmpty }
 
     /// What the rules do to `item`, placed at `time` in the timeline.
     func actions(for item: FeedItem, time: Int64) -> Set<RuleAction> {
-        var content: String?
+        let content =
+            readsContent
+            ? Store.ruleContent(
+                searchBody: item.searchBody ?? SearchText.body(content: item.content, summary: item.summary)) : ""
         let subject = ConditionSubject(
-            title: item.title,
-            content: {
-                if let content { return content }
-                let made = Store.ruleContent(
-                    searchBody: item.searchBody ?? SearchText.body(content: item.content, summary: item.summary))
-                content = made
-                return made
-            }, author: item.author, link: item.link, feedName: feedName, feedURL: feedURL,
+            title: item.title, content: content, author: item.author, link: item.link, feedName: feedName,
+            feedURL: feedURL,
             categories: item.categories, time: time, unread: true, starred: false)
         var actions = Set<RuleAction>()
         for rule in rules where !actions.contains(rule.action) {
-            if rule.condition.holds(for: subject, now: now, matches: Patterns.matches) { actions.insert(rule.action) }
+            if rule.condition.holds(for: subject, now: now, matches: matches) { actions.insert(rule.action) }
         }
         return actions
     }

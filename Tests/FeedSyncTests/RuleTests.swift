@@ -159,7 +159,7 @@ import Testing
         let queue = try DatabaseQueue(configuration: configuration)
         let now: Int64 = 1_767_225_600
         let subject = ConditionSubject(
-            title: "Sponsored: Swift 6", content: { "Fast 中文 code" }, author: "Ann Lee", link: "https://x.test/a",
+            title: "Sponsored: Swift 6", content: "Fast 中文 code", author: "Ann Lee", link: "https://x.test/a",
             feedName: "Tech Bits", feedURL: "https://tech.test/feed", categories: ["Swift", "Linux"],
             time: now - 3 * 86400, unread: true, starred: false)
         let conditions = [
@@ -179,15 +179,18 @@ import Testing
         try queue.write { try $0.execute(sql: tableSQL) }
         for text in conditions {
             let condition = try Store.condition(text)
-            let inSwift = condition.holds(for: subject, now: now, matches: Patterns.matches)
+            let inSwift = condition.holds(for: subject, now: now, matches: { Patterns.matches($1, $2) })
             let (sql, arguments) = Store.sql(condition.resolved(now: now))
             let inSQL = try queue.read {
                 try Bool.fetchOne($0, sql: "SELECT \(sql) FROM item", arguments: StatementArguments(arguments)) ?? false
             }
             #expect(inSwift == inSQL, "\(text): Swift \(inSwift), SQL \(inSQL)")
         }
-        #expect(try Store.condition("title ~ sponsored").holds(for: subject, now: now, matches: Patterns.matches))
-        #expect(try !Store.condition("author = ann").holds(for: subject, now: now, matches: Patterns.matches))
+        #expect(
+            try Store.condition("title ~ sponsored").holds(
+                for: subject, now: now, matches: { Patterns.matches($1, $2) }))
+        #expect(
+            try !Store.condition("author = ann").holds(for: subject, now: now, matches: { Patterns.matches($1, $2) }))
     }
 
     @Test func theGrammarsPrecedenceIsNotOverAndOverOr() throws {

@@ -21,6 +21,18 @@ int fs_regex_matches(const fs_regex *regex, const char *text, size_t length);
 
 void fs_regex_free(fs_regex *regex);
 
+typedef struct fs_regex_set fs_regex_set;
+
+/// Compiles `count` patterns into one set matched in a single pass over a text (RE2::Set), each
+/// case-insensitive unless it says `(?-i)`; NULL when RE2 refuses one of them.
+fs_regex_set *fs_regex_set_compile(const char *const *patterns, const size_t *lengths, int count);
+
+/// Sets `matched[i]` to 1 for each pattern i found anywhere in `text`, 0 for the others (`count`
+/// of them); 0 on success, -1 when RE2 could not tell (its memory cap reached): ask each alone.
+int fs_regex_set_match(const fs_regex_set *set, const char *text, size_t length, unsigned char *matched, int count);
+
+void fs_regex_set_free(fs_regex_set *set);
+
 #ifdef __cplusplus
 }
 #endif
