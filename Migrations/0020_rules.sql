@@ -58,10 +58,38 @@ CREATE TABLE rule (
 );
 
 -- A saved view: a named condition (its name one in any letter case), listed beside the feeds with
--- its unread count.
+-- its unread count. A view whose condition reads only what an item says (no age, no read or star,
+-- no feed, whose name can change) keeps its items (`kept`, view_item): they are found as items
+-- arrive, and its unread count is kept by the triggers below, so no count reads its items.
 CREATE TABLE saved_view (
     id                 INTEGER PRIMARY KEY,
     name               TEXT NOT NULL UNIQUE COLLATE NOCASE CHECK (length(name) BETWEEN 1 AND 200),
     condition          TEXT NOT NULL CHECK (length(condition) BETWEEN 1 AND 4000),
+    kept               INTEGER NOT NULL CHECK (kept IN (0, 1)),
+    unread             INTEGER NOT NULL DEFAULT 0 CHECK (unread >= 0),
     added_at           REAL NOT NULL
 );
+CREATE TABLE view_item (
+    view_id            INTEGER NOT NULL REFERENCES saved_view(id) ON DELETE CASCADE,
+    item_id            INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
+    PRIMARY KEY (view_id, item_id)
+) WITHOUT ROWID;
+CREATE INDEX view_item_item ON view_item (item_id);
+-- An item counts in its views' unread counts while it is unread and shown.
+CREATE TRIGGER view_item_added AFTER INSERT ON view_item BEGIN
+    UPDATE saved_view SET unread = unread + 1
+    WHERE id = new.view_id AND EXISTS (SELECT 1 FROM item WHERE id = new.item_id AND read = 0 AND hidden = 0);
+END;
+CREATE TRIGGER view_item_removed AFTER DELETE ON view_item BEGIN
+    UPDATE saved_view SET unread = unread - 1
+    WHERE id = old.view_id AND EXISTS (SELECT 1 FROM item WHERE id = old.item_id AND read = 0 AND hidden = 0);
+END;
+-- Before the item goes, while view_item_removed can still read it (a cascade would come after).
+CREATE TRIGGER item_deleted_view BEFORE DELETE ON item BEGIN
+    DELETE FROM view_item WHERE item_id = old.id;
+END;
+CREATE TRIGGER item_marked_view AFTER UPDATE OF read, hidden ON item
+WHEN (old.read = 0 AND old.hidden = 0) != (new.read = 0 AND new.hidden = 0) BEGIN
+    UPDATE saved_view SET unread = unread + (new.read = 0 AND new.hidden = 0) - (old.read = 0 AND old.hidden = 0)
+    WHERE id IN (SELECT view_id FROM view_item WHERE item_id = new.id);
+END;

@@ -46,11 +46,11 @@ extension FeedSync {
 
     /// Saves a view of what `text` matches under `name`.
     public func addView(name: String, when text: String) async throws {
-        _ = try Self.condition(text)
+        let condition = try Self.condition(text)
         guard (1...200).contains(name.count), !name.unicodeScalars.contains(where: SafeText.isUnsafe) else {
             throw SyncError(.usage, "a view's name must be one line of at most 200 characters")
         }
-        guard try await store.addView(name: name, condition: text) else {
+        guard try await store.addView(name: name, condition, text: text) else {
             throw SyncError(.usage, "a view is named \(name) already; feedsync view remove \(name) first")
         }
     }

@@ -176,6 +176,19 @@ extension Condition {
         }
     }
 
+    /// Whether it reads nothing but the item's own words (its title, content, author, link and
+    /// categories): what it matches then changes only as those do, so a view of it keeps its
+    /// items as they arrive. An age, a date, a mark or a feed's name (which the user can change)
+    /// is read where the view is asked.
+    public var readsOnlyTheItemsWords: Bool {
+        switch self {
+        case .matches(let field, _), .equals(let field, _): field != .feed
+        case .not(let inner): inner.readsOnlyTheItemsWords
+        case .and(let a, let b), .or(let a, let b): a.readsOnlyTheItemsWords && b.readsOnlyTheItemsWords
+        default: false
+        }
+    }
+
     /// Whether it reads the item's content, the text that costs most to make.
     public var readsContent: Bool {
         switch self {

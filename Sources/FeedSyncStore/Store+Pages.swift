@@ -72,9 +72,11 @@ extension Store {
                 """)
         let byline = try db.cachedStatement(
             sql: "INSERT INTO item_byline (rowid, author, categories) VALUES (?, ?, ?)")
-        // A rule hides an item before it takes a place (its seq is -id), marks it before it is stored.
+        // A rule hides an item before it takes a place (its seq is -id), marks it before it is
+        // stored; a view that keeps its items takes it in.
         let rules = try ArrivalRules(db, feedID: feedID, now: Int64(now))
         let hide = try db.cachedStatement(sql: "UPDATE item SET seq = -id WHERE id = ?")
+        let inView = try db.cachedStatement(sql: "INSERT OR IGNORE INTO view_item (view_id, item_id) VALUES (?, ?)")
         let index = try db.cachedStatement(sql: "INSERT INTO item_search (rowid, title, body) VALUES (?, ?, ?)")
         let dropEnclosures = try db.cachedStatement(sql: "DELETE FROM item_enclosure WHERE item_id = ?")
         let addEnclosure = try db.cachedStatement(
@@ -101,7 +103,8 @@ extension Store {
             if index >= new.count, try Bool.fetchOne(gone, arguments: [feedID, item.key]) == true { continue }
             let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
             let time = timeline.time(published: item.publishedSeconds, now: Int64(now))
-            let actions = index < new.count && !rules.isEmpty ? rules.actions(for: item, time: time) : []
+            let (actions, views) =
+                rules.isEmpty ? ([], []) : rules.apply(to: item, time: time, rules: index < new.count)
             let hidden = actions.contains(.hide)
             let categories = item.categories.isEmpty ? nil : item.categories.joined(separator: "\n")
             // The one statement stepped through SQLite's C API (Store+SQLite.swift explains why).
@@ -144,6 +147,7 @@ extension Store {
                 if item.author != nil || categories != nil {
                     try byline.execute(arguments: [id, item.author, categories])
                 }
+                for view in views { try inView.execute(arguments: [view, id]) }
                 searched.append((id, item))
                 try Self.linkArticlePictures(db, item: id, item.contentPictures ?? [])
                 try enclose(id, item)
@@ -155,6 +159,11 @@ extension Store {
                     item.key,
                 ])
                 guard let id = try Int64.fetchOne(refresh) else { continue }
+                // Its words may have changed: its kept views are found again.
+                if !rules.isEmpty {
+                    try db.cachedStatement(sql: "DELETE FROM view_item WHERE item_id = ?").execute(arguments: [id])
+                    for view in views { try inView.execute(arguments: [view, id]) }
+                }
                 try db.cachedStatement(sql: "DELETE FROM item_content_picture WHERE item_id = ?").execute(
                     arguments: [id])
                 try Self.linkArticlePictures(db, item: id, item.contentPictures ?? [])

@@ -328,13 +328,16 @@ extension Store {
         }
     }
 
-    /// The saved views, by name, with their unread counts when `counting`.
+    /// The saved views, by name, with their unread counts when `counting`: a view that keeps its
+    /// items has its count kept too; another's is its query's.
     public func views(counting: Bool) async throws(StoreError) -> [SavedView] {
         let now = Int64(clock.now().timeIntervalSince1970)
         return try await read { db in
-            try Row.fetchAll(db, sql: "SELECT name, condition FROM saved_view ORDER BY name").map { row in
+            try Row.fetchAll(db, sql: "SELECT name, condition, kept, unread FROM saved_view ORDER BY name").map { row in
                 var view = SavedView(name: row[0], condition: row[1])
-                if counting, let condition = try? Self.condition(view.condition) {
+                if counting, row[2] == true {
+                    view.unread = row[3]
+                } else if counting, let condition = Self.storedCondition(view.condition) {
                     view.unread = try Self.filteredTotal(
                         db, ListQuery(unread: true, condition: condition.resolved(now: now)))
                 }
@@ -343,14 +346,26 @@ extension Store {
         }
     }
 
-    /// Saves a view; false when one of that name exists.
-    public func addView(name: String, condition: String) async throws(StoreError) -> Bool {
+    /// Saves a view of what `condition` (its text `text`) matches; a view that reads only the
+    /// items' words finds its items among those stored at once, in the same transaction. False
+    /// when a view of that name exists.
+    public func addView(name: String, _ condition: Condition, text: String) async throws(StoreError) -> Bool {
         try await write { db in
+            let kept = condition.readsOnlyTheItemsWords
             try db.execute(
-                sql:
-                    "INSERT INTO saved_view (name, condition, added_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
-                arguments: [name, condition, clock.now().timeIntervalSince1970])
-            return db.changesCount == 1
+                sql: """
+                    INSERT INTO saved_view (name, condition, kept, added_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (name) DO NOTHING
+                    """,
+                arguments: [name, text, kept, clock.now().timeIntervalSince1970])
+            guard db.changesCount == 1 else { return false }
+            if kept {
+                let (matching, arguments) = Self.sql(condition)
+                try db.execute(
+                    sql: "INSERT INTO view_item (view_id, item_id) SELECT ?, item.id FROM item WHERE \(matching)",
+                    arguments: StatementArguments([db.lastInsertedRowID] + arguments))
+            }
+            return true
         }
     }
 
@@ -363,9 +378,9 @@ extension Store {
     }
 }
 
-/// The rules that apply to one feed's arriving items, read once a page: each item is asked in
-/// Swift before it is written, so a hidden item takes no place in its list and a marked one is
-/// stored marked, in the page's own transaction.
+/// The rules that apply to one feed's arriving items, and the views that keep their items, read
+/// once a page: each item is asked in Swift before it is written, so a hidden item takes no place
+/// in its list, a marked one is stored marked and a view's is in it, in the page's own transaction.
 final class ArrivalRules {
     private var rules: [(action: RuleAction, condition: Condition)] = []
     private var feedName = ""
@@ -394,8 +409,16 @@ final class ArrivalRules {
     /// what runs for every rule and item.
     private var fields: [FieldPatterns?] = []
 
+    /// The views that keep their items, each found among the arriving items as a rule is.
+    private var views: [(id: Int64, condition: Condition)] = []
+
     init(_ db: Database, feedID: Int64, now: Int64) throws {
         self.now = now
+        for row in try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT id, condition FROM saved_view WHERE kept = 1 ORDER BY id"))
+        {
+            if let condition = Store.storedCondition(row[1]) { views.append((row[0], condition)) }
+        }
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql: """
@@ -407,23 +430,22 @@ final class ArrivalRules {
                     WHERE feed.id = ? ORDER BY rule.id
                     """), arguments: [feedID])
         isAccount = rows.first?[4] ?? false
-        guard let first = rows.first else { return }
-        feedName = first[2]
-        feedURL = first[3]
+        if let first = rows.first { (feedName, feedURL) = (first[2], first[3]) }
         for row in rows {
             guard let action = RuleAction(rawValue: row[0]), let condition = Store.storedCondition(row[1]) else {
                 continue
             }
             rules.append((action, condition))
-            readsContent = readsContent || condition.readsContent
-            for (field, pattern) in Self.patterns(condition) {
-                let made = Patterns.compile(pattern)
-                compiled[pattern] = made
-                if field == .feed { feedHits.append((pattern, made.matches(feedName), made.matches(feedURL))) }
-            }
+        }
+        let conditions = rules.map(\.condition) + views.map(\.condition)
+        readsContent = conditions.contains(where: \.readsContent)
+        for (field, pattern) in conditions.flatMap(Self.patterns) {
+            let made = Patterns.compile(pattern)
+            compiled[pattern] = made
+            if field == .feed { feedHits.append((pattern, made.matches(feedName), made.matches(feedURL))) }
         }
         var byField: [TextField: [String]] = [:]
-        for (field, pattern) in rules.flatMap({ Self.patterns($0.condition) }) where field != .feed {
+        for (field, pattern) in conditions.flatMap(Self.patterns) where field != .feed {
             if byField[field]?.contains(pattern) != true { byField[field, default: []].append(pattern) }
         }
         fields = TextField.allCases.map { field in byField[field].map(FieldPatterns.init) }
@@ -453,10 +475,11 @@ final class ArrivalRules {
         return compiled[pattern]?.matches(text) ?? Patterns.matches(pattern, text)
     }
 
-    var isEmpty: Bool { rules.isEmpty }
+    var isEmpty: Bool { rules.isEmpty && views.isEmpty }
 
-    /// What the rules do to `item`, placed at `time` in the timeline.
-    func actions(for item: FeedItem, time: Int64) -> Set<RuleAction> {
+    /// What the rules do to `item`, placed at `time` in the timeline (`rules`: false for an item
+    /// stored before), and the kept views it is in.
+    func apply(to item: FeedItem, time: Int64, rules applying: Bool) -> (actions: Set<RuleAction>, views: [Int64]) {
         let content =
             readsContent
             ? Store.ruleContent(
@@ -466,9 +489,10 @@ final class ArrivalRules {
             feedURL: feedURL,
             categories: item.categories, time: time, unread: true, starred: false)
         var actions = Set<RuleAction>()
-        for rule in rules where !actions.contains(rule.action) {
+        for rule in rules where applying && !actions.contains(rule.action) {
             if rule.condition.holds(for: subject, now: now, matches: matches) { actions.insert(rule.action) }
         }
-        return actions
+        let inViews = views.filter { $0.condition.holds(for: subject, now: now, matches: matches) }.map(\.id)
+        return (actions, inViews)
     }
 }

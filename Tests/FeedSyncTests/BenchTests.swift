@@ -20,7 +20,7 @@ import Testing
         let rows = run.stdout.split(separator: "\n").filter { $0.hasPrefix("| P") || $0.hasPrefix("| H") }
         for scenario in [
             "P1 ", "P1A ", "P1 at the end", "P2 ", "P3 ", "P4 ", "P5 ", "P6 ", "P7 ", "P8 ", "P9 ", "P10 ", "P11 ",
-            "P12 ", "P13 ", "P14 ", "P15 ", "H1 ",
+            "P12 ", "P13 ", "P14 ", "P15 ", "P16 ", "H1 ",
         ] {
             #expect(rows.contains { $0.hasPrefix("| " + scenario) }, "no row for \(scenario)")
         }

@@ -136,6 +136,43 @@ import Testing
     }
 }
 
+/// A view of the items' own words keeps its items and its unread count: both follow every change.
+@Suite(.timeLimit(.minutes(5))) struct KeptViewTests {
+    @Test func aKeptViewsCountFollowsEveryChangeAndIsItsQuerysCount() async throws {
+        let cli = try CLI()
+        try await withServer(items: 60, perPage: 20) { server, url in
+            // One made before any item (found as they arrive), one after (found among those stored).
+            #expect(try await cli.run("view", "add", "Sevens", #"title ~ "7$" or content ~ "Item 1[0-9]\.""#).status == 0)
+            #expect(try await cli.run("add", url).status == 0)
+            #expect(try await cli.run("view", "add", "Twos", "title ~ '2$' and not author = x").status == 0)
+            func check(_ what: String) async throws {
+                let views = try await cli.run("view", "list").stdout
+                for name in ["Sevens", "Twos"] {
+                    let unread = try await cli.listedItems("--view", name, "--unread").count
+                    #expect(views.contains("\(name)  \(unread) unread"), "\(what): \(views)")
+                }
+            }
+            try await check("stored")
+            #expect(try await cli.run("mark", "read", "1-25").status == 0)
+            try await check("marked read")
+            server.prepend(20)
+            #expect(try await cli.run("pull", "--force").status == 0)
+            try await check("arrived")
+            #expect(try await cli.run("rule", "add", "hide", "title ~ '^item [12]'").status == 0)
+            try await check("hidden")
+            #expect(try await cli.run("rule", "remove", "1").status == 0)
+            try await check("shown again")
+            #expect(try await cli.run("gc", "--older-than", "1d").status == 0)
+            try await check("read ones removed")
+            #expect(try await cli.run("mark", "read", "--all").status == 0)
+            try await check("all read")
+            #expect(try await cli.run("mark", "unread", "30-70").status == 0)
+            try await check("some unread again")
+            #expect(try await cli.run("view", "list").stdout.contains("Sevens  0 unread") == false)
+        }
+    }
+}
+
 /// The condition language and its matcher, on their own.
 @Suite struct ConditionTests {
     @Test func aHostilePatternOverAMegabyteOfTextIsBoundedInTime() throws {
