@@ -129,8 +129,10 @@
     return date.toDateString() === new Date().toDateString() ? time : day;
   }
   function metaOf(item, whole) {
+    // The article's header also names who wrote it and its categories.
     const by = whole && item.author ? item.author : "";
-    return [item.starred ? "★" : "", item.feed, by, item.published && when(item.published, whole)]
+    const tags = whole && item.categories ? item.categories.join(", ") : "";
+    return [item.starred ? "★" : "", item.feed, by, tags, item.published && when(item.published, whole)]
       .filter(Boolean).join(" · ");
   }
 

@@ -2,9 +2,9 @@
 // line, the reading page, the terminal reader). It re-exports FeedSyncModel, so a front end needs
 // no other module of ours. Its public API: `FeedSync` (this file: opening a data home, feeds,
 // lists, pictures, gc, a pull), FeedSync+Reading (what a reader is shown), +Commands (add with
-// autodiscovery, pull of named feeds, serve's pulls), +Accounts, +Articles; Values.swift (the
-// rules below Kit a front end needs), Words.swift (quantities in words), JSONText.swift (safe
-// text, redaction, the item's JSON). Everything below it is reached through here.
+// autodiscovery, pull of named feeds, serve's pulls), +Accounts, +Articles, +Rules (rules and
+// saved views); Values.swift (the rules below Kit a front end needs), Words.swift (quantities in
+// words), JSONText.swift (safe text, redaction, the item's JSON). Everything below it is reached through here.
 // docs/architecture.md shows the modules and how work runs concurrently.
 
 import FeedSyncFeed

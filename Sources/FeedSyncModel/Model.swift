@@ -3,7 +3,8 @@
 // end turns into sentences and exit codes, the data home. It depends on nothing but Foundation and
 // does no I/O but `DataHome.prepare`; FeedSyncKit re-exports it, so a front end names these and
 // nothing below Kit. Its files: Model.swift (the version, the clock), Feeds.swift, Items.swift,
-// Pictures.swift, Accounts.swift, Articles.swift, Pull.swift, Errors.swift, DataHome.swift.
+// Pictures.swift, Accounts.swift, Articles.swift, Rules.swift (rules, views, conditions), Pull.swift,
+// Errors.swift, DataHome.swift.
 
 import Foundation
 

@@ -1,9 +1,9 @@
 // FeedSyncStore: the local SQLite store; only this module speaks SQL. Its public API is the
 // class in this file (opening, migrations) and its calls by concern: Store+Feeds, +Reading,
-// +Pages, +Lists, +Pictures, +Accounts, +Articles, +Settings; what it takes to write is
-// Store+Inputs.swift (PageCommit, PullRecord). The SQL the calls share is Store+Queries,
-// +Commit, +Rows, +Records and +SQLite (the two statements on SQLite's C API). The values it
-// gives back are FeedSyncModel's. Where it sits: docs/architecture.md.
+// +Pages, +Lists, +Pictures, +Accounts, +Articles, +Rules (rules, views, patterns), +Settings;
+// what it takes to write is Store+Inputs.swift (PageCommit, PullRecord). The SQL the calls share
+// is Store+Queries, +Commit, +Rows, +Records and +SQLite (the two statements on SQLite's C API).
+// The values it gives back are FeedSyncModel's. Where it sits: docs/architecture.md.
 
 internal import CFeedSyncSystem
 import FeedSyncFeed

@@ -1,4 +1,5 @@
 import FeedSyncDemoServer
+import FeedSyncKit
 import FeedSyncModel
 import Foundation
 import GRDB
@@ -48,6 +49,12 @@ import Testing
             #expect(page["total"] as? Int == 45 && (page["items"] as! [Any]).count == 5, "the paging closes up")
             let search = try json(try await cli.run("list", "--json", "--search", "item"))
             #expect(search["total"] as? Int == 45, "a search leaves the hidden out")
+            // The terminal reader's endless list, as `read` reads it.
+            let library = try FeedSync(home: DataHome(override: cli.home.path), access: .reading)
+            let rows = try await library.readerRows(ListQuery(), after: nil, limit: 100).map(\.title)
+            #expect(rows.count == 45 && !rows.contains { $0.hasSuffix("7") })
+            #expect(try await library.total(of: ListQuery()) == 45)
+            #expect(try await library.total(of: ListQuery(unread: true)) == 40)
 
             // Removing the hide rule shows them again, each in its place.
             let removed = try await cli.run("rule", "remove", "1")
@@ -142,7 +149,8 @@ import Testing
         let cli = try CLI()
         try await withServer(items: 60, perPage: 20) { server, url in
             // One made before any item (found as they arrive), one after (found among those stored).
-            #expect(try await cli.run("view", "add", "Sevens", #"title ~ "7$" or content ~ "Item 1[0-9]\.""#).status == 0)
+            #expect(
+                try await cli.run("view", "add", "Sevens", #"title ~ "7$" or content ~ "Item 1[0-9]\.""#).status == 0)
             #expect(try await cli.run("add", url).status == 0)
             #expect(try await cli.run("view", "add", "Twos", "title ~ '2$' and not author = x").status == 0)
             func check(_ what: String) async throws {
