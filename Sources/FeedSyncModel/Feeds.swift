@@ -150,10 +150,12 @@ public struct Feed: Sendable, Equatable {
     /// as `Store.feedName` has it in SQL.
     public var name: String { customTitle ?? title ?? Self.host(url) }
 
-    /// The host (and port) of an http(s) URL: what follows `//` up to the next `/`.
+    /// The host (and port) of an http(s) URL: what follows `//` up to the next `/`, without a
+    /// user name and password before an `@` (never shown).
     public static func host(_ url: String) -> String {
         guard let start = url.range(of: "//")?.upperBound else { return url }
-        return String(url[start...].prefix { $0 != "/" })
+        let authority = url[start...].prefix { $0 != "/" }
+        return String(authority.firstIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority)
     }
 
     public init(

@@ -25,7 +25,7 @@ import Testing
         #expect(lines.count == 20)
         let fields = lines[0].split(separator: "\t", omittingEmptySubsequences: false)
         #expect(fields.count == 6 && fields[1] == "unread" && fields[4] == "Item 55" && fields[5] == "cached")
-        #expect(fields[3].hasPrefix("http://127.0.0.1:"), "an untitled feed is named by its URL")
+        #expect(fields[3].hasPrefix("127.0.0.1:"), "an untitled feed is named by its host")
         let json = try await cli.run("list", "--page", "3", "--json")
         let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
         #expect(object["page"] as? Int == 3 && object["per_page"] as? Int == 20 && object["total"] as? Int == 95)

@@ -232,7 +232,7 @@ import Testing
         try await withServer(items: 10, perPage: 10) { server, url async throws -> Void in
             let bare = String(url.dropFirst("http://".count))
             let added = try await cli.run("add", bare)
-            #expect(added.status == 0 && added.stdout == "added 1 \(url): 10 items\n", "\(added)")
+            #expect(added.status == 0 && added.stdout == "added 1 \(Feed.host(url)): 10 items\n", "\(added)")
             #expect(try await feeds(cli)[0]["url"] as? String == url, "https:// did not answer: http://")
             // A port nothing listens on: nothing kept, and the way to keep it said.
             let refused = try await cli.run("add", "http://127.0.0.1:\(closed)/feed.xml")
@@ -320,7 +320,7 @@ import Testing
             server.setFaults(faults)
             let base = await server.baseURL
             for (arguments, kept) in [
-                (["add", url], "1 \(url) stays subscribed with 10 items so far; the next pull continues it"),
+                (["add", url], "1 \(Feed.host(url)) stays subscribed with 10 items so far; the next pull continues it"),
                 (["pull", "--force"], "the next pull continues from page 2"),
                 (["extract", base + "/items/1"], "nothing was fetched"),
             ] {
