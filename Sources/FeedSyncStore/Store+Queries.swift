@@ -14,7 +14,8 @@ extension Store {
     /// as `Feed.host` cuts it (no user or password). Plain SQL, no function of ours: the
     /// benchmarks' floor replays the lists' statements on SQLite alone.
     static let feedName: String = {
-        let authority = "substr(feed.url, instr(feed.url, '//') + 2, instr(substr(feed.url, instr(feed.url, '//') + 2) || '/', '/') - 1)"
+        let rest = "substr(feed.url, instr(feed.url, '//') + 2)"
+        let authority = "substr(\(rest), 1, instr(\(rest) || '/', '/') - 1)"
         return "coalesce(feed.custom_title, feed.title, substr(\(authority), instr(\(authority), '@') + 1))"
     }()
     static let listJoin = "LEFT JOIN picture ON picture.id = item.picture_id JOIN feed ON feed.id = item.feed_id"

@@ -320,7 +320,10 @@ import Testing
             server.setFaults(faults)
             let base = await server.baseURL
             for (arguments, kept) in [
-                (["add", url], "1 \(Feed.host(url)) stays subscribed with 10 items so far; the next pull continues it"),
+                (
+                    ["add", url],
+                    "1 \(Feed.host(url)) stays subscribed with 10 items so far; the next pull continues it"
+                ),
                 (["pull", "--force"], "the next pull continues from page 2"),
                 (["extract", base + "/items/1"], "nothing was fetched"),
             ] {
