@@ -9,6 +9,9 @@ ALTER TABLE item ADD COLUMN categories TEXT;
 -- any list: its seq is -id, below every list's 0, 1, 2 ..., and no band_size, timeline run or
 -- read_count counts it, so every list's paging and every unread count leave it out unchanged.
 ALTER TABLE item ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0 CHECK (hidden IN (0, 1));
+-- The hide rule that hid it (its number): when that rule goes, the item is shown again unless
+-- another hide rule takes it.
+ALTER TABLE item ADD COLUMN hidden_by INTEGER;
 CREATE INDEX item_hidden ON item (timeline DESC, feed_id, band, seq) WHERE hidden = 1;
 
 DROP TRIGGER item_inserted_read;

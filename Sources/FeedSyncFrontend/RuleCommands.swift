@@ -108,16 +108,30 @@ package struct TestRule: AsyncParsableCommand {
     package init() {}
 
     package static let configuration = CommandConfiguration(
-        commandName: "test", abstract: "Show what a condition matches among the items stored, changing nothing.")
+        commandName: "test", abstract: "Show what a condition matches among the items shown, changing nothing.")
 
     @OptionGroup var homeOptions: HomeOptions
 
     @Argument(help: conditionHelp)
     var when: String
 
+    @Option(
+        help: ArgumentHelp("Only this feed's items. \(ArgumentHelp.feed.abstract)", valueName: "feed"),
+        completion: .feeds)
+    var feed: String?
+
+    @Option(help: ArgumentHelp("Only the items of the feeds in this folder (and those inside it).", valueName: "name"))
+    var folder: String?
+
     package func run() async throws {
         let library = try await homeOptions.open(.reading)
-        let (count, items) = try await fail { try await library.matching(when, limit: 20) }
+        var chosen: Feed?
+        if let feed { chosen = try await library.feed(argument: feed) }
+        var folder: String?
+        if let name = self.folder { folder = try await library.folder(argument: name) }
+        let (count, items) = try await fail {
+            try await library.matching(when, feed: chosen, folder: folder, limit: 20)
+        }
         try Output.line("\(count) stored item\(count == 1 ? "" : "s") match" + (count == 1 ? "es" : ""))
         if !items.isEmpty {
             try Output.line(ItemWords.fields(ListedPage(items: items, total: count)).joined(separator: "\n"))

@@ -33,10 +33,12 @@ extension FeedSync {
         return shown
     }
 
-    /// The items `text` matches, newest first (at most `limit`) and how many there are: what a rule
-    /// would do, changing nothing.
-    public func matching(_ text: String, limit: Int) async throws -> (count: Int, items: [StoredItem]) {
-        try await store.itemsMatching(try Self.condition(text), limit: limit)
+    /// The items shown that `text` matches (of `feed`, of `folder`), newest first (at most
+    /// `limit`), and how many there are: what a rule would take, changing nothing.
+    public func matching(_ text: String, feed: Feed? = nil, folder: String? = nil, limit: Int) async throws -> (
+        count: Int, items: [StoredItem]
+    ) {
+        try await store.itemsMatching(try Self.condition(text), feedURL: feed?.url, folder: folder, limit: limit)
     }
 
     /// The saved views, by name; with `counting`, each with its unread count.
@@ -47,7 +49,8 @@ extension FeedSync {
     /// Saves a view of what `text` matches under `name`.
     public func addView(name: String, when text: String) async throws {
         let condition = try Self.condition(text)
-        guard (1...200).contains(name.count), !name.unicodeScalars.contains(where: SafeText.isUnsafe) else {
+        guard (1...200).contains(name.unicodeScalars.count), !name.unicodeScalars.contains(where: SafeText.isUnsafe)
+        else {
             throw SyncError(.usage, "a view's name must be one line of at most 200 characters")
         }
         guard try await store.addView(name: name, condition, text: text) else {
@@ -59,13 +62,10 @@ extension FeedSync {
         guard try await store.removeView(name: name) else { throw Self.noView(name) }
     }
 
-    /// `query` narrowed to the view named `name` (letter case aside), its ages measured from now.
+    /// `query` narrowed to the view named `name` (letter case aside, as the store compares names:
+    /// ASCII's), its ages measured from now.
     public func query(_ query: ListQuery, inView name: String) async throws -> ListQuery {
-        guard
-            let view = try await store.views(counting: false).first(where: {
-                $0.name.caseInsensitiveCompare(name) == .orderedSame
-            })
-        else { throw Self.noView(name) }
+        guard let view = try await store.view(named: name) else { throw Self.noView(name) }
         var query = query
         query.condition = try Self.condition(view.condition).resolved(now: Int64(clock.now().timeIntervalSince1970))
         return query

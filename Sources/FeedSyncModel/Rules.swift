@@ -103,7 +103,8 @@ extension Condition {
         throws(ConditionError)
         -> Condition
     {
-        guard text.count <= maxLength else {
+        // Counted as SQLite counts what it stores (code points), which checks the same bound.
+        guard text.unicodeScalars.count <= maxLength else {
             throw ConditionError(position: maxLength + 1, "it is longer than \(maxLength) characters")
         }
         var parser = ConditionParser(text, checkPattern: checkPattern)
@@ -223,6 +224,8 @@ struct ConditionParser {
         case word(String)
         case quoted(String)
         case symbol(Character)
+        /// A quote that is never closed.
+        case unclosed
         case end
     }
 
@@ -237,7 +240,7 @@ struct ConditionParser {
             // No escapes: a value holding one kind of quote is written in the other.
             var end = index + 1
             while end < characters.count, characters[end] != first { end += 1 }
-            guard end < characters.count else { return (.quoted("\u{0}unclosed"), index + 1, end) }
+            guard end < characters.count else { return (.unclosed, index + 1, end) }
             return (.quoted(String(characters[(index + 1)..<end])), index + 1, end + 1)
         }
         var end = index
@@ -263,6 +266,7 @@ struct ConditionParser {
         case .word(let word): "\"\(word)\""
         case .quoted(let text): "\"\(text)\""
         case .symbol(let symbol): "\"\(symbol)\""
+        case .unclosed: "a quote never closed"
         case .end: "the end"
         }
     }
@@ -336,7 +340,6 @@ struct ConditionParser {
                 position: operationAt, "expected \"~\" or \"=\" after \(word), found \(shown(operation))")
         }
         let (value, text, valueAt) = try self.value(after: operation)
-        _ = value
         if operation == .symbol("=") { return .equals(field, text) }
         guard text.count <= Condition.maxPatternLength else {
             throw ConditionError(
@@ -351,8 +354,7 @@ struct ConditionParser {
     private mutating func value(after operation: Token) throws(ConditionError) -> (Token, String, Int) {
         let (value, position) = take()
         switch value {
-        case .quoted(let text) where text.hasPrefix("\u{0}"):
-            throw ConditionError(position: position, "this quote is never closed")
+        case .unclosed: throw ConditionError(position: position, "this quote is never closed")
         case .quoted(let text), .word(let text): return (value, text, position)
         default:
             throw ConditionError(

@@ -212,7 +212,7 @@ public final class ReadingServer: Sendable {
             list.search = words
         }
         if let view = query["view"].map(String.init), !view.isEmpty {
-            guard view.count <= 200 else {
+            guard view.unicodeScalars.count <= 200 else {
                 throw HTTPError(.badRequest, message: "a view's name is at most 200 characters")
             }
             do {

@@ -18,7 +18,7 @@ extension Store {
     }
 
     static let articleDue = """
-        feed.full_text = 1 AND (item.link LIKE 'http://%' OR item.link LIKE 'https://%')
+        feed.full_text = 1 AND item.hidden = 0 AND (item.link LIKE 'http://%' OR item.link LIKE 'https://%')
         AND NOT EXISTS (
             SELECT 1 FROM item_article AS a WHERE a.item_id = item.id AND a.link = item.link
                 AND (a.status = 'stored' OR a.next_attempt_at > ?))

@@ -50,7 +50,7 @@ extension Store {
         let now = clock.now().timeIntervalSince1970
         var seq =
             try Int.fetchOne(
-                db.cachedStatement(sql: "SELECT max(seq) FROM item WHERE feed_id = ? AND band = ?"),
+                db.cachedStatement(sql: "SELECT max(seq) FROM item WHERE feed_id = ? AND band = ? AND seq >= 0"),
                 arguments: [feedID, band]) ?? -1
         // New and known items are written alike: an insert that finds the key already stored
         // refreshes the content in place instead, so a known key keeps its place (band, seq).
@@ -60,8 +60,8 @@ extension Store {
         let insert = try db.cachedStatement(
             sql: """
                 INSERT INTO item (feed_id, key, band, seq, title, link, pic_url, picture_id, published, summary,
-                                  content, stored_at, timeline, author, categories, hidden, read, starred)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  content, stored_at, timeline, author, categories, hidden_by, hidden, read, starred)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (feed_id, key) DO NOTHING
                 """)
         let refresh = try db.cachedStatement(
@@ -103,9 +103,9 @@ extension Store {
             if index >= new.count, try Bool.fetchOne(gone, arguments: [feedID, item.key]) == true { continue }
             let pictureID = try item.pictureURL.map { url in try Self.pictureID(db, url: url) }
             let time = timeline.time(published: item.publishedSeconds, now: Int64(now))
-            let (actions, views) =
-                rules.isEmpty ? ([], []) : rules.apply(to: item, time: time, rules: index < new.count)
-            let hidden = actions.contains(.hide)
+            let (actions, hiddenBy, views) =
+                rules.isEmpty ? ([], nil, []) : rules.apply(to: item, time: time, rules: index < new.count)
+            let hidden = hiddenBy != nil
             let categories = item.categories.isEmpty ? nil : item.categories.joined(separator: "\n")
             // The one statement stepped through SQLite's C API (Store+SQLite.swift explains why).
             try insert.run(db) { values in
@@ -125,6 +125,7 @@ extension Store {
                 values.add(time)
                 values.add(item.author)
                 values.add(categories)
+                values.add(hiddenBy)
                 values.add(hidden ? 1 : 0)
                 values.add(actions.contains(.read) ? 1 : 0)
                 values.add(actions.contains(.star) ? 1 : 0)
@@ -155,7 +156,7 @@ extension Store {
                 // A changed text re-indexes itself (Migrations/0009's trigger).
                 refresh.setUncheckedArguments([
                     item.title, item.link, item.published, item.summary, item.content, item.pictureURL, pictureID,
-                    item.author, item.categories.isEmpty ? nil : item.categories.joined(separator: "\n"), feedID,
+                    item.author, categories, feedID,
                     item.key,
                 ])
                 guard let id = try Int64.fetchOne(refresh) else { continue }
@@ -188,7 +189,9 @@ extension Store {
         try timeline.write(db)
         // GRDB's observers did not see the inserts stepped above: tell them.
         try db.notifyChanges(in: Table("item"))
-        if placed > 0 {
+        // A band whose new items were all hidden has its row too (of 0): the band is in use, and
+        // an account's next walk opens a band above it.
+        if inserted > 0 {
             try db.cachedStatement(
                 sql: """
                     INSERT INTO band_size (feed_id, band, size) VALUES (?, ?, ?)

@@ -59,7 +59,8 @@ extension Store {
                 sql: """
                     SELECT item.seq, item.picture_id, picture.url, item.feed_id, item.band FROM item
                     JOIN picture ON picture.id = item.picture_id
-                    WHERE item.feed_id IS NOT (SELECT id FROM feed WHERE url = ?) AND \(Self.pictureIsDue("?"))
+                    WHERE item.feed_id IS NOT (SELECT id FROM feed WHERE url = ?) AND item.hidden = 0
+                        AND \(Self.pictureIsDue("?"))
                     ORDER BY item.feed_id, item.band, item.seq LIMIT ?
                     """, arguments: [feedURL, clock.now().timeIntervalSince1970, limit])
             return Self.pictureJobs(rows.map { (position: far, row: $0) })
@@ -81,6 +82,7 @@ extension Store {
                     SELECT item.seq, item.picture_id, picture.url, item.feed_id, item.band, band.start + item.seq
                     FROM band
                     JOIN item ON item.feed_id = band.feed_id AND item.band = band.band AND item.seq < ?1 - band.start
+                        AND item.seq >= 0
                     JOIN picture ON picture.id = item.picture_id
                     WHERE band.start < ?1 AND \(Self.pictureIsDue("?2"))
                     ORDER BY item.feed_id, item.band, item.seq
@@ -191,7 +193,8 @@ extension Store {
     {
         try await read { db in
             let (filter, arguments): (String, StatementArguments) =
-                feedURL.map { ("WHERE item.feed_id = (SELECT id FROM feed WHERE url = ?)", [$0]) } ?? ("", [])
+                feedURL.map { ("WHERE item.hidden = 0 AND item.feed_id = (SELECT id FROM feed WHERE url = ?)", [$0]) }
+                ?? ("WHERE item.hidden = 0", [])
             let order = ListOrder(feedURL: feedURL).itemOrder
             // The distance is PrefetchPlan.distance, 0 inside the window; with one min() in the
             // query, SQLite takes the bare `row` from the row that has it.

@@ -80,7 +80,7 @@ extension Store {
         }
     }
 
-    /// Removes the items read, not starred and older than `before` (their place in the timeline),
+    /// Removes the items read (or hidden by a rule), not starred and older than `before` (their place in the timeline),
     /// but for an account's item with a mark still queued for its server, in one transaction:
     /// their keys stay (`item_gone`) so no pull stores them again, the lists close up around
     /// them (each band's seqs renumbered from 0, the band sizes and timeline runs of their feeds
@@ -91,7 +91,7 @@ extension Store {
             try db.execute(
                 sql: """
                     CREATE TEMP TABLE doomed AS SELECT id, feed_id, band, key FROM item
-                    WHERE read = 1 AND starred = 0 AND timeline < ?
+                    WHERE (read = 1 OR hidden = 1) AND starred = 0 AND timeline < ?
                         AND NOT EXISTS (SELECT 1 FROM sync_status WHERE item_id = item.id)
                     """, arguments: [before.timeIntervalSince1970])
             defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.doomed") }

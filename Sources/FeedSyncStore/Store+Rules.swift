@@ -159,11 +159,19 @@ extension Store {
         case .not(let inner):
             let (sql, arguments) = Self.sql(inner)
             return ("NOT (\(sql))", arguments)
-        case .and(let a, let b), .or(let a, let b):
-            let (left, first) = Self.sql(a)
-            let (right, second) = Self.sql(b)
-            let word = if case .and = condition { "AND" } else { "OR" }
-            return ("(\(left)) \(word) (\(right))", first + second)
+        case .and, .or:
+            // A chain of one kind written flat: nested, a hundred terms overflow SQLite's parser.
+            let isAnd = if case .and = condition { true } else { false }
+            func terms(_ node: Condition) -> [Condition] {
+                switch (node, isAnd) {
+                case (.and(let a, let b), true), (.or(let a, let b), false): terms(a) + terms(b)
+                default: [node]
+                }
+            }
+            let parts = terms(condition).map(Self.sql)
+            return (
+                parts.map { "(\($0.0))" }.joined(separator: isAnd ? " AND " : " OR "), parts.flatMap(\.1)
+            )
         }
     }
 
@@ -236,7 +244,10 @@ extension Store {
                     arguments: StatementArguments(values))
                 defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.changed") }
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.changed") ?? 0
-                try db.execute(sql: "UPDATE item SET hidden = 1, seq = -id WHERE id IN (SELECT id FROM temp.changed)")
+                try db.execute(
+                    sql:
+                        "UPDATE item SET hidden = 1, hidden_by = ?, seq = -id WHERE id IN (SELECT id FROM temp.changed)",
+                    arguments: [number])
                 try Self.closeUp(db, "temp.changed")
                 return (number, count)
             case .read, .star:
@@ -249,8 +260,9 @@ extension Store {
         }
     }
 
-    /// Removes rule `number`; a hide rule's items no other hide rule hides are shown again, each
-    /// in its place. Whether there was such a rule, and how many items came back.
+    /// Removes rule `number`; the items it hid are shown again, each in its place, but those
+    /// another hide rule matches, which that rule holds from then on. Whether there was such a
+    /// rule, and how many items came back.
     public func removeRule(number: Int64) async throws(StoreError) -> (found: Bool, shown: Int) {
         try await write { db in
             guard
@@ -259,25 +271,27 @@ extension Store {
             else { return (false, 0) }
             guard removed[0] as String == RuleAction.hide.rawValue else { return (true, 0) }
             let now = Int64(clock.now().timeIntervalSince1970)
-            var (filter, values) = Self.scope(feedID: removed[1], folder: removed[2])
-            filter = "item.hidden = 1 AND (\(filter))"
             for other in try Row.fetchAll(
-                db, sql: "SELECT condition, feed_id, folder FROM rule WHERE action = 'hide'")
+                db, sql: "SELECT id, condition, feed_id, folder FROM rule WHERE action = 'hide' ORDER BY id")
             {
                 // A rule that no longer parses (a newer feedsync's) hides nothing.
-                guard let condition = try? Self.condition(other[0]) else { continue }
-                let (scope, scoped) = Self.scope(feedID: other[1], folder: other[2])
+                guard let condition = Self.storedCondition(other[1]) else { continue }
+                let (scope, scoped) = Self.scope(feedID: other[2], folder: other[3])
                 let (matching, arguments) = Self.sql(condition.resolved(now: now))
-                filter += " AND NOT ((\(scope)) AND (\(matching)))"
-                values += scoped + arguments
+                try db.execute(
+                    sql:
+                        "UPDATE item SET hidden_by = ? WHERE hidden = 1 AND hidden_by = ? AND (\(scope)) AND (\(matching))",
+                    arguments: StatementArguments([other[0], number] + scoped + arguments))
             }
             try db.execute(
-                sql: "CREATE TEMP TABLE changed AS SELECT id, feed_id, band FROM item WHERE \(filter)",
-                arguments: StatementArguments(values))
+                sql:
+                    "CREATE TEMP TABLE changed AS SELECT id, feed_id, band FROM item WHERE hidden = 1 AND hidden_by = ?",
+                arguments: [number])
             defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.changed") }
             let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.changed") ?? 0
             // Placed again by their numbers, which follow the order a band's items came in.
-            try db.execute(sql: "UPDATE item SET hidden = 0 WHERE id IN (SELECT id FROM temp.changed)")
+            try db.execute(
+                sql: "UPDATE item SET hidden = 0, hidden_by = NULL WHERE id IN (SELECT id FROM temp.changed)")
             try Self.closeUp(db, "temp.changed", order: "item.id")
             return (true, count)
         }
@@ -317,11 +331,13 @@ extension Store {
                 """)
     }
 
-    /// The items `condition` matches (all feeds), newest first: what a rule would do, changing nothing.
-    public func itemsMatching(_ condition: Condition, limit: Int) async throws(StoreError) -> (
-        count: Int, items: [StoredItem]
-    ) {
-        let query = ListQuery(condition: condition.resolved(now: Int64(clock.now().timeIntervalSince1970)))
+    /// The items shown that `condition` matches (of one feed, of a folder), newest first.
+    public func itemsMatching(_ condition: Condition, feedURL: String?, folder: String?, limit: Int)
+        async throws(StoreError) -> (count: Int, items: [StoredItem])
+    {
+        let query = ListQuery(
+            feedURL: feedURL, folder: folder,
+            condition: condition.resolved(now: Int64(clock.now().timeIntervalSince1970)))
         return try await read { db in
             let (total, items) = try Self.filteredList(db, query, offset: 0, limit: limit)
             return (total, items)
@@ -369,6 +385,14 @@ extension Store {
         }
     }
 
+    /// The view named `name`, letter case aside (ASCII's, as the name's column compares).
+    public func view(named name: String) async throws(StoreError) -> SavedView? {
+        try await read { db in
+            try Row.fetchOne(db, sql: "SELECT name, condition FROM saved_view WHERE name = ?", arguments: [name])
+                .map { SavedView(name: $0[0], condition: $0[1]) }
+        }
+    }
+
     /// Removes the view named `name`; false when there is none.
     public func removeView(name: String) async throws(StoreError) -> Bool {
         try await write { db in
@@ -382,7 +406,7 @@ extension Store {
 /// once a page: each item is asked in Swift before it is written, so a hidden item takes no place
 /// in its list, a marked one is stored marked and a view's is in it, in the page's own transaction.
 final class ArrivalRules {
-    private var rules: [(action: RuleAction, condition: Condition)] = []
+    private var rules: [(number: Int64, action: RuleAction, condition: Condition)] = []
     private var feedName = ""
     private var feedURL = ""
     private let now: Int64
@@ -422,20 +446,20 @@ final class ArrivalRules {
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql: """
-                    SELECT rule.action, rule.condition, \(Store.feedName), feed.url,
+                    SELECT rule.action, rule.condition, \(Store.feedName), feed.url, rule.id,
                         feed.account_id IS NOT NULL
                     FROM feed JOIN rule ON rule.feed_id = feed.id
                         OR (rule.feed_id IS NULL AND (rule.folder IS NULL OR feed.folder = rule.folder
                             OR substr(feed.folder, 1, length(rule.folder) + 1) = rule.folder || '/'))
                     WHERE feed.id = ? ORDER BY rule.id
                     """), arguments: [feedID])
-        isAccount = rows.first?[4] ?? false
+        isAccount = rows.first?[5] ?? false
         if let first = rows.first { (feedName, feedURL) = (first[2], first[3]) }
         for row in rows {
             guard let action = RuleAction(rawValue: row[0]), let condition = Store.storedCondition(row[1]) else {
                 continue
             }
-            rules.append((action, condition))
+            rules.append((row[4], action, condition))
         }
         let conditions = rules.map(\.condition) + views.map(\.condition)
         readsContent = conditions.contains(where: \.readsContent)
@@ -479,7 +503,9 @@ final class ArrivalRules {
 
     /// What the rules do to `item`, placed at `time` in the timeline (`rules`: false for an item
     /// stored before), and the kept views it is in.
-    func apply(to item: FeedItem, time: Int64, rules applying: Bool) -> (actions: Set<RuleAction>, views: [Int64]) {
+    func apply(to item: FeedItem, time: Int64, rules applying: Bool) -> (
+        actions: Set<RuleAction>, hiddenBy: Int64?, views: [Int64]
+    ) {
         let content =
             readsContent
             ? Store.ruleContent(
@@ -489,10 +515,13 @@ final class ArrivalRules {
             feedURL: feedURL,
             categories: item.categories, time: time, unread: true, starred: false)
         var actions = Set<RuleAction>()
+        var hiddenBy: Int64?
         for rule in rules where applying && !actions.contains(rule.action) {
-            if rule.condition.holds(for: subject, now: now, matches: matches) { actions.insert(rule.action) }
+            guard rule.condition.holds(for: subject, now: now, matches: matches) else { continue }
+            actions.insert(rule.action)
+            if rule.action == .hide { hiddenBy = rule.number }
         }
         let inViews = views.filter { $0.condition.holds(for: subject, now: now, matches: matches) }.map(\.id)
-        return (actions, inViews)
+        return (actions, hiddenBy, inViews)
     }
 }

@@ -67,6 +67,59 @@ import Testing
         }
     }
 
+    @Test func pagesWhoseItemsAreAllHiddenLeaveTheNextPagesTheirPlaces() async throws {
+        let cli = try CLI()
+        try await withServer(items: 40, perPage: 10) { server, url async throws -> Void in
+            // The whole first page (40 to 31), then the whole head of the next pull but item 50.
+            #expect(try await cli.run("rule", "add", "hide", #"title ~ "^item (3[1-9]|4[0-9])$""#).status == 0)
+            #expect(try await cli.run("add", url).status == 0)
+            server.prepend(10)
+            #expect(try await cli.run("pull", "--force").status == 0)
+            server.prepend(5)
+            #expect(try await cli.run("pull", "--force").status == 0)
+            let expected = [55, 54, 53, 52, 51, 50] + (1...30).reversed()
+            #expect(Self.titles(try await cli.listedItems()) == expected.map { "Item \($0)" })
+            #expect(try await cli.listedItems("--hidden").count == 19)
+            #expect(try await feeds(cli)[0]["unread"] as? Int == 36)
+        }
+    }
+
+    @Test func aRemovedHideRuleShowsWhatItHidUnlessAnotherRuleTakesIt() async throws {
+        let cli = try CLI()
+        try await withServer(items: 30, perPage: 30) { _, url async throws -> Void in
+            #expect(try await cli.run("add", url).status == 0)
+            #expect(try await cli.run("rule", "add", "hide", #"title ~ "5$""#).status == 0)
+            #expect(try await cli.run("rule", "add", "hide", #"title ~ "^item 1.$""#).status == 0)
+            #expect(Set(Self.titles(try await cli.listedItems("--hidden"))).count == 12)  // 5, 15, 25, 10 to 19
+            let first = try await cli.run("rule", "remove", "1")
+            #expect(first.stdout.contains("2 hidden items are shown again"), "\(first)")
+            let hidden = Set(Self.titles(try await cli.listedItems("--hidden")))
+            #expect(hidden == Set((10...19).map { "Item \($0)" }), "item 15 is the other rule's now")
+            #expect(try await cli.run("rule", "remove", "2").status == 0)
+            #expect(Self.titles(try await cli.listedItems()) == (1...30).reversed().map { "Item \($0)" })
+        }
+    }
+
+    @Test func gcRemovesHiddenItemsPastTheAgeReadOrNot() async throws {
+        let cli = try CLI()
+        try await withServer(items: 20, perPage: 20) { _, url async throws -> Void in
+            #expect(try await cli.run("add", url).status == 0)
+            #expect(try await cli.run("rule", "add", "hide", #"title ~ "[02468]$""#).status == 0)
+            #expect(try await cli.run("gc", "--older-than", "1d").status == 0)
+            #expect(try await cli.listedItems("--hidden").isEmpty, "the demo's items are from 2023")
+            #expect(try await cli.listedItems().count == 10, "unread shown items stay")
+        }
+    }
+
+    @Test func aLongChainOfTestsIsOneFlatExpression() async throws {
+        let cli = try CLI()
+        let chain = (1...200).map { "title = x\($0)" }.joined(separator: " or ")  // 3 400 characters
+        let tested = try await cli.run("rule", "test", chain)
+        #expect(tested.status == 0 && tested.stdout.hasPrefix("0 stored items match"), "\(tested.stderr)")
+        let open = try await cli.run("rule", "add", "hide", "title ~ \"open")
+        #expect(open.status == 64 && open.stderr.contains("never closed") && !open.stderr.contains("\u{0}"))
+    }
+
     @Test func aMalformedConditionExits64NamingWhereAndChangesNothing() async throws {
         let cli = try CLI()
         for (when, position) in [

@@ -11,9 +11,9 @@ struct GC: AsyncParsableCommand {
             Removes leftover temp files and files the store does not know, forgets pictures whose \
             file is gone and pictures no item uses, then evicts the pictures farthest from the \
             reading position until the cache fits --cache-size. Pictures in the window are kept. \
-            With --older-than, first removes the items read and not starred that are older than \
-            that (never an unread or starred one), with the pictures only they show; a later pull \
-            does not bring them back.
+            With --older-than, first removes the items read (or hidden by a rule) and not starred \
+            that are older than that (never a starred or an unread shown one), with the pictures \
+            only they show; a later pull does not bring them back.
             """)
 
     @OptionGroup var homeOptions: HomeOptions
