@@ -39,6 +39,29 @@ package struct AddRule: AsyncParsableCommand {
     @Argument(help: conditionHelp)
     var when: String
 
+    @OptionGroup var scope: RuleScope
+
+    package func validate() throws {
+        guard RuleAction(rawValue: action) != nil else {
+            throw ValidationError("the action must be hide, read or star")
+        }
+    }
+
+    package func run() async throws {
+        let library = try await homeOptions.open(.writing)
+        let (chosen, folder) = try await scope.resolved(library)
+        let (number, matched) = try await fail {
+            try await library.addRule(RuleAction(rawValue: action)!, when: when, feed: chosen, folder: folder)
+        }
+        let done = ["hide": "hid", "read": "marked read", "star": "starred"][action]!
+        try Output.line("added rule \(number); it \(done) \(matched) stored item\(matched == 1 ? "" : "s")")
+    }
+}
+
+/// `--feed F | --folder NAME`: where a rule applies, or what `rule test` looks at.
+package struct RuleScope: ParsableArguments {
+    package init() {}
+
     @Option(
         help: ArgumentHelp("Only this feed's items. \(ArgumentHelp.feed.abstract)", valueName: "feed"),
         completion: .feeds)
@@ -48,23 +71,15 @@ package struct AddRule: AsyncParsableCommand {
     var folder: String?
 
     package func validate() throws {
-        guard RuleAction(rawValue: action) != nil else {
-            throw ValidationError("the action must be hide, read or star")
-        }
         guard feed == nil || folder == nil else { throw ValidationError("give --feed or --folder, not both") }
     }
 
-    package func run() async throws {
-        let library = try await homeOptions.open(.writing)
+    func resolved(_ library: FeedSync) async throws -> (Feed?, String?) {
         var chosen: Feed?
         if let feed { chosen = try await library.feed(argument: feed) }
-        var folder: String?
-        if let name = self.folder { folder = try await library.folder(argument: name) }
-        let (number, matched) = try await fail {
-            try await library.addRule(RuleAction(rawValue: action)!, when: when, feed: chosen, folder: folder)
-        }
-        let done = ["hide": "hid", "read": "marked read", "star": "starred"][action]!
-        try Output.line("added rule \(number); it \(done) \(matched) stored item\(matched == 1 ? "" : "s")")
+        var path: String?
+        if let folder { path = try await library.folder(argument: folder) }
+        return (chosen, path)
     }
 }
 
@@ -90,7 +105,8 @@ package struct RemoveRule: AsyncParsableCommand {
     package init() {}
 
     package static let configuration = CommandConfiguration(
-        commandName: "remove", abstract: "Remove a rule; what it hid, no other rule hiding it, is shown again.")
+        commandName: "remove", abstract: "Remove a rule; what it hid is shown again, unless another hide rule takes it."
+    )
 
     @OptionGroup var homeOptions: HomeOptions
 
@@ -115,20 +131,11 @@ package struct TestRule: AsyncParsableCommand {
     @Argument(help: conditionHelp)
     var when: String
 
-    @Option(
-        help: ArgumentHelp("Only this feed's items. \(ArgumentHelp.feed.abstract)", valueName: "feed"),
-        completion: .feeds)
-    var feed: String?
-
-    @Option(help: ArgumentHelp("Only the items of the feeds in this folder (and those inside it).", valueName: "name"))
-    var folder: String?
+    @OptionGroup var scope: RuleScope
 
     package func run() async throws {
         let library = try await homeOptions.open(.reading)
-        var chosen: Feed?
-        if let feed { chosen = try await library.feed(argument: feed) }
-        var folder: String?
-        if let name = self.folder { folder = try await library.folder(argument: name) }
+        let (chosen, folder) = try await scope.resolved(library)
         let (count, items) = try await fail {
             try await library.matching(when, feed: chosen, folder: folder, limit: 20)
         }
