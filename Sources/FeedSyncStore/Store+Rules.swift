@@ -65,27 +65,26 @@ enum Patterns {
     private static let compiled = Mutex<[String: Compiled]>([:])
     private static let compiledSets = Mutex<[[String]: CompiledSet]>([:])
 
-    /// `patterns` as one set, compiled once a process.
-    static func compileSet(_ patterns: [String]) -> CompiledSet {
-        compiledSets.withLock { known in
-            if let found = known[patterns] { return found }
-            if known.count >= 100 { known.removeAll() }
-            let made = CompiledSet(patterns)
-            known[patterns] = made
+    /// What `cache` keeps for `key`, made and kept when it has none. Patterns are a person's few;
+    /// a cache past `limit` (a process that met many) starts over.
+    private static func kept<Key: Hashable & Sendable, Value: Sendable>(
+        _ cache: borrowing Mutex<[Key: Value]>, _ key: Key, limit: Int, _ make: (Key) -> Value
+    ) -> Value {
+        cache.withLock { known in
+            if let found = known[key] { return found }
+            if known.count >= limit { known.removeAll() }
+            let made = make(key)
+            known[key] = made
             return made
         }
     }
 
-    static func compile(_ pattern: String) -> Compiled {
-        compiled.withLock { known in
-            if let found = known[pattern] { return found }
-            // Patterns are a person's few; a process that met many starts over.
-            if known.count >= 1000 { known.removeAll() }
-            let made = Compiled(pattern)
-            known[pattern] = made
-            return made
-        }
+    /// `patterns` as one set, compiled once a process.
+    static func compileSet(_ patterns: [String]) -> CompiledSet {
+        kept(compiledSets, patterns, limit: 100, CompiledSet.init)
     }
+
+    static func compile(_ pattern: String) -> Compiled { kept(compiled, pattern, limit: 1000, Compiled.init) }
 
     /// Why RE2 refuses `pattern`, or nil.
     static func problem(_ pattern: String) -> String? { compile(pattern).problem }
